@@ -1,0 +1,132 @@
+// Package counter is the system under test of seed 000: a counter app like the seed's Rails app.
+// POST /count_up increments one SQLite row in one statement and answers {"count":N}; GET /count
+// answers the current value.
+package counter
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Options configure the app. Zero values mean Rails 8's defaults.
+type Options struct {
+	DBPath   string
+	Pragmas  []Pragma // applied in order on every new connection; nil means RailsPragmas
+	MaxConns int      // connection pool size; Rails' database.yml default pool is 5
+}
+
+// DefaultMaxConns is the pool size `rails new` writes into database.yml (RAILS_MAX_THREADS or 5).
+const DefaultMaxConns = 5
+
+// App owns the database and serves HTTP.
+type App struct {
+	db      *sql.DB
+	incr    *sql.Stmt
+	read    *sql.Stmt
+	pragmas []Pragma
+}
+
+type connector struct {
+	dsn string
+	drv *sqlite3.SQLiteDriver
+}
+
+func (c connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
+func (c connector) Driver() driver.Driver                        { return c.drv }
+
+// Open opens (creating if needed) the database, seeds the counter row and prepares the statements.
+func Open(opts Options) (*App, error) {
+	if opts.DBPath == "" {
+		return nil, errors.New("counter app: --db: a database path is required")
+	}
+	pragmas := opts.Pragmas
+	if pragmas == nil {
+		pragmas = RailsPragmas
+	}
+	maxConns := opts.MaxConns
+	if maxConns <= 0 {
+		maxConns = DefaultMaxConns
+	}
+	drv := &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		for _, p := range pragmas {
+			if _, err := c.Exec("PRAGMA "+p.Name+" = "+p.Value, nil); err != nil {
+				return fmt.Errorf("PRAGMA %s = %s: %w", p.Name, p.Value, err)
+			}
+		}
+		return nil
+	}}
+	db := sql.OpenDB(connector{dsn: "file:" + opts.DBPath, drv: drv})
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	a := &App{db: db, pragmas: pragmas}
+	if err := a.init(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("counter app: %s: %w", opts.DBPath, err)
+	}
+	return a, nil
+}
+
+func (a *App) init() error {
+	// Same schema and seed as the seed's Rails migration and seeds.rb.
+	if _, err := a.db.Exec(`CREATE TABLE IF NOT EXISTS counters (id TEXT PRIMARY KEY, count INTEGER NOT NULL DEFAULT 0)`); err != nil {
+		return err
+	}
+	if _, err := a.db.Exec(`INSERT OR IGNORE INTO counters (id, count) VALUES ('count_up', 0)`); err != nil {
+		return err
+	}
+	var err error
+	// One statement reads back the value it wrote, so no other request can slip in between.
+	if a.incr, err = a.db.Prepare(`UPDATE counters SET count = count + 1 WHERE id = 'count_up' RETURNING count`); err != nil {
+		return err
+	}
+	a.read, err = a.db.Prepare(`SELECT count FROM counters WHERE id = 'count_up'`)
+	return err
+}
+
+// Close closes the database.
+func (a *App) Close() error { return a.db.Close() }
+
+// EffectivePragmas reads back the pragmas as SQLite reports them on one connection.
+func (a *App) EffectivePragmas() (map[string]string, error) {
+	out := map[string]string{}
+	for _, p := range a.pragmas {
+		var v string
+		if err := a.db.QueryRow("PRAGMA " + p.Name).Scan(&v); err != nil {
+			return nil, fmt.Errorf("PRAGMA %s: %w", p.Name, err)
+		}
+		out[p.Name] = v
+	}
+	return out, nil
+}
+
+// Handler serves the app's routes.
+func (a *App) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /count_up", func(w http.ResponseWriter, r *http.Request) {
+		a.answer(w, r.Context(), a.incr)
+	})
+	mux.HandleFunc("GET /count", func(w http.ResponseWriter, r *http.Request) {
+		a.answer(w, r.Context(), a.read)
+	})
+	return mux
+}
+
+func (a *App) answer(w http.ResponseWriter, ctx context.Context, stmt *sql.Stmt) {
+	var n int64
+	if err := stmt.QueryRowContext(ctx).Scan(&n); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	var buf [40]byte
+	body := append(strconv.AppendInt(append(buf[:0], `{"count":`...), n, 10), '}')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	_, _ = w.Write(body)
+}

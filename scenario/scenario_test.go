@@ -1,0 +1,185 @@
+package scenario
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"persistlab/measure"
+)
+
+var known = Known{Workloads: []string{"counter"}, Backends: []string{"local", "gcsfuse"}}
+
+func TestParseIntSweep(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+	}{
+		{"2..20/2", []int{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}},
+		{"1..3", []int{1, 2, 3}},
+		{"2, 4,8", []int{2, 4, 8}},
+		{"7", []int{7}},
+		{"3..10/4", []int{3, 7}},
+	} {
+		got, err := ParseIntSweep(tc.in)
+		if err != nil || !reflect.DeepEqual(got.Values, tc.want) {
+			t.Errorf("ParseIntSweep(%q) = %v, %v; want %v", tc.in, got.Values, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "2..x", "20..2", "2..20/0", "a,b", "2..20/-1"} {
+		if _, err := ParseIntSweep(bad); err == nil {
+			t.Errorf("ParseIntSweep(%q) accepted", bad)
+		}
+	}
+}
+
+func TestBuiltinsLoadAndValidate(t *testing.T) {
+	names := Builtins()
+	if len(names) == 0 {
+		t.Fatal("no built-in scenarios embedded")
+	}
+	for _, name := range names {
+		s, err := Load(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := s.Validate(known); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestCloudrunSQLiteIsSeed000sDesign(t *testing.T) {
+	s, err := Load("cloudrun-sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.Sweep.VUs.Values, []int{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}) ||
+		time.Duration(s.Duration) != 120*time.Second || s.Repeat != 3 || s.Workload.App.CPUs != 1 {
+		t.Errorf("not seed 000's sweep, duration, repeats and 1 vCPU: %+v", s)
+	}
+	if got := len(s.Plan()); got != 10*3*len(s.Backends) {
+		t.Errorf("plan has %d cells", got)
+	}
+}
+
+// The published tables in the scenario must be what the seed's raw data gives by its own method.
+func TestPublishedTablesMatchSeedRawData(t *testing.T) {
+	s, err := Load("cloudrun-sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range s.Published {
+		raw := readRaw(t, "../measure/testdata/seed000_"+p.Backend+"_raw.tsv")
+		for _, row := range p.Rows {
+			got := measure.MedianOfRuns(raw[int(row[0])])
+			want := []float64{row[0], got.MedMs, got.AvgMs, got.P90Ms, got.P95Ms, got.MinMs, got.MaxMs}
+			if !reflect.DeepEqual(row, want) {
+				t.Errorf("%s: published row %v, median of raw runs %v", p.Backend, row, want)
+			}
+		}
+		var x, y []float64
+		for vus, runs := range raw {
+			for _, r := range runs {
+				x, y = append(x, float64(vus)), append(y, r.AvgMs)
+			}
+		}
+		if k := measure.SlopeThroughOrigin(x, y); strconv.FormatFloat(k, 'f', 2, 64) != strconv.FormatFloat(p.Slope, 'f', 2, 64) {
+			t.Errorf("%s: published slope %v, raw data gives %.3f", p.Backend, p.Slope, k)
+		}
+	}
+}
+
+func readRaw(t *testing.T, path string) map[int][]measure.Summary {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[int][]measure.Summary{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "#") {
+			continue
+		}
+		var v []float64
+		for _, field := range strings.Fields(sc.Text()) {
+			x, _ := strconv.ParseFloat(field, 64)
+			v = append(v, x)
+		}
+		out[int(v[0])] = append(out[int(v[0])], measure.Summary{AvgMs: v[2], MinMs: v[3], MedMs: v[4], MaxMs: v[5], P90Ms: v[6], P95Ms: v[7]})
+	}
+	return out
+}
+
+func TestValidationErrorsNameFieldValueAndAllowed(t *testing.T) {
+	base := `name: t
+workload: {type: counter}
+backends: [{name: local}]
+sweep: {vus: "2,4"}
+duration: 1s
+`
+	for _, tc := range []struct {
+		yaml, field, value string
+	}{
+		{strings.Replace(base, "type: counter", "type: bogus", 1), "workload.type", "bogus"},
+		{strings.Replace(base, "name: local", "name: nfs", 1), "backends[0].name", "nfs"},
+		{strings.Replace(base, `"2,4"`, `"2..x"`, 1), "sweep", "2..x"},
+		{strings.Replace(base, `"2,4"`, `"0,4"`, 1), "sweep.vus", "0,4"},
+		{strings.Replace(base, "1s", "soon", 1), "duration", "soon"},
+		{strings.Replace(base, "1s", "0s", 1), "duration", "0s"},
+		{base + "repeat: -2\n", "repeat", "-2"},
+		{strings.Replace(base, "type: counter", "type: counter, mode: open", 1), "workload.rate", "0"},
+		{strings.Replace(base, "type: counter", "type: counter, mode: burst", 1), "workload.mode", "burst"},
+		{strings.Replace(base, "type: counter", "type: counter, app: {pragmas: [wal]}", 1), "workload.app.pragmas[0]", "wal"},
+	} {
+		s, err := Parse([]byte(tc.yaml), "t.yaml")
+		if err == nil {
+			err = s.Validate(known)
+		}
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field || fe.Value != tc.value || fe.Allowed == "" {
+			t.Errorf("want field %q value %q, got %v", tc.field, tc.value, err)
+		} else if !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), "want") {
+			t.Errorf("message %q does not say field and what is allowed", err)
+		}
+	}
+	if _, err := Parse([]byte(base+"durations: 3s\n"), "t.yaml"); err == nil || !strings.Contains(err.Error(), "durations") {
+		t.Errorf("unknown field should be named, got %v", err)
+	}
+	if _, err := Load("no-such-scenario"); err == nil || !strings.Contains(err.Error(), "cloudrun-sqlite") {
+		t.Errorf("unknown scenario should list the built-ins, got %v", err)
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	s, err := Load("cloudrun-sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Overrides{Quick: true}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Repeat != 1 || time.Duration(s.Duration) != 5*time.Second || !reflect.DeepEqual(s.Sweep.VUs.Values, []int{2, 10, 20}) {
+		t.Errorf("quick variant not applied: %+v", s)
+	}
+	if err := s.Apply(Overrides{Backends: []string{"gcsfuse"}, VUs: "2,4", Duration: "3s", Repeat: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Backends) != 1 || s.Backends[0].Name != "gcsfuse" || s.Repeat != 2 || time.Duration(s.Duration) != 3*time.Second {
+		t.Errorf("flags not applied: %+v", s)
+	}
+	if cells := s.Plan(); len(cells) != 4 || cells[0].Repeat != 1 || cells[3].Repeat != 2 || cells[1].VUs != 4 {
+		t.Errorf("plan %+v", cells)
+	}
+	err = s.Apply(Overrides{VUs: "two"})
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "--vus" {
+		t.Errorf("bad --vus: %v", err)
+	}
+}

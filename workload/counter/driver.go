@@ -1,0 +1,254 @@
+// Package counter drives seed 000's workload: HTTP requests against the counter app, in a closed
+// loop of virtual users (k6's constant-vus, the seed's model) or an open loop at a constant
+// arrival rate whose latency counts from each request's intended start (no coordinated omission).
+package counter
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"persistlab/measure"
+)
+
+// Modes of the driver.
+const (
+	ModeClosed = "closed"
+	ModeOpen   = "open"
+)
+
+// Defaults follow k6 where k6 has one.
+const (
+	DefaultTimeout      = 60 * time.Second // k6's http request timeout
+	DefaultGracefulStop = 30 * time.Second // k6's gracefulStop for in-flight iterations
+	maxErrorSamples     = 5
+)
+
+// Config is one run of the driver.
+type Config struct {
+	URL          string        // e.g. http://127.0.0.1:8080/count_up
+	Method       string        // POST for the counter
+	Mode         string        // ModeClosed or ModeOpen
+	VUs          int           // closed: concurrent users; open: connections available to the arrivals
+	Rate         float64       // open: requests started per second
+	Duration     time.Duration // how long new requests start
+	Timeout      time.Duration // per request
+	GracefulStop time.Duration // how long in-flight requests may finish after Duration
+}
+
+// Result is what one run measured. Latencies of 200 answers go into the histogram; every other
+// answer and every transport error is counted, never dropped.
+type Result struct {
+	Latency  *measure.Recorder `json:"-"`
+	Service  *measure.Recorder `json:"-"` // open loop: from actual send, to show the queueing the latency includes
+	Elapsed  time.Duration     `json:"-"`
+	OK       int64             `json:"ok"`
+	Statuses map[int]int64     `json:"statuses,omitempty"` // non-200 answers by status code
+	// TransportErrors counts requests with no HTTP answer (refused, reset, timed out).
+	TransportErrors int64    `json:"transport_errors"`
+	ErrorSamples    []string `json:"error_samples,omitempty"`
+	// MaxAcked is the highest {"count":N} any client saw in a 200 answer.
+	MaxAcked int64 `json:"max_acked"`
+	// Late counts open-loop requests that started more than 1 ms after their intended time.
+	Late int64 `json:"late,omitempty"`
+}
+
+// Errors is the number of requests that did not get a 200.
+func (r *Result) Errors() int64 {
+	n := r.TransportErrors
+	for _, c := range r.Statuses {
+		n += c
+	}
+	return n
+}
+
+// Validate reports the first field that cannot be run.
+func (c *Config) Validate() error {
+	u, err := url.Parse(c.URL)
+	switch {
+	case err != nil || u.Scheme != "http" || u.Host == "":
+		return fmt.Errorf("url %q: want http://HOST:PORT/PATH (plain HTTP/1.1)", c.URL)
+	case c.Mode != ModeClosed && c.Mode != ModeOpen:
+		return fmt.Errorf("mode %q: want %q or %q", c.Mode, ModeClosed, ModeOpen)
+	case c.VUs < 1:
+		return fmt.Errorf("vus %d: want at least 1", c.VUs)
+	case c.Mode == ModeOpen && c.Rate <= 0:
+		return fmt.Errorf("rate %v: open mode needs a rate above 0 requests/s", c.Rate)
+	case c.Duration <= 0:
+		return fmt.Errorf("duration %v: want more than 0", c.Duration)
+	}
+	return nil
+}
+
+type vu struct {
+	conn     *httpConn
+	latency  *measure.Recorder
+	service  *measure.Recorder
+	statuses map[int]int64
+	ok       int64
+	errs     int64
+	late     int64
+	maxAcked int64
+	samples  []string
+}
+
+func (v *vu) fail(err error) {
+	v.errs++
+	if len(v.samples) < maxErrorSamples {
+		v.samples = append(v.samples, err.Error())
+	}
+}
+
+func (v *vu) answer(status int, body []byte, latency time.Duration) {
+	if status != 200 {
+		v.statuses[status]++
+		if len(v.samples) < maxErrorSamples {
+			v.samples = append(v.samples, fmt.Sprintf("HTTP %d: %.200s", status, body))
+		}
+		return
+	}
+	v.ok++
+	v.latency.Record(latency)
+	if n, ok := countValue(body); ok && n > v.maxAcked {
+		v.maxAcked = n
+	}
+}
+
+// Run drives load until cfg.Duration has passed (or ctx ends) and returns what it measured.
+// A cancelled ctx stops new requests at once and still returns the measurements so far.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Method == "" {
+		cfg.Method = "POST"
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.GracefulStop <= 0 {
+		cfg.GracefulStop = DefaultGracefulStop
+	}
+	u, _ := url.Parse(cfg.URL)
+	path := u.RequestURI()
+
+	vus := make([]*vu, cfg.VUs)
+	for i := range vus {
+		vus[i] = &vu{conn: newHTTPConn(u.Host, cfg.Method, path), latency: measure.NewRecorder(),
+			service: measure.NewRecorder(), statuses: map[int]int64{}}
+	}
+	var stopped atomic.Bool
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		<-runCtx.Done()
+		stopped.Store(true)
+	}()
+
+	start := time.Now()
+	end := start.Add(cfg.Duration)
+	hardStop := time.AfterFunc(cfg.Duration+cfg.GracefulStop, func() {
+		stopped.Store(true)
+		for _, v := range vus {
+			v.conn.close() // unblocks a request still in flight
+		}
+	})
+	defer hardStop.Stop()
+
+	var seq atomic.Int64
+	interval := time.Duration(0)
+	if cfg.Mode == ModeOpen {
+		interval = time.Duration(float64(time.Second) / cfg.Rate)
+	}
+	var wg sync.WaitGroup
+	for _, v := range vus {
+		wg.Add(1)
+		go func(v *vu) {
+			defer wg.Done()
+			defer v.conn.close()
+			if cfg.Mode == ModeClosed {
+				closedLoop(v, &stopped, end, cfg.Timeout)
+			} else {
+				openLoop(v, &stopped, &seq, start, end, interval, cfg.Timeout)
+			}
+		}(v)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+
+	res := &Result{Latency: measure.NewRecorder(), Service: measure.NewRecorder(), Elapsed: elapsed, Statuses: map[int]int64{}}
+	seen := map[string]bool{}
+	for _, v := range vus {
+		res.Latency.Merge(v.latency)
+		res.Service.Merge(v.service)
+		res.OK += v.ok
+		res.TransportErrors += v.errs
+		res.Late += v.late
+		res.MaxAcked = max(res.MaxAcked, v.maxAcked)
+		for code, n := range v.statuses {
+			res.Statuses[code] += n
+		}
+		for _, s := range v.samples {
+			if !seen[s] && len(res.ErrorSamples) < maxErrorSamples {
+				seen[s] = true
+				res.ErrorSamples = append(res.ErrorSamples, s)
+			}
+		}
+	}
+	sort.Strings(res.ErrorSamples)
+	return res, nil
+}
+
+// closedLoop is k6's constant-vus: each user sends its next request as soon as the last one ends.
+func closedLoop(v *vu, stopped *atomic.Bool, end time.Time, timeout time.Duration) {
+	for !stopped.Load() {
+		t0 := time.Now()
+		if !t0.Before(end) {
+			return
+		}
+		status, body, err := v.conn.do(t0.Add(timeout))
+		latency := time.Since(t0)
+		if err != nil {
+			if !stopped.Load() {
+				v.fail(err)
+			}
+			continue
+		}
+		v.answer(status, body, latency)
+	}
+}
+
+// openLoop takes request slots start+i*interval from a shared sequence. A slot whose time has
+// passed because every connection was busy is sent at once, and its latency still counts from the
+// slot's time, so a slow server cannot hide its queue from the measurement.
+func openLoop(v *vu, stopped *atomic.Bool, seq *atomic.Int64, start, end time.Time, interval, timeout time.Duration) {
+	for !stopped.Load() {
+		intended := start.Add(time.Duration(seq.Add(1)-1) * interval)
+		if !intended.Before(end) {
+			return
+		}
+		if wait := time.Until(intended); wait > 0 {
+			time.Sleep(wait)
+		}
+		sent := time.Now()
+		if sent.Sub(intended) > time.Millisecond {
+			v.late++
+		}
+		status, body, err := v.conn.do(sent.Add(timeout))
+		done := time.Now()
+		if err != nil {
+			if !stopped.Load() {
+				v.fail(err)
+			}
+			continue
+		}
+		if status == 200 {
+			v.service.Record(done.Sub(sent))
+		}
+		v.answer(status, body, done.Sub(intended))
+	}
+}
