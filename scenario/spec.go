@@ -105,6 +105,17 @@ func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(),
 // MarshalJSON writes Go duration text.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
+// UnmarshalJSON reads Go duration text.
+func (d *Duration) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
 // FieldError says which field of a scenario is wrong, what it holds and what it may hold.
 type FieldError struct {
 	Scenario string

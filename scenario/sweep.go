@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -86,4 +87,17 @@ func (s IntSweep) MarshalJSON() ([]byte, error) {
 		vals[i] = strconv.Itoa(v)
 	}
 	return []byte(fmt.Sprintf(`{"text":%q,"values":[%s]}`, s.Text, strings.Join(vals, ","))), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (s *IntSweep) UnmarshalJSON(data []byte) error {
+	var v struct {
+		Text   string `json:"text"`
+		Values []int  `json:"values"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	s.Text, s.Values = v.Text, v.Values
+	return nil
 }

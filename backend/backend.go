@@ -1,0 +1,81 @@
+// Package backend is where data lives: every backend gives a workload a directory (a local disk, a
+// FUSE mount of a bucket, a replicated disk) and cleans up after it. Backends register themselves
+// by name, like database/sql drivers.
+package backend
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Target is what a started backend gives the workload.
+type Target struct {
+	Dir string // the directory the workload keeps its files in
+}
+
+// Env is what a backend is given to start from.
+type Env struct {
+	WorkDir string            // a fresh directory this backend owns for one cell
+	CPUs    []int             // CPUs of the system under test; helper processes run there too
+	Options map[string]string // from the scenario's backends[].options
+}
+
+// Stats are the counters a backend collected over a cell (bucket requests, replication lag, ...).
+type Stats map[string]float64
+
+// Backend is one place data lives. Stop must undo everything Start did, also after a failed
+// Start, and must be safe to call twice.
+type Backend interface {
+	Name() string
+	Start(ctx context.Context) (Target, error)
+	Stats() Stats
+	Stop(ctx context.Context) error
+	Versions() map[string]string // component name -> version, for results files
+}
+
+// Factory makes a backend from its environment; it rejects options it does not know.
+type Factory func(Env) (Backend, error)
+
+var registry = map[string]Factory{}
+
+// Register makes a backend available by name; backends call it from init.
+func Register(name string, f Factory) { registry[name] = f }
+
+// Names lists the registered backends.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// New makes the named backend.
+func New(name string, env Env) (Backend, error) {
+	f, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("backend %q: want one of %s", name, strings.Join(Names(), ", "))
+	}
+	return f(env)
+}
+
+// CheckOptions rejects option names outside allowed, naming the backend, option and choices.
+func CheckOptions(backend string, opts map[string]string, allowed ...string) error {
+	for k, v := range opts {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			choices := "none"
+			if len(allowed) > 0 {
+				choices = strings.Join(allowed, ", ")
+			}
+			return fmt.Errorf("backend %q: option %q (value %q) is unknown: options are %s", backend, k, v, choices)
+		}
+	}
+	return nil
+}

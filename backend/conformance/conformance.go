@@ -1,0 +1,131 @@
+// Package conformance is the one test every backend passes: start, write, read back, stop clean,
+// leaving no mount and no process behind.
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"persistlab/backend"
+)
+
+// Run checks the backend made by newBackend, which is given a fresh work directory.
+func Run(t *testing.T, newBackend func(workDir string) (backend.Backend, error)) {
+	t.Helper()
+	t.Run("StartWriteReadStop", func(t *testing.T) {
+		work := t.TempDir()
+		before := Snapshot(t)
+		b, err := newBackend(work)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		target, err := b.Start(ctx)
+		if err != nil {
+			b.Stop(ctx)
+			t.Fatal(err)
+		}
+		payload := bytes.Repeat([]byte("persistlab "), 1000)
+		file := filepath.Join(target.Dir, "conformance.bin")
+		if err := os.WriteFile(file, payload, 0o644); err != nil {
+			b.Stop(ctx)
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(file)
+		if err != nil || !bytes.Equal(got, payload) {
+			b.Stop(ctx)
+			t.Fatalf("read back %d bytes (err %v), wrote %d", len(got), err, len(payload))
+		}
+		_ = b.Stats()
+		if err := b.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Stop(ctx); err != nil {
+			t.Fatalf("second Stop: %v", err)
+		}
+		Snapshot(t).MustEqual(t, before)
+	})
+	t.Run("StopAfterCancelledStart", func(t *testing.T) {
+		before := Snapshot(t)
+		b, err := newBackend(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, _ = b.Start(ctx) // may fail or succeed; either way Stop must leave nothing behind
+		if err := b.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		Snapshot(t).MustEqual(t, before)
+	})
+}
+
+// State is what a backend could leave behind: mounts and this process's children.
+type State struct {
+	Mounts   []string
+	Children []string
+}
+
+// Snapshot reads the mount table and the list of this test process's child processes.
+func Snapshot(t *testing.T) State {
+	t.Helper()
+	var s State
+	data, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 2 {
+			s.Mounts = append(s.Mounts, f[1]+" "+f[2])
+		}
+	}
+	self := os.Getpid()
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		str := string(data)
+		fields := strings.Fields(str[strings.LastIndexByte(str, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(self) && fields[0] != "Z" {
+			s.Children = append(s.Children, filepath.Base(filepath.Dir(p))+" "+str[strings.IndexByte(str, '(')+1:strings.LastIndexByte(str, ')')])
+		}
+	}
+	return s
+}
+
+// MustEqual fails the test if s holds a mount or child that before did not.
+func (s State) MustEqual(t *testing.T, before State) {
+	t.Helper()
+	if extra := minus(s.Mounts, before.Mounts); len(extra) > 0 {
+		t.Errorf("left mounted: %v", extra)
+	}
+	if extra := minus(s.Children, before.Children); len(extra) > 0 {
+		t.Errorf("left running: %v", extra)
+	}
+}
+
+func minus(a, b []string) []string {
+	seen := map[string]int{}
+	for _, x := range b {
+		seen[x]++
+	}
+	var out []string
+	for _, x := range a {
+		if seen[x] > 0 {
+			seen[x]--
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+// Package local keeps the data in a directory on local disk: the reference every other backend is
+// compared with, and what a Cloud Run instance's own (ephemeral) disk gives.
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"persistlab/backend"
+)
+
+// Name is the backend's name in scenarios.
+const Name = "local"
+
+func init() { backend.Register(Name, New) }
+
+// Local is a directory on local disk.
+type Local struct {
+	dir   string
+	owned bool // persistlab made dir and removes it on Stop
+}
+
+// New accepts option "dir": use this existing directory's file system (a subdirectory is made in it).
+func New(env backend.Env) (backend.Backend, error) {
+	if err := backend.CheckOptions(Name, env.Options, "dir"); err != nil {
+		return nil, err
+	}
+	l := &Local{dir: filepath.Join(env.WorkDir, "data"), owned: true}
+	if d := env.Options["dir"]; d != "" {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("backend %q: option dir %q: want an existing directory", Name, d)
+		}
+		l.dir = filepath.Join(d, "persistlab-"+filepath.Base(env.WorkDir))
+	}
+	return l, nil
+}
+
+// Name implements backend.Backend.
+func (l *Local) Name() string { return Name }
+
+// Start makes a fresh, empty directory.
+func (l *Local) Start(context.Context) (backend.Target, error) {
+	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	return backend.Target{Dir: l.dir}, nil
+}
+
+// Stats implements backend.Backend: a local disk counts nothing of its own.
+func (l *Local) Stats() backend.Stats { return nil }
+
+// Stop removes the directory.
+func (l *Local) Stop(context.Context) error {
+	if !l.owned {
+		return nil
+	}
+	return os.RemoveAll(l.dir)
+}
+
+// Versions implements backend.Backend.
+func (l *Local) Versions() map[string]string { return nil }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"persistlab/app/counter"
+	"persistlab/internal/proc"
+	"persistlab/runner"
+)
+
+func cmdApp(args []string) error {
+	if len(args) == 0 || (args[0] != "counter" && args[0] != "hello") {
+		return fmt.Errorf("want an app name: counter (seed 000's counter on SQLite) or hello (a trivial handler, for driver benchmarks)")
+	}
+	which := args[0]
+	fs := flag.NewFlagSet("app "+which, flag.ContinueOnError)
+	db := fs.String("db", "", "SQLite database file (created if missing)")
+	listen := fs.String("listen", "127.0.0.1:8080", "loopback address to serve on; port 0 picks a free one")
+	cpus := fs.Int("cpus", 0, "pin the app to this many CPUs (the last ones online); 0 leaves it unpinned")
+	maxConns := fs.Int("max-conns", counter.DefaultMaxConns, "SQLite connection pool size (Rails' default pool is 5)")
+	var pragmas listFlag
+	fs.Var(&pragmas, "pragma", "override a Rails 8 default pragma, name=value (repeatable), e.g. journal_mode=DELETE")
+	if _, err := parseInterspersed(fs, args[1:]); err != nil {
+		return err
+	}
+	if err := checkLoopback("--listen", *listen); err != nil {
+		return err
+	}
+	if *cpus != 0 {
+		cpuSet, _, err := proc.SplitCPUs(*cpus)
+		if err != nil {
+			return fmt.Errorf("--cpus: %w", err)
+		}
+		if err := proc.PinSelf(cpuSet); err != nil {
+			return err
+		}
+	}
+
+	var handler http.Handler
+	if which == "hello" {
+		body := []byte(`{"count":1}`)
+		handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) })
+	} else {
+		var overrides []counter.Pragma
+		for _, p := range pragmas {
+			pr, err := counter.ParsePragma(p)
+			if err != nil {
+				return fmt.Errorf("--pragma: %w", err)
+			}
+			overrides = append(overrides, pr)
+		}
+		a, err := counter.Open(counter.Options{DBPath: *db, Pragmas: counter.WithOverrides(counter.RailsPragmas, overrides), MaxConns: *maxConns})
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		if eff, err := a.EffectivePragmas(); err == nil {
+			fmt.Fprintf(os.Stderr, "pragmas in effect: %v\n", eff)
+		}
+		handler = a.Handler()
+	}
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", *listen, err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	fmt.Printf("%shttp://%s\n", runner.ListeningMarker, ln.Addr())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// checkLoopback refuses addresses off this machine: persistlab serves and loads loopback only.
+func checkLoopback(flagName, hostport string) error {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return fmt.Errorf("%s %q: want HOST:PORT on loopback, e.g. 127.0.0.1:8080", flagName, hostport)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%s %q: persistlab only uses loopback (127.0.0.0/8, ::1, localhost)", flagName, hostport)
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+// Command persistlab runs storage experiments: where should an application's data live, how fast
+// is it there, and what does it cost.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+)
+
+const usage = `persistlab: where should an app's data live, and what does that cost?
+
+usage:
+  persistlab run SCENARIO|FILE.yaml [flags]   run an experiment and print its tables
+  persistlab scenarios [show NAME]            list the built-in scenarios, or print one
+  persistlab report RESULTS.json              print a results file's tables again
+  persistlab app counter --db PATH [flags]    run the counter app (the system under test)
+  persistlab load --url URL [flags]           drive HTTP load at any endpoint on loopback
+
+Run "persistlab COMMAND -h" for a command's flags.
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	commands := map[string]func([]string) error{
+		"run":       cmdRun,
+		"scenarios": cmdScenarios,
+		"report":    cmdReport,
+		"app":       cmdApp,
+		"load":      cmdLoad,
+	}
+	name := os.Args[1]
+	if name == "-h" || name == "--help" || name == "help" {
+		fmt.Print(usage)
+		return
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "persistlab: unknown command %q\n\n%s", name, usage)
+		os.Exit(2)
+	}
+	if err := cmd(os.Args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintf(os.Stderr, "persistlab %s: %v\n", name, err)
+		os.Exit(1)
+	}
+}
+
+// parseInterspersed parses flags that may come before or after positional arguments, as in
+// `persistlab run cloudrun-sqlite --vus 2,4`, and returns the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }

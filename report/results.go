@@ -1,0 +1,221 @@
+// Package report turns measurements into results files and the tables, comparisons and pages
+// people read. Everything here works from a results file, never from a run's memory.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"persistlab/internal/sysinfo"
+	"persistlab/measure"
+	"persistlab/scenario"
+)
+
+// Schema names the results format; bump it when a field changes meaning.
+const Schema = "persistlab.results/1"
+
+// Run statuses.
+const (
+	StatusRunning     = "running"
+	StatusComplete    = "complete"
+	StatusInterrupted = "interrupted"
+	StatusFailed      = "failed"
+)
+
+// Results is one results.json: the scenario as run, where and with what it ran, and every cell.
+type Results struct {
+	Schema     string            `json:"schema"`
+	Status     string            `json:"status"`
+	Error      string            `json:"error,omitempty"`
+	Command    []string          `json:"command"`
+	Started    time.Time         `json:"started"`
+	Finished   time.Time         `json:"finished"`
+	Scenario   *scenario.Spec    `json:"scenario"`
+	Machine    sysinfo.Machine   `json:"machine"`
+	Versions   map[string]string `json:"versions"`
+	Placement  Placement         `json:"placement"`
+	Cells      []Cell            `json:"cells"`
+	Aggregates []Aggregate       `json:"aggregates"`
+	Fits       []Fit             `json:"fits"`
+}
+
+// Placement records which CPUs the system under test and the load driver ran on.
+type Placement struct {
+	AppCPUs    []int `json:"app_cpus,omitempty"`
+	DriverCPUs []int `json:"driver_cpus,omitempty"`
+}
+
+// Cell is one measured run.
+type Cell struct {
+	scenario.Cell
+	Started         time.Time        `json:"started"`
+	ElapsedS        float64          `json:"elapsed_s"`
+	Summary         measure.Summary  `json:"summary"`
+	Histogram       string           `json:"histogram"` // HdrHistogram V2 compressed base64, µs
+	Service         *measure.Summary `json:"service,omitempty"`
+	OK              int64            `json:"ok"`
+	Errors          int64            `json:"errors"`
+	Statuses        map[int]int64    `json:"statuses,omitempty"`
+	TransportErrors int64            `json:"transport_errors"`
+	ErrorSamples    []string         `json:"error_samples,omitempty"`
+	MaxAcked        int64            `json:"max_acked"`
+	// CountDelta is how much the counter grew during the cell; below OK means lost updates.
+	CountDelta    int64              `json:"count_delta"`
+	AppCPUSeconds float64            `json:"app_cpu_s"`
+	AppCPUUtil    float64            `json:"app_cpu_util"` // of the CPUs the app was pinned to
+	BackendStats  map[string]float64 `json:"backend_stats,omitempty"`
+	Failure       string             `json:"failure,omitempty"`
+}
+
+// LostUpdates is how many 200 answers the counter does not reflect.
+func (c Cell) LostUpdates() int64 { return max(0, c.OK-c.CountDelta) }
+
+// Aggregate is the seed's summary of one backend at one VU level: each metric's median over runs.
+type Aggregate struct {
+	Backend     string          `json:"backend"`
+	VUs         int             `json:"vus"`
+	Runs        int             `json:"runs"`
+	Median      measure.Summary `json:"median"`
+	Errors      int64           `json:"errors"`       // over all runs
+	LostUpdates int64           `json:"lost_updates"` // over all runs
+	AppCPUUtil  float64         `json:"app_cpu_util"` // median
+}
+
+// Fit is seed 000's zero-intercept least-squares slope of avg latency against VUs, over every run.
+type Fit struct {
+	Backend       string  `json:"backend"`
+	AvgMsPerVU    float64 `json:"avg_ms_per_vu"`
+	Points        int     `json:"points"`
+	Published     float64 `json:"published,omitempty"` // the seed's, where the scenario carries it
+	PublishedFrom string  `json:"published_from,omitempty"`
+}
+
+// Summarize recomputes Aggregates and Fits from Cells.
+func (r *Results) Summarize() {
+	type key struct {
+		backend string
+		vus     int
+	}
+	groups := map[key][]Cell{}
+	var order []key
+	for _, c := range r.Cells {
+		if c.Failure != "" {
+			continue
+		}
+		k := key{c.Backend, c.VUs}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], c)
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].backend != order[j].backend {
+			return r.backendRank(order[i].backend) < r.backendRank(order[j].backend)
+		}
+		return order[i].vus < order[j].vus
+	})
+	r.Aggregates = r.Aggregates[:0]
+	x, y := map[string][]float64{}, map[string][]float64{}
+	for _, k := range order {
+		cells := groups[k]
+		a := Aggregate{Backend: k.backend, VUs: k.vus, Runs: len(cells)}
+		sums := make([]measure.Summary, len(cells))
+		util := make([]float64, len(cells))
+		for i, c := range cells {
+			sums[i], util[i] = c.Summary, c.AppCPUUtil
+			a.Errors += c.Errors
+			a.LostUpdates += c.LostUpdates()
+			if c.Summary.Count > 0 {
+				x[k.backend] = append(x[k.backend], float64(c.VUs))
+				y[k.backend] = append(y[k.backend], c.Summary.AvgMs)
+			}
+		}
+		a.Median = measure.MedianOfRuns(sums)
+		a.AppCPUUtil = measure.Median(util)
+		r.Aggregates = append(r.Aggregates, a)
+	}
+	r.Fits = r.Fits[:0]
+	for _, b := range r.backendOrder() {
+		if len(x[b]) == 0 {
+			continue
+		}
+		f := Fit{Backend: b, AvgMsPerVU: measure.SlopeThroughOrigin(x[b], y[b]), Points: len(x[b])}
+		if p := r.published(b); p != nil && p.Slope > 0 {
+			f.Published, f.PublishedFrom = p.Slope, p.Source
+		}
+		r.Fits = append(r.Fits, f)
+	}
+}
+
+func (r *Results) backendOrder() []string {
+	var names []string
+	if r.Scenario != nil {
+		for _, b := range r.Scenario.Backends {
+			names = append(names, b.Name)
+		}
+	}
+	return names
+}
+
+func (r *Results) backendRank(name string) int {
+	for i, n := range r.backendOrder() {
+		if n == name {
+			return i
+		}
+	}
+	return 1 << 30
+}
+
+func (r *Results) published(backend string) *scenario.Published {
+	if r.Scenario == nil {
+		return nil
+	}
+	for i := range r.Scenario.Published {
+		if r.Scenario.Published[i].Backend == backend {
+			return &r.Scenario.Published[i]
+		}
+	}
+	return nil
+}
+
+// Save writes the results atomically (a reader never sees half a file), summarising first.
+func (r *Results) Save(path string) error {
+	r.Summarize()
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("results: %w", err)
+		}
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
+
+// Load reads a results file.
+func Load(path string) (*Results, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("results %s: %w", path, err)
+	}
+	var r Results
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("results %s: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("results %s: schema %q: this persistlab reads %q", path, r.Schema, Schema)
+	}
+	return &r, nil
+}

@@ -1,0 +1,77 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteTables prints, per backend, the seed's table (vus, med, avg, p(90), p(95), min, max in ms)
+// with rate, errors and the app's CPU use, then the slope of avg against VUs with the seed's own.
+func WriteTables(w io.Writer, r *Results) {
+	if len(r.Aggregates) == 0 && len(r.Cells) > 0 {
+		r.Summarize()
+	}
+	s := r.Scenario
+	title := s.Name
+	if s.Title != "" {
+		title += ": " + s.Title
+	}
+	fmt.Fprintf(w, "%s\n", title)
+	fmt.Fprintf(w, "%s loop, %s per run, %d run(s) per row, each column the median over runs; latency in ms\n",
+		s.Workload.Mode, time.Duration(s.Duration), s.Repeat)
+	if r.Status != StatusComplete {
+		fmt.Fprintf(w, "status: %s %s\n", strings.ToUpper(r.Status), r.Error)
+	}
+	for _, b := range r.backendOrder() {
+		var rows []Aggregate
+		for _, a := range r.Aggregates {
+			if a.Backend == b {
+				rows = append(rows, a)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nbackend %s\n", b)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "vus\tmed\tavg\tp(90)\tp(95)\tp(99)\tmin\tmax\treq/s\terrors\tlost\tapp cpu\t")
+		for _, a := range rows {
+			m := a.Median
+			fmt.Fprintf(tw, "%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%d\t%.0f%%\t\n",
+				a.VUs, m.MedMs, m.AvgMs, m.P90Ms, m.P95Ms, m.P99Ms, m.MinMs, m.MaxMs, m.Rate, a.Errors, a.LostUpdates, a.AppCPUUtil*100)
+		}
+		tw.Flush()
+	}
+	if len(r.Fits) > 0 {
+		fmt.Fprintf(w, "\nslope of avg latency against VUs (least squares through 0, every run)\n")
+		for _, f := range r.Fits {
+			fmt.Fprintf(w, "  %-12s %6.2f ms/VU", f.Backend, f.AvgMsPerVU)
+			if f.Published > 0 {
+				fmt.Fprintf(w, "   seed: %.2f ms/VU, ours/seed %.2fx", f.Published, f.AvgMsPerVU/f.Published)
+			}
+			fmt.Fprintln(w)
+		}
+		for i := 0; i < len(r.Fits); i++ {
+			for j := i + 1; j < len(r.Fits); j++ {
+				a, b := r.Fits[i], r.Fits[j]
+				fmt.Fprintf(w, "  %s / %s = %.2fx", a.Backend, b.Backend, a.AvgMsPerVU/b.AvgMsPerVU)
+				if a.Published > 0 && b.Published > 0 {
+					fmt.Fprintf(w, "   (seed: %.2fx)", a.Published/b.Published)
+				}
+				fmt.Fprintln(w)
+			}
+		}
+	}
+	failed := 0
+	for _, c := range r.Cells {
+		if c.Failure != "" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		fmt.Fprintf(w, "\n%d cell(s) failed; see \"failure\" in the results file\n", failed)
+	}
+}

@@ -1,0 +1,253 @@
+// Package runner executes a scenario's plan: for every cell it starts the backend and the system
+// under test, drives the workload, collects what the backend counted, stops everything, and saves
+// the results file before moving on, so an interrupted run keeps every finished cell.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"persistlab/backend"
+	_ "persistlab/backend/local" // registers itself
+	"persistlab/internal/proc"
+	"persistlab/internal/sysinfo"
+	"persistlab/report"
+	"persistlab/scenario"
+	"persistlab/workload/counter"
+)
+
+// Known is what this build can run, for scenario validation.
+func Known() scenario.Known {
+	return scenario.Known{Workloads: []string{"counter"}, Backends: backend.Names()}
+}
+
+// Options of one run.
+type Options struct {
+	Out      string    // results.json path
+	WorkDir  string    // scratch space; each cell gets a fresh subdirectory
+	Self     string    // the persistlab executable, run as the system under test
+	Progress io.Writer // nil: quiet
+	Command  []string  // as typed, for the results file
+}
+
+// Run executes spec. It returns the results (also written to opts.Out) and the first error that
+// stopped the run; cells that fail on their own are recorded and the run goes on.
+func Run(ctx context.Context, spec *scenario.Spec, opts Options) (*report.Results, error) {
+	if err := spec.Validate(Known()); err != nil {
+		return nil, err
+	}
+	res := &report.Results{
+		Schema: report.Schema, Status: report.StatusRunning, Command: opts.Command,
+		Started: time.Now().UTC(), Scenario: spec, Versions: sysinfo.Versions(),
+	}
+	if err := os.MkdirAll(opts.WorkDir, 0o755); err != nil {
+		return nil, fmt.Errorf("work dir: %w", err)
+	}
+	res.Machine = sysinfo.Describe(opts.WorkDir)
+	if cpus := spec.Workload.App.CPUs; cpus > 0 {
+		app, rest, err := proc.SplitCPUs(cpus)
+		if err != nil {
+			return nil, &scenario.FieldError{Scenario: spec.Name, Field: "workload.app.cpus", Value: strconv.Itoa(cpus), Allowed: err.Error()}
+		}
+		res.Placement = report.Placement{AppCPUs: app, DriverCPUs: rest}
+		if len(rest) > 0 {
+			if err := proc.PinSelf(rest); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := res.Save(opts.Out); err != nil {
+		return nil, err
+	}
+
+	cells := spec.Plan()
+	progress := newProgress(opts.Progress, len(cells))
+	var runErr error
+	for _, cell := range cells {
+		if ctx.Err() != nil {
+			break
+		}
+		progress.start(cell)
+		c := runCell(ctx, spec, cell, res, opts)
+		if ctx.Err() != nil && c.Failure != "" {
+			break // interrupted mid-cell: what it measured is partial, so it is not kept
+		}
+		res.Cells = append(res.Cells, c)
+		if err := res.Save(opts.Out); err != nil {
+			runErr = err
+			break
+		}
+	}
+	progress.done()
+	res.Finished = time.Now().UTC()
+	switch {
+	case ctx.Err() != nil:
+		res.Status, res.Error = report.StatusInterrupted, context.Cause(ctx).Error()
+		runErr = errors.Join(runErr, fmt.Errorf("interrupted after %d of %d cells", len(res.Cells), len(cells)))
+	case runErr != nil:
+		res.Status, res.Error = report.StatusFailed, runErr.Error()
+	default:
+		res.Status = report.StatusComplete
+	}
+	if err := res.Save(opts.Out); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	return res, runErr
+}
+
+// runCell measures one cell; whatever fails is recorded in the cell, and everything it started is
+// stopped before it returns.
+func runCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, res *report.Results, opts Options) (out report.Cell) {
+	out = report.Cell{Cell: cell, Started: time.Now().UTC()}
+	fail := func(err error) report.Cell { out.Failure = err.Error(); return out }
+
+	var opt map[string]string
+	for _, b := range spec.Backends {
+		if b.Name == cell.Backend {
+			opt = b.Options
+		}
+	}
+	cellDir := filepath.Join(opts.WorkDir, fmt.Sprintf("cell-%03d-%s-vus%d-r%d", cell.Index, cell.Backend, cell.VUs, cell.Repeat))
+	if err := os.MkdirAll(cellDir, 0o755); err != nil {
+		return fail(err)
+	}
+	be, err := backend.New(cell.Backend, backend.Env{WorkDir: cellDir, CPUs: res.Placement.AppCPUs, Options: opt})
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		if err := withCleanupDeadline(ctx, be.Stop); err != nil && out.Failure == "" {
+			out.Failure = "backend stop: " + err.Error()
+		}
+	}()
+	for k, v := range be.Versions() {
+		res.Versions[k] = v
+	}
+	target, err := be.Start(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	res.Machine.FileSystems[target.Dir] = sysinfo.FileSystemOf(target.Dir)
+
+	app, err := StartApp(opts.Self, filepath.Join(target.Dir, "counter.db"), filepath.Join(cellDir, "app.log"), spec.Workload.App)
+	if err != nil {
+		return fail(err)
+	}
+	defer withCleanupDeadline(ctx, app.Stop)
+
+	drive := counter.Config{
+		URL: app.URL + spec.Workload.Path, Method: spec.Workload.Method, Mode: spec.Workload.Mode,
+		VUs: cell.VUs, Rate: spec.Workload.Rate, Timeout: time.Duration(spec.Workload.Timeout),
+	}
+	if spec.Warmup > 0 {
+		warm := drive
+		warm.Duration = time.Duration(spec.Warmup)
+		if _, err := counter.Run(ctx, warm); err != nil {
+			return fail(err)
+		}
+	}
+	before, err := app.Count()
+	if err != nil {
+		return fail(fmt.Errorf("read count before run: %w", err))
+	}
+	cpuBefore, _ := proc.CPUTime(app.Child.Pid())
+	drive.Duration = time.Duration(spec.Duration)
+	r, err := counter.Run(ctx, drive)
+	if err != nil {
+		return fail(err)
+	}
+	cpuAfter, _ := proc.CPUTime(app.Child.Pid())
+	if ctx.Err() != nil {
+		return fail(context.Cause(ctx))
+	}
+	after, err := app.Count()
+	if err != nil {
+		return fail(fmt.Errorf("read count after run: %w", err))
+	}
+
+	out.ElapsedS = r.Elapsed.Seconds()
+	out.Summary = r.Latency.Summarize(r.Elapsed)
+	if out.Histogram, err = r.Latency.Encode(); err != nil {
+		return fail(err)
+	}
+	if spec.Workload.Mode == counter.ModeOpen {
+		svc := r.Service.Summarize(r.Elapsed)
+		out.Service = &svc
+	}
+	out.OK, out.Errors, out.Statuses = r.OK, r.Errors(), r.Statuses
+	out.TransportErrors, out.ErrorSamples, out.MaxAcked = r.TransportErrors, r.ErrorSamples, r.MaxAcked
+	out.CountDelta = after - before
+	out.AppCPUSeconds = (cpuAfter - cpuBefore).Seconds()
+	if cpus := len(res.Placement.AppCPUs); cpus > 0 {
+		out.AppCPUUtil = out.AppCPUSeconds / r.Elapsed.Seconds() / float64(cpus)
+	} else {
+		out.AppCPUUtil = out.AppCPUSeconds / r.Elapsed.Seconds() / float64(res.Machine.Cores)
+	}
+	out.BackendStats = be.Stats()
+	return out
+}
+
+// withCleanupDeadline runs stop with a context that outlives a cancelled ctx (Ctrl-C must still
+// unmount and stop processes) but not forever.
+func withCleanupDeadline(ctx context.Context, stop func(context.Context) error) error {
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	return stop(c)
+}
+
+// App is a running counter app.
+type App struct {
+	Child *proc.Child
+	URL   string // http://127.0.0.1:PORT
+}
+
+// StartApp runs `persistlab app counter` on dbPath, bound to a free loopback port.
+func StartApp(self, dbPath, logPath string, spec scenario.AppSpec) (*App, error) {
+	args := []string{self, "app", "counter", "--db", dbPath, "--listen", "127.0.0.1:0"}
+	if spec.CPUs > 0 {
+		args = append(args, "--cpus", strconv.Itoa(spec.CPUs))
+	}
+	if spec.MaxConns > 0 {
+		args = append(args, "--max-conns", strconv.Itoa(spec.MaxConns))
+	}
+	for _, p := range spec.Pragmas {
+		args = append(args, "--pragma", p)
+	}
+	child, line, err := proc.StartAndWaitFor("counter app", logPath, os.Environ(), ListeningMarker, 30*time.Second, args...)
+	if err != nil {
+		return nil, err
+	}
+	return &App{Child: child, URL: line[len(ListeningMarker):]}, nil
+}
+
+// ListeningMarker starts the line the app prints once it accepts requests; the URL follows.
+const ListeningMarker = "persistlab app listening on "
+
+// Count reads the counter through the app (GET /count).
+func (a *App) Count() (int64, error) {
+	resp, err := http.Get(a.URL + "/count")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Count *int64 `json:"count"`
+	}
+	if err := decodeJSON(resp, &v); err != nil {
+		return 0, err
+	}
+	if v.Count == nil {
+		return 0, errors.New(`GET /count: no "count" in the answer`)
+	}
+	return *v.Count, nil
+}
+
+// Stop stops the app by its process id.
+func (a *App) Stop(ctx context.Context) error { return a.Child.Stop(ctx) }

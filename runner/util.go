@@ -1,0 +1,53 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"persistlab/scenario"
+)
+
+func decodeJSON(resp *http.Response, into any) error {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %d: %.200s", resp.Request.URL.Path, resp.StatusCode, body)
+	}
+	return json.Unmarshal(body, into)
+}
+
+// progress prints "cell i/n, elapsed, ETA" lines; it is silent when given no writer.
+type progress struct {
+	w     io.Writer
+	total int
+	index int
+	t0    time.Time
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	return &progress{w: w, total: total, t0: time.Now()}
+}
+
+func (p *progress) start(c scenario.Cell) {
+	if p.w == nil {
+		return
+	}
+	elapsed := time.Since(p.t0).Round(time.Second)
+	eta := "?"
+	if p.index > 0 {
+		eta = (elapsed / time.Duration(p.index) * time.Duration(p.total-p.index)).Round(time.Second).String()
+	}
+	p.index++
+	fmt.Fprintf(p.w, "\r\033[Kcell %d/%d  %s vus=%d run %d  elapsed %s  eta %s", p.index, p.total, c.Backend, c.VUs, c.Repeat, elapsed, eta)
+}
+
+func (p *progress) done() {
+	if p.w != nil {
+		fmt.Fprintf(p.w, "\r\033[K%d cells in %s\n", p.index, time.Since(p.t0).Round(time.Second))
+	}
+}
