@@ -1,0 +1,27 @@
+# The two commands a fresh machine needs are `make demo` and `make test`; both set it up first.
+GO ?= go
+BIN := bin/persistlab
+
+.PHONY: setup build demo test bench clean
+
+setup:
+	scripts/setup
+
+build:
+	$(GO) build -o $(BIN) ./cmd/persistlab
+
+# Seed 000's experiment, quick variant, on the embedded lab; prints the seed's tables.
+demo: setup build
+	$(BIN) run cloudrun-sqlite --quick --out out/cloudrun-sqlite-quick.json
+
+test: setup
+	$(GO) vet ./...
+	test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
+	$(GO) test -count=1 ./...
+
+# The load driver against wrk and k6 on the same endpoints (a benchmark, not a test).
+bench: setup build
+	$(GO) run ./bench/driver --persistlab $(BIN)
+
+clean:
+	rm -rf bin out

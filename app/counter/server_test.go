@@ -1,0 +1,150 @@
+package counter
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func post(t *testing.T, url string) (int, int64) {
+	resp, err := http.Post(url, "", nil)
+	if err != nil {
+		t.Error(err)
+		return 0, 0
+	}
+	defer resp.Body.Close()
+	var v struct{ Count int64 }
+	if resp.StatusCode == 200 {
+		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+			t.Error(err)
+		}
+	}
+	return resp.StatusCode, v.Count
+}
+
+// Under any concurrency the final count equals the number of 200 answers, and every 200 answer
+// carries a distinct value: no update is lost or reported twice.
+func TestExactCountUnderConcurrency(t *testing.T) {
+	for _, pragmas := range [][]Pragma{
+		RailsPragmas,
+		WithOverrides(RailsPragmas, []Pragma{{"journal_mode", "DELETE"}, {"synchronous", "FULL"}}),
+	} {
+		a, err := Open(Options{DBPath: filepath.Join(t.TempDir(), "c.db"), Pragmas: pragmas})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(a.Handler())
+		const workers, each = 16, 60
+		var mu sync.Mutex
+		seen := map[int64]bool{}
+		oks := 0
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < each; i++ {
+					status, n := post(t, srv.URL+"/count_up")
+					if status != 200 {
+						continue
+					}
+					mu.Lock()
+					if seen[n] {
+						t.Errorf("count %d answered twice", n)
+					}
+					seen[n] = true
+					oks++
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		resp, err := http.Get(srv.URL + "/count")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct{ Count int64 }
+		json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+		if oks == 0 || v.Count != int64(oks) {
+			t.Errorf("pragmas %v: final count %d, 200 answers %d", pragmas, v.Count, oks)
+		}
+		for n := int64(1); n <= v.Count; n++ {
+			if !seen[n] {
+				t.Errorf("count %d was never answered", n)
+				break
+			}
+		}
+		srv.Close()
+		a.Close()
+	}
+}
+
+func TestCountSurvivesReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	for round := 1; round <= 2; round++ {
+		a, err := Open(Options{DBPath: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(a.Handler())
+		for i := 0; i < 5; i++ {
+			post(t, srv.URL+"/count_up")
+		}
+		_, n := post(t, srv.URL+"/count_up")
+		if want := int64(6 * round); n != want {
+			t.Errorf("round %d: count %d, want %d", round, n, want)
+		}
+		srv.Close()
+		a.Close()
+	}
+}
+
+func TestRailsPragmasTakeEffect(t *testing.T) {
+	a, err := Open(Options{DBPath: filepath.Join(t.TempDir(), "c.db"), Pragmas: WithOverrides(RailsPragmas, []Pragma{{"cache_size", "-4000"}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	eff, err := a.EffectivePragmas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// SQLite reports synchronous as a number: NORMAL is 1.
+	want := map[string]string{"journal_mode": "wal", "synchronous": "1", "busy_timeout": "5000", "foreign_keys": "1", "cache_size": "-4000"}
+	for k, v := range want {
+		if eff[k] != v {
+			t.Errorf("PRAGMA %s = %q, want %q", k, eff[k], v)
+		}
+	}
+}
+
+func TestRoutesAndPragmaParsing(t *testing.T) {
+	a, err := Open(Options{DBPath: filepath.Join(t.TempDir(), "c.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	srv := httptest.NewServer(a.Handler())
+	defer srv.Close()
+	resp, _ := http.Get(srv.URL + "/count_up")
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET /count_up: %d", resp.StatusCode)
+	}
+	for _, bad := range []string{"journal_mode", "x=1;DROP TABLE counters", "=WAL", "Journal Mode=WAL"} {
+		if _, err := ParsePragma(bad); err == nil || !strings.Contains(err.Error(), "name=value") {
+			t.Errorf("ParsePragma(%q): %v", bad, err)
+		}
+	}
+	if p, err := ParsePragma("journal_mode=DELETE"); err != nil || p != (Pragma{"journal_mode", "DELETE"}) {
+		t.Errorf("ParsePragma: %v %v", p, err)
+	}
+	if _, err := Open(Options{}); err == nil || !strings.Contains(err.Error(), "--db") {
+		t.Errorf("no db path: %v", err)
+	}
+}

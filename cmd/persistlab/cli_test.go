@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"persistlab/measure"
+	"persistlab/report"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "persistlab-cli-test-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "persistlab")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func persistlab(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
+}
+
+// processesUsing lists processes whose command line mentions dir: what a run in dir started.
+func processesUsing(dir string) []string {
+	var found []string
+	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(data, []byte(dir)) {
+			found = append(found, filepath.Base(filepath.Dir(p))+": "+strings.ReplaceAll(string(data), "\x00", " "))
+		}
+	}
+	return found
+}
+
+func TestRunTinyScenarioWritesCompleteResults(t *testing.T) {
+	work := t.TempDir()
+	out := filepath.Join(work, "r.json")
+	stdout, stderr, err := persistlab(t, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "2,4",
+		"--duration", "1s", "--warmup", "200ms", "--repeat", "2", "--out", out, "--workdir", filepath.Join(work, "scratch"))
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	for _, col := range []string{"vus", "med", "avg", "p(90)", "p(95)", "min", "max", "req/s", "errors", "backend local"} {
+		if !strings.Contains(stdout, col) {
+			t.Errorf("table lacks %q:\n%s", col, stdout)
+		}
+	}
+	r, err := report.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != report.StatusComplete || len(r.Cells) != 4 || len(r.Aggregates) != 2 || len(r.Fits) != 1 {
+		t.Fatalf("status %s, %d cells, %d aggregates, %d fits", r.Status, len(r.Cells), len(r.Aggregates), len(r.Fits))
+	}
+	for _, c := range r.Cells {
+		if c.Failure != "" || c.OK == 0 || c.Summary.Count != c.OK {
+			t.Errorf("cell %+v", c)
+		}
+		if c.CountDelta != c.OK {
+			t.Errorf("cell %d: counter grew %d for %d OK answers", c.Index, c.CountDelta, c.OK)
+		}
+		if c.MaxAcked < c.OK {
+			t.Errorf("cell %d: highest acknowledged count %d below %d OK answers", c.Index, c.MaxAcked, c.OK)
+		}
+		h, err := measure.DecodeHistogram(c.Histogram)
+		if err != nil || h.TotalCount() != c.OK {
+			t.Errorf("cell %d: histogram %v, %v", c.Index, h, err)
+		}
+		if s := c.Summary; !(s.MinMs <= s.MedMs && s.MedMs <= s.P90Ms && s.P90Ms <= s.P95Ms && s.P95Ms <= s.P99Ms && s.P99Ms <= s.MaxMs) {
+			t.Errorf("cell %d: percentiles out of order %+v", c.Index, s)
+		}
+		if c.AppCPUSeconds <= 0 {
+			t.Errorf("cell %d: app CPU %v", c.Index, c.AppCPUSeconds)
+		}
+	}
+	for _, a := range r.Aggregates {
+		if a.Runs != 2 {
+			t.Errorf("aggregate %+v", a)
+		}
+	}
+	if r.Machine.Cores == 0 || r.Machine.CPUModel == "" || r.Machine.MemoryBytes == 0 || r.Machine.Kernel == "" || len(r.Machine.FileSystems) == 0 {
+		t.Errorf("machine %+v", r.Machine)
+	}
+	if r.Versions["sqlite"] == "" || r.Versions["go"] == "" || len(r.Placement.AppCPUs) != 1 {
+		t.Errorf("versions %v placement %+v", r.Versions, r.Placement)
+	}
+	if r.Scenario.Repeat != 2 || len(r.Scenario.Sweep.VUs.Values) != 2 || r.Scenario.Published == nil {
+		t.Errorf("scenario as run not recorded: %+v", r.Scenario)
+	}
+	if left := processesUsing(work); len(left) > 0 {
+		t.Errorf("left running: %v", left)
+	}
+	again, _, err := persistlab(t, "report", out)
+	if err != nil || !strings.Contains(again, "backend local") {
+		t.Errorf("report of the results file: %v\n%s", err, again)
+	}
+}
+
+func TestBadInputNamesFieldAndValue(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "cloudrun-sqlite", "--vus", "2..x"}, []string{"--vus", "2..x", "range"}},
+		{[]string{"run", "cloudrun-sqlite", "--backend", "nfs"}, []string{"backends[0].name", "nfs", "local"}},
+		{[]string{"run", "cloudrun-sqlite", "--duration", "soon"}, []string{"--duration", "soon"}},
+		{[]string{"run", "no-such"}, []string{"no-such", "cloudrun-sqlite"}},
+		{[]string{"app", "counter", "--db", "x.db", "--listen", "0.0.0.0:0"}, []string{"--listen", "loopback"}},
+		{[]string{"load", "--url", "http://10.0.0.1:80/", "--duration", "1s"}, []string{"--url", "loopback"}},
+	} {
+		_, stderr, err := persistlab(t, tc.args...)
+		if err == nil {
+			t.Errorf("%v: succeeded", tc.args)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: error %q does not mention %q", tc.args, stderr, w)
+			}
+		}
+	}
+}
+
+func TestInterruptKeepsFinishedCellsAndStopsEverything(t *testing.T) {
+	work := t.TempDir()
+	out := filepath.Join(work, "r.json")
+	cmd := exec.Command(binary, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1,2,3", "--duration", "700ms",
+		"--warmup", "0s", "--repeat", "5", "--out", out, "--workdir", filepath.Join(work, "scratch"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if r, err := report.Load(out); err == nil && len(r.Cells) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no cell finished: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if err == nil {
+		t.Error("an interrupted run should exit non-zero")
+	}
+	r, lerr := report.Load(out)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if r.Status != report.StatusInterrupted || len(r.Cells) < 2 || len(r.Cells) >= 15 {
+		t.Errorf("status %s with %d cells", r.Status, len(r.Cells))
+	}
+	for _, c := range r.Cells {
+		if c.Failure != "" || c.OK == 0 {
+			t.Errorf("kept a partial cell: %+v", c)
+		}
+	}
+	if left := processesUsing(work); len(left) > 0 {
+		t.Errorf("left running: %v", left)
+	}
+}
