@@ -8,7 +8,17 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
+
+// DBFile is the name of the database file workloads keep in Target.Dir; backends that replicate a
+// database (Litestream) replicate this file.
+const DBFile = "counter.db"
+
+// LagReporter is a backend that can say how long after the last commit it made that commit durable.
+type LagReporter interface {
+	ReplicationLag(ctx context.Context, lastCommit time.Time) (time.Duration, error)
+}
 
 // Target is what a started backend gives the workload.
 type Target struct {

@@ -68,7 +68,9 @@ type Cell struct {
 	AppCPUSeconds float64            `json:"app_cpu_s"`
 	AppCPUUtil    float64            `json:"app_cpu_util"` // of the CPUs the app was pinned to
 	BackendStats  map[string]float64 `json:"backend_stats,omitempty"`
-	Failure       string             `json:"failure,omitempty"`
+	// ReplicationLagMs is how long after the last acknowledged write the bucket held it (Litestream).
+	ReplicationLagMs float64 `json:"replication_lag_ms,omitempty"`
+	Failure          string  `json:"failure,omitempty"`
 }
 
 // LostUpdates is how many 200 answers the counter does not reflect.

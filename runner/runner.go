@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"persistlab/backend"
-	_ "persistlab/backend/local" // registers itself
+	_ "persistlab/backend/gcsfuse"    // registers itself
+	_ "persistlab/backend/litestream" // registers itself
+	_ "persistlab/backend/local"      // registers itself
 	"persistlab/internal/proc"
 	"persistlab/internal/sysinfo"
 	"persistlab/report"
@@ -136,7 +138,7 @@ func runCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, res *
 	}
 	res.Machine.FileSystems[target.Dir] = sysinfo.FileSystemOf(target.Dir)
 
-	app, err := StartApp(opts.Self, filepath.Join(target.Dir, "counter.db"), filepath.Join(cellDir, "app.log"), spec.Workload.App)
+	app, err := StartApp(opts.Self, filepath.Join(target.Dir, backend.DBFile), filepath.Join(cellDir, "app.log"), spec.Workload.App)
 	if err != nil {
 		return fail(err)
 	}
@@ -157,6 +159,7 @@ func runCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, res *
 	if err != nil {
 		return fail(fmt.Errorf("read count before run: %w", err))
 	}
+	statsBefore := be.Stats()
 	cpuBefore, _ := proc.CPUTime(app.Child.Pid())
 	drive.Duration = time.Duration(spec.Duration)
 	r, err := counter.Run(ctx, drive)
@@ -190,7 +193,26 @@ func runCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, res *
 	} else {
 		out.AppCPUUtil = out.AppCPUSeconds / r.Elapsed.Seconds() / float64(res.Machine.Cores)
 	}
-	out.BackendStats = be.Stats()
+	out.BackendStats = statsDelta(statsBefore, be.Stats())
+	if lr, ok := be.(backend.LagReporter); ok && !r.LastAck.IsZero() {
+		if lag, err := lr.ReplicationLag(ctx, r.LastAck); err == nil {
+			out.ReplicationLagMs = float64(lag) / float64(time.Millisecond)
+		} else {
+			out.ErrorSamples = append(out.ErrorSamples, "replication lag: "+err.Error())
+		}
+	}
+	return out
+}
+
+// statsDelta is what the backend counted during the measured run.
+func statsDelta(before, after backend.Stats) map[string]float64 {
+	if len(after) == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(after))
+	for k, v := range after {
+		out[k] = v - before[k]
+	}
 	return out
 }
 

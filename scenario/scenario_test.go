@@ -13,7 +13,7 @@ import (
 	"persistlab/measure"
 )
 
-var known = Known{Workloads: []string{"counter"}, Backends: []string{"local", "gcsfuse"}}
+var known = Known{Workloads: []string{"counter"}, Backends: []string{"local", "gcsfuse", "litestream"}}
 
 func TestParseIntSweep(t *testing.T) {
 	for _, tc := range []struct {
@@ -165,7 +165,7 @@ func TestOverrides(t *testing.T) {
 	if err := s.Apply(Overrides{Quick: true}); err != nil {
 		t.Fatal(err)
 	}
-	if s.Repeat != 1 || time.Duration(s.Duration) != 5*time.Second || !reflect.DeepEqual(s.Sweep.VUs.Values, []int{2, 10, 20}) {
+	if s.Repeat != 1 || time.Duration(s.Duration) != 5*time.Second || !reflect.DeepEqual(s.Sweep.VUs.Values, []int{2, 8, 14, 20}) {
 		t.Errorf("quick variant not applied: %+v", s)
 	}
 	if err := s.Apply(Overrides{Backends: []string{"gcsfuse"}, VUs: "2,4", Duration: "3s", Repeat: 2}); err != nil {

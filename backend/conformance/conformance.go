@@ -20,7 +20,7 @@ func Run(t *testing.T, newBackend func(workDir string) (backend.Backend, error))
 	t.Helper()
 	t.Run("StartWriteReadStop", func(t *testing.T) {
 		work := t.TempDir()
-		before := Snapshot(t)
+		before := Snapshot(t, work)
 		b, err := newBackend(work)
 		if err != nil {
 			t.Fatal(err)
@@ -50,11 +50,12 @@ func Run(t *testing.T, newBackend func(workDir string) (backend.Backend, error))
 		if err := b.Stop(ctx); err != nil {
 			t.Fatalf("second Stop: %v", err)
 		}
-		Snapshot(t).MustEqual(t, before)
+		Snapshot(t, work).MustEqual(t, before)
 	})
 	t.Run("StopAfterCancelledStart", func(t *testing.T) {
-		before := Snapshot(t)
-		b, err := newBackend(t.TempDir())
+		work := t.TempDir()
+		before := Snapshot(t, work)
+		b, err := newBackend(work)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,18 +65,19 @@ func Run(t *testing.T, newBackend func(workDir string) (backend.Backend, error))
 		if err := b.Stop(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		Snapshot(t).MustEqual(t, before)
+		Snapshot(t, work).MustEqual(t, before)
 	})
 }
 
-// State is what a backend could leave behind: mounts and this process's children.
+// State is what a backend could leave behind: mounts under its work directory and this process's
+// children. (Other tests may mount elsewhere at the same time.)
 type State struct {
 	Mounts   []string
 	Children []string
 }
 
-// Snapshot reads the mount table and the list of this test process's child processes.
-func Snapshot(t *testing.T) State {
+// Snapshot reads the mounts under dir and this test process's child processes.
+func Snapshot(t *testing.T, dir string) State {
 	t.Helper()
 	var s State
 	data, err := os.ReadFile("/proc/self/mounts")
@@ -83,7 +85,7 @@ func Snapshot(t *testing.T) State {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 2 {
+		if f := strings.Fields(line); len(f) > 2 && strings.HasPrefix(f[1], dir) {
 			s.Mounts = append(s.Mounts, f[1]+" "+f[2])
 		}
 	}

@@ -18,6 +18,7 @@ usage:
   persistlab report RESULTS.json              print a results file's tables again
   persistlab app counter --db PATH [flags]    run the counter app (the system under test)
   persistlab load --url URL [flags]           drive HTTP load at any endpoint on loopback
+  persistlab lab serve [flags]                run the emulated GCS bucket alone
 
 Run "persistlab COMMAND -h" for a command's flags.
 `
@@ -33,6 +34,7 @@ func main() {
 		"report":    cmdReport,
 		"app":       cmdApp,
 		"load":      cmdLoad,
+		"lab":       cmdLab,
 	}
 	name := os.Args[1]
 	if name == "-h" || name == "--help" || name == "help" {

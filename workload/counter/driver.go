@@ -55,6 +55,8 @@ type Result struct {
 	MaxAcked int64 `json:"max_acked"`
 	// Late counts open-loop requests that started more than 1 ms after their intended time.
 	Late int64 `json:"late,omitempty"`
+	// LastAck is when the last 200 answer arrived.
+	LastAck time.Time `json:"-"`
 }
 
 // Errors is the number of requests that did not get a 200.
@@ -93,6 +95,7 @@ type vu struct {
 	errs     int64
 	late     int64
 	maxAcked int64
+	lastAck  time.Time
 	samples  []string
 }
 
@@ -103,7 +106,7 @@ func (v *vu) fail(err error) {
 	}
 }
 
-func (v *vu) answer(status int, body []byte, latency time.Duration) {
+func (v *vu) answer(status int, body []byte, latency time.Duration, at time.Time) {
 	if status != 200 {
 		v.statuses[status]++
 		if len(v.samples) < maxErrorSamples {
@@ -112,6 +115,7 @@ func (v *vu) answer(status int, body []byte, latency time.Duration) {
 		return
 	}
 	v.ok++
+	v.lastAck = at
 	v.latency.Record(latency)
 	if n, ok := countValue(body); ok && n > v.maxAcked {
 		v.maxAcked = n
@@ -189,6 +193,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.TransportErrors += v.errs
 		res.Late += v.late
 		res.MaxAcked = max(res.MaxAcked, v.maxAcked)
+		if v.lastAck.After(res.LastAck) {
+			res.LastAck = v.lastAck
+		}
 		for code, n := range v.statuses {
 			res.Statuses[code] += n
 		}
@@ -211,14 +218,14 @@ func closedLoop(v *vu, stopped *atomic.Bool, end time.Time, timeout time.Duratio
 			return
 		}
 		status, body, err := v.conn.do(t0.Add(timeout))
-		latency := time.Since(t0)
+		done := time.Now()
 		if err != nil {
 			if !stopped.Load() {
 				v.fail(err)
 			}
 			continue
 		}
-		v.answer(status, body, latency)
+		v.answer(status, body, done.Sub(t0), done)
 	}
 }
 
@@ -249,6 +256,6 @@ func openLoop(v *vu, stopped *atomic.Bool, seq *atomic.Int64, start, end time.Ti
 		if status == 200 {
 			v.service.Record(done.Sub(sent))
 		}
-		v.answer(status, body, done.Sub(intended))
+		v.answer(status, body, done.Sub(intended), done)
 	}
 }

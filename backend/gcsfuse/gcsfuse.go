@@ -1,0 +1,233 @@
+// Package gcsfuse keeps the data on a Cloud Storage FUSE mount: the real gcsfuse mounts a bucket,
+// the lab's emulated one unless an endpoint is given, as Cloud Run's volume mounts do.
+package gcsfuse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"persistlab/backend"
+	"persistlab/internal/proc"
+	"persistlab/internal/sysinfo"
+	"persistlab/internal/tools"
+	"persistlab/lab/bucket"
+)
+
+// Name is the backend's name in scenarios.
+const Name = "gcsfuse"
+
+// BucketName is the lab bucket's name.
+const BucketName = "persistlab"
+
+func init() { backend.Register(Name, New) }
+
+// GCSFuse is a gcsfuse mount of a bucket.
+type GCSFuse struct {
+	env       backend.Env
+	bin       string
+	model     bucket.Model
+	fileCache bool
+	flags     []string
+	endpoint  string // an external JSON API endpoint; "" to serve the lab bucket in-process
+	bucket    string
+
+	lab     *bucket.Server
+	mount   string
+	child   *proc.Child
+	version string
+}
+
+// New checks the options and finds the gcsfuse binary.
+func New(env backend.Env) (backend.Backend, error) {
+	allowed := append([]string{"file_cache", "flags", "endpoint", "bucket"}, bucket.ModelOptions...)
+	if err := backend.CheckOptions(Name, env.Options, allowed...); err != nil {
+		return nil, err
+	}
+	g := &GCSFuse{env: env, bucket: BucketName, mount: filepath.Join(env.WorkDir, "mnt")}
+	var err error
+	if g.bin, err = tools.Find("gcsfuse"); err != nil {
+		return nil, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	if _, err := exec.LookPath("fusermount3"); err != nil {
+		return nil, fmt.Errorf("backend %q: fusermount3 not found (Debian package fuse3; run scripts/setup)", Name)
+	}
+	if g.model, err = bucket.ModelFromOptions(env.Options); err != nil {
+		return nil, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	switch v := env.Options["file_cache"]; v {
+	case "", "off", "false":
+	case "on", "true":
+		g.fileCache = true
+	default:
+		return nil, fmt.Errorf("backend %q: option file_cache %q: want on or off", Name, v)
+	}
+	g.flags = strings.Fields(env.Options["flags"])
+	g.endpoint = env.Options["endpoint"]
+	if b := env.Options["bucket"]; b != "" {
+		g.bucket = b
+	}
+	g.version = sysinfo.ProgramVersion(g.bin, "--version")
+	return g, nil
+}
+
+// Name implements backend.Backend.
+func (g *GCSFuse) Name() string { return Name }
+
+// Versions implements backend.Backend.
+func (g *GCSFuse) Versions() map[string]string { return map[string]string{"gcsfuse": g.version} }
+
+// Start serves the lab bucket (unless an endpoint was given) and mounts it.
+func (g *GCSFuse) Start(ctx context.Context) (backend.Target, error) {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return backend.Target{}, fmt.Errorf("backend %q: /dev/fuse: %w", Name, err)
+	}
+	if err := os.MkdirAll(g.mount, 0o755); err != nil {
+		return backend.Target{}, err
+	}
+	if Mounted(g.mount) {
+		return backend.Target{}, fmt.Errorf("backend %q: mount point %s is busy: something is already mounted there", Name, g.mount)
+	}
+	endpoint := g.endpoint
+	if endpoint == "" {
+		lab, err := bucket.Start(bucket.Config{Buckets: []string{g.bucket}, Model: g.model})
+		if err != nil {
+			return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
+		}
+		g.lab = lab
+		endpoint = lab.JSONEndpoint()
+	}
+	if err := reachable(ctx, endpoint, g.bucket); err != nil {
+		return backend.Target{}, fmt.Errorf("backend %q: bucket %q at %s unreachable: %w", Name, g.bucket, endpoint, err)
+	}
+	args := []string{g.bin, "--foreground", "--anonymous-access", "--implicit-dirs", "--custom-endpoint=" + endpoint}
+	if g.fileCache {
+		cache := filepath.Join(g.env.WorkDir, "cache")
+		if err := os.MkdirAll(cache, 0o755); err != nil {
+			return backend.Target{}, err
+		}
+		// The file cache settings of seed 002: unlimited size, whole files cached for range reads.
+		args = append(args, "--cache-dir="+cache, "--file-cache-max-size-mb=-1", "--file-cache-cache-file-for-range-read")
+	}
+	args = append(args, g.flags...)
+	args = append(args, g.bucket, g.mount)
+	child, err := proc.Start("gcsfuse", filepath.Join(g.env.WorkDir, "gcsfuse.log"), os.Environ(), tools.Pinned(g.env.CPUs, args...)...)
+	if err != nil {
+		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	g.child = child
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !Mounted(g.mount) {
+		select {
+		case <-ctx.Done():
+			return backend.Target{}, ctx.Err()
+		case <-child.Done():
+			return backend.Target{}, fmt.Errorf("backend %q: gcsfuse exited before mounting; see %s", Name, filepath.Join(g.env.WorkDir, "gcsfuse.log"))
+		case <-deadline.C:
+			return backend.Target{}, fmt.Errorf("backend %q: not mounted after 30 s; see %s", Name, filepath.Join(g.env.WorkDir, "gcsfuse.log"))
+		case <-tick.C:
+		}
+	}
+	return backend.Target{Dir: g.mount}, nil
+}
+
+func reachable(ctx context.Context, endpoint, bucketName string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(endpoint, "/")+"/b/"+bucketName, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET bucket: HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// Stats are the bucket's counters since Start.
+func (g *GCSFuse) Stats() backend.Stats {
+	if g.lab == nil {
+		return nil
+	}
+	return g.lab.Accounting().Flatten()
+}
+
+// Stop unmounts (waiting for gcsfuse to flush), stops gcsfuse by its pid, and stops the bucket
+// last, since an unmount may still upload to it.
+func (g *GCSFuse) Stop(ctx context.Context) error {
+	if g.child == nil { // nothing of ours is mounted (Start failed before gcsfuse ran)
+		return g.closeLab()
+	}
+	var errs []error
+	if Mounted(g.mount) {
+		busy, cancel := context.WithTimeout(ctx, 15*time.Second)
+		if err := Unmount(busy, g.mount); err != nil {
+			errs = append(errs, err)
+		}
+		cancel()
+	}
+	if g.child != nil {
+		if err := g.child.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if Mounted(g.mount) { // gcsfuse is gone; detach what is left
+		if out, err := exec.Command("fusermount3", "-u", "-z", g.mount).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("fusermount3 -uz %s: %v: %s", g.mount, err, out))
+		}
+	}
+	return errors.Join(append(errs, g.closeLab())...)
+}
+
+func (g *GCSFuse) closeLab() error {
+	if g.lab == nil {
+		return nil
+	}
+	err := g.lab.Close()
+	g.lab = nil
+	return err
+}
+
+// Mounted reports whether dir is a mount point.
+func Mounted(dir string) bool {
+	data, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return false
+	}
+	abs, _ := filepath.Abs(dir)
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[1] == abs {
+			return true
+		}
+	}
+	return false
+}
+
+// Unmount runs fusermount3 -u, retrying while the mount is busy (a file still closing), until ctx ends.
+func Unmount(ctx context.Context, dir string) error {
+	for {
+		out, err := exec.Command("fusermount3", "-u", dir).CombinedOutput()
+		if err == nil || !Mounted(dir) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("fusermount3 -u %s: %v: %s", dir, err, out)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

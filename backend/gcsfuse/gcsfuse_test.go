@@ -1,0 +1,95 @@
+package gcsfuse
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"persistlab/backend"
+	"persistlab/backend/conformance"
+)
+
+func TestConformance(t *testing.T) {
+	for _, opts := range []map[string]string{
+		{"model": "no-delay"},
+		{"file_cache": "on"}, // the GCS model's latencies and the file cache of seed 002
+	} {
+		conformance.Run(t, func(work string) (backend.Backend, error) {
+			return backend.New(Name, backend.Env{WorkDir: work, Options: opts})
+		})
+	}
+}
+
+// What is written through the mount lands in the bucket as an object, and the bucket counts it.
+func TestWritesReachTheBucket(t *testing.T) {
+	b, err := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{"model": "no-delay"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop(context.Background())
+	target, err := b.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(target.Dir, "x.txt"), []byte("persisted"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names, err := b.(*GCSFuse).lab.ObjectNames(BucketName)
+	if err != nil || len(names) != 1 || names[0] != "x.txt" {
+		t.Errorf("bucket holds %v (%v), want [x.txt]", names, err)
+	}
+	st := b.Stats()
+	if st["bucket_class_a"] < 1 || st["bucket_bytes_in"] < float64(len("persisted")) {
+		t.Errorf("bucket did not count the upload: %v", st)
+	}
+}
+
+func TestBadInputLeavesNothingMounted(t *testing.T) {
+	work := t.TempDir()
+	before := conformance.Snapshot(t, filepath.Dir(work))
+	// A busy mount point: something already mounted where the backend mounts.
+	first, err := New(backend.Env{WorkDir: work, Options: map[string]string{"model": "no-delay"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := New(backend.Env{WorkDir: work, Options: map[string]string{"model": "no-delay"}})
+	if _, err := second.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "busy") {
+		t.Errorf("second mount on one point: %v", err)
+	}
+	second.Stop(context.Background())
+	if !Mounted(filepath.Join(work, "mnt")) {
+		t.Error("the refused backend's Stop unmounted the other backend's mount")
+	}
+	first.Stop(context.Background())
+
+	// An unreachable bucket.
+	b, _ := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{"endpoint": "http://localhost:1/storage/v1/"}})
+	if _, err := b.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Errorf("unreachable bucket: %v", err)
+	}
+	b.Stop(context.Background())
+
+	// Options and binaries.
+	if _, err := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{"file_cache": "maybe"}}); err == nil || !strings.Contains(err.Error(), "file_cache") {
+		t.Errorf("bad file_cache: %v", err)
+	}
+	t.Setenv("PERSISTLAB_GCSFUSE", "/no/such/gcsfuse")
+	if _, err := New(backend.Env{WorkDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "PERSISTLAB_GCSFUSE") {
+		t.Errorf("missing binary: %v", err)
+	}
+	conformance.Snapshot(t, filepath.Dir(work)).MustEqual(t, before)
+}
+
+func TestMain(m *testing.M) {
+	if _, err := exec.LookPath("fusermount3"); err != nil {
+		os.Stderr.WriteString("fusermount3 missing: run scripts/setup\n")
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}

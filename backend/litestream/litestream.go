@@ -1,0 +1,145 @@
+// Package litestream keeps the database on local disk and has the real Litestream replicate it to
+// a bucket (the lab's emulated GCS through Litestream's own gs replica), as the seed's Cloud Run
+// app did.
+package litestream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"persistlab/backend"
+	"persistlab/internal/proc"
+	"persistlab/internal/sysinfo"
+	"persistlab/internal/tools"
+	"persistlab/lab/bucket"
+)
+
+// Name is the backend's name in scenarios.
+const Name = "litestream"
+
+// BucketName is the lab bucket's name.
+const BucketName = "persistlab"
+
+// DefaultSyncInterval is Litestream's own default replica sync-interval (litestream.io/reference/config).
+const DefaultSyncInterval = time.Second
+
+func init() { backend.Register(Name, New) }
+
+// Litestream is a local database replicated to a bucket by a litestream process.
+type Litestream struct {
+	env          backend.Env
+	bin          string
+	model        bucket.Model
+	syncInterval time.Duration
+	dir          string
+
+	lab     *bucket.Server
+	child   *proc.Child
+	version string
+}
+
+// New checks the options and finds the litestream binary.
+func New(env backend.Env) (backend.Backend, error) {
+	allowed := append([]string{"sync_interval"}, bucket.ModelOptions...)
+	if err := backend.CheckOptions(Name, env.Options, allowed...); err != nil {
+		return nil, err
+	}
+	l := &Litestream{env: env, syncInterval: DefaultSyncInterval, dir: filepath.Join(env.WorkDir, "data")}
+	var err error
+	if l.bin, err = tools.Find("litestream"); err != nil {
+		return nil, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	if l.model, err = bucket.ModelFromOptions(env.Options); err != nil {
+		return nil, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	if v := env.Options["sync_interval"]; v != "" {
+		if l.syncInterval, err = time.ParseDuration(v); err != nil || l.syncInterval <= 0 {
+			return nil, fmt.Errorf("backend %q: option sync_interval %q: want a duration above 0, like 1s (Litestream's default)", Name, v)
+		}
+	}
+	l.version = sysinfo.ProgramVersion(l.bin, "version")
+	return l, nil
+}
+
+// Name implements backend.Backend.
+func (l *Litestream) Name() string { return Name }
+
+// Versions implements backend.Backend.
+func (l *Litestream) Versions() map[string]string { return map[string]string{"litestream": l.version} }
+
+// ReplicaPath is where in the bucket the database's replica lives.
+func (l *Litestream) ReplicaPath() string { return backend.DBFile }
+
+// Start serves the lab bucket and starts `litestream replicate` for the database file.
+func (l *Litestream) Start(ctx context.Context) (backend.Target, error) {
+	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+		return backend.Target{}, err
+	}
+	lab, err := bucket.Start(bucket.Config{Buckets: []string{BucketName}, Model: l.model})
+	if err != nil {
+		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	l.lab = lab
+	config := filepath.Join(l.env.WorkDir, "litestream.yml")
+	yml := fmt.Sprintf("dbs:\n  - path: %s\n    replicas:\n      - url: gs://%s/%s\n        sync-interval: %s\n",
+		filepath.Join(l.dir, backend.DBFile), BucketName, l.ReplicaPath(), l.syncInterval)
+	if err := os.WriteFile(config, []byte(yml), 0o644); err != nil {
+		return backend.Target{}, err
+	}
+	// AWS_CA_BUNDLE in a user's shell breaks Litestream's cloud clients on plain-http endpoints.
+	env := append(tools.EnvWithout("AWS_CA_BUNDLE", "STORAGE_EMULATOR_HOST"), "STORAGE_EMULATOR_HOST="+lab.Host())
+	child, _, err := proc.StartAndWaitFor("litestream", filepath.Join(l.env.WorkDir, "litestream.log"), env, "replicating to", 30*time.Second,
+		tools.Pinned(l.env.CPUs, l.bin, "replicate", "-config", config)...)
+	if err != nil {
+		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	l.child = child
+	return backend.Target{Dir: l.dir}, ctx.Err()
+}
+
+// Stats are the bucket's counters since Start.
+func (l *Litestream) Stats() backend.Stats {
+	if l.lab == nil {
+		return nil
+	}
+	return l.lab.Accounting().Flatten()
+}
+
+// ReplicationLag waits for the first write to the replica that completes after lastCommit and
+// returns how long after lastCommit that was: how long the last acknowledged write stayed only on
+// local disk.
+func (l *Litestream) ReplicationLag(ctx context.Context, lastCommit time.Time) (time.Duration, error) {
+	limit := time.NewTimer(2*l.syncInterval + 10*time.Second)
+	defer limit.Stop()
+	for {
+		if _, at := l.lab.LastWriteUnder(BucketName, l.ReplicaPath()+"/"); at.After(lastCommit) {
+			return at.Sub(lastCommit), nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-limit.C:
+			return 0, fmt.Errorf("no replica write within %v of the last commit", 2*l.syncInterval+10*time.Second)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// Stop stops litestream by its pid (SIGTERM lets it sync once more), then the bucket, then
+// removes the local database.
+func (l *Litestream) Stop(ctx context.Context) error {
+	var errs []error
+	if l.child != nil {
+		errs = append(errs, l.child.Stop(ctx))
+	}
+	if l.lab != nil {
+		errs = append(errs, l.lab.Close())
+		l.lab = nil
+	}
+	errs = append(errs, os.RemoveAll(l.dir))
+	return errors.Join(errs...)
+}

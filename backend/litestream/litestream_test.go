@@ -1,0 +1,96 @@
+package litestream
+
+import (
+	"context"
+	"database/sql"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+
+	"persistlab/backend"
+	"persistlab/backend/conformance"
+	"persistlab/internal/tools"
+)
+
+func TestConformance(t *testing.T) {
+	conformance.Run(t, func(work string) (backend.Backend, error) {
+		return backend.New(Name, backend.Env{WorkDir: work, Options: map[string]string{"model": "no-delay"}})
+	})
+}
+
+// Commits reach the bucket within the sync interval, and `litestream restore` from the bucket
+// gives back every committed row.
+func TestReplicatesAndRestores(t *testing.T) {
+	work := t.TempDir()
+	b, err := New(backend.Env{WorkDir: work, Options: map[string]string{"model": "no-delay", "sync_interval": "200ms"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop(context.Background())
+	target, err := b.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(target.Dir, backend.DBFile)+"?_journal_mode=WAL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE t (n INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 50; i++ {
+		if _, err := db.Exec(`INSERT INTO t VALUES (?)`, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lastCommit := time.Now()
+	lag, err := b.(*Litestream).ReplicationLag(context.Background(), lastCommit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lag <= 0 {
+		t.Errorf("lag %v", lag)
+	}
+	if st := b.Stats(); st["bucket_class_a"] < 1 {
+		t.Errorf("no uploads counted: %v", st)
+	}
+	lab := b.(*Litestream).lab
+	bin, _ := tools.Find("litestream")
+	restored := filepath.Join(work, "restored.db")
+	cmd := exec.Command(bin, "restore", "-o", restored, "gs://"+BucketName+"/"+backend.DBFile)
+	cmd.Env = append(tools.EnvWithout("AWS_CA_BUNDLE"), "STORAGE_EMULATOR_HOST="+lab.Host())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("restore: %v\n%s", err, out)
+	}
+	rdb, err := sql.Open("sqlite3", restored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	var n, sum int
+	var check string
+	if err := rdb.QueryRow(`SELECT count(*), sum(n) FROM t`).Scan(&n, &sum); err != nil || n != 50 || sum != 50*51/2 {
+		t.Errorf("restored %d rows summing %d (%v), want 50 and %d", n, sum, err, 50*51/2)
+	}
+	if err := rdb.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+		t.Errorf("integrity_check %q %v", check, err)
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	for opt, want := range map[string]string{"sync_interval=soon": "sync_interval", "model=s3": "model", "syncinterval=1s": "syncinterval"} {
+		k, v, _ := strings.Cut(opt, "=")
+		if _, err := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{k: v}}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", opt, err)
+		}
+	}
+	t.Setenv("PERSISTLAB_LITESTREAM", "/no/such/litestream")
+	if _, err := New(backend.Env{WorkDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "PERSISTLAB_LITESTREAM") {
+		t.Errorf("missing binary: %v", err)
+	}
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"persistlab/lab/bucket"
+)
+
+func cmdLab(args []string) error {
+	if len(args) == 0 || args[0] != "serve" {
+		return fmt.Errorf("want: lab serve [flags] (runs the emulated GCS bucket alone)")
+	}
+	fs := flag.NewFlagSet("lab serve", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:4443", "loopback address to serve on")
+	buckets := fs.String("bucket", "persistlab", "bucket(s) to create, comma-separated")
+	model := bucket.DefaultModel()
+	addModelFlags(fs, &model)
+	noDelay := fs.Bool("no-delay", false, "serve at loopback speed (keep only the per-object write limit)")
+	if _, err := parseInterspersed(fs, args[1:]); err != nil {
+		return err
+	}
+	if *noDelay {
+		model = bucket.NoDelayModel()
+	}
+	srv, err := bucket.Start(bucket.Config{Listen: *listen, Buckets: strings.Split(*buckets, ","), Model: model})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	first := strings.Split(*buckets, ",")[0]
+	fmt.Printf(`persistlab lab bucket: GCS JSON API on http://%[1]s (buckets: %[2]s)
+model: read %[3]v/%[4]v, write %[5]v/%[6]v, list %[7]v/%[8]v (median/p99), %.0f MiB/s per stream, one write per %[10]v per object (burst %[11]d)
+
+gcsfuse:
+  gcsfuse --foreground --anonymous-access --implicit-dirs --custom-endpoint=%[12]s %[13]s MOUNTPOINT
+Litestream (replica url gs://%[13]s/PATH):
+  STORAGE_EMULATOR_HOST=%[1]s litestream replicate -config litestream.yml
+Any Google Cloud client library:
+  STORAGE_EMULATOR_HOST=%[1]s   (the endpoint must say localhost, not 127.0.0.1, for gcsfuse)
+
+Ctrl-C stops; request counts by pricing class are printed then.
+`, srv.Host(), *buckets, model.Read.Median, model.Read.P99, model.Write.Median, model.Write.P99, model.List.Median, model.List.P99,
+		model.StreamBytesPerSecond/(1<<20), model.ObjectUpdateInterval, model.ObjectUpdateBurst, srv.JSONEndpoint(), first)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	a := srv.Accounting()
+	fmt.Printf("\nclass A %d, class B %d, free %d, throttled (429) %d; %d bytes in, %d bytes out; $%.6f at list prices\n",
+		a.ClassA, a.ClassB, a.Free, a.Throttled, a.BytesIn, a.BytesOut, a.CostUSD())
+	for _, m := range a.Methods() {
+		fmt.Printf("  %-40s %d\n", m, a.ByMethod[m])
+	}
+	return nil
+}
+
+// addModelFlags lets a user reshape the bucket's cloud model.
+func addModelFlags(fs *flag.FlagSet, m *bucket.Model) {
+	lat := func(name, what string, l *bucket.Latency) {
+		fs.DurationVar(&l.Median, name+"-median", l.Median, what+" latency median (an assumption: GCS publishes none)")
+		fs.DurationVar(&l.P99, name+"-p99", l.P99, what+" latency 99th percentile")
+	}
+	lat("read", "class B (get)", &m.Read)
+	lat("write", "class A mutation (insert, compose, patch)", &m.Write)
+	lat("list", "class A listing", &m.List)
+	fs.Float64Var(&m.StreamBytesPerSecond, "stream-bytes-per-second", m.StreamBytesPerSecond, "bandwidth of each request body, each way; 0 for none")
+	fs.DurationVar(&m.ObjectUpdateInterval, "object-update-interval", m.ObjectUpdateInterval, "per-object write limit (GCS: one per second); 0 for none")
+	fs.IntVar(&m.ObjectUpdateBurst, "object-update-burst", m.ObjectUpdateBurst, "writes to one object allowed at once before the limit applies")
+	fs.Int64Var(&m.Seed, "seed", m.Seed, "seed of the latency draws")
+}

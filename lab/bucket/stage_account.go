@@ -1,0 +1,141 @@
+package bucket
+
+import (
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Accounting is what the bucket counted: operations by pricing class and by method, bytes moved,
+// and requests the model refused.
+type Accounting struct {
+	ClassA    int64            `json:"class_a"`
+	ClassB    int64            `json:"class_b"`
+	Free      int64            `json:"free"`
+	BytesIn   int64            `json:"bytes_in"`  // request bodies (uploads)
+	BytesOut  int64            `json:"bytes_out"` // response bodies (downloads, listings)
+	Throttled int64            `json:"throttled"` // answered 429 by the per-object limit
+	Errors    int64            `json:"errors"`    // other answers of 400 and above (e.g. precondition failures)
+	ByMethod  map[string]int64 `json:"by_method"`
+}
+
+// CostUSD prices the operations at the list prices above (network egress not included).
+func (a Accounting) CostUSD() float64 {
+	return float64(a.ClassA)/1000*PriceClassAPer1000USD + float64(a.ClassB)/1000*PriceClassBPer1000USD
+}
+
+// Sub is a - b, for the counts of one interval.
+func (a Accounting) Sub(b Accounting) Accounting {
+	out := Accounting{ClassA: a.ClassA - b.ClassA, ClassB: a.ClassB - b.ClassB, Free: a.Free - b.Free,
+		BytesIn: a.BytesIn - b.BytesIn, BytesOut: a.BytesOut - b.BytesOut, Throttled: a.Throttled - b.Throttled,
+		Errors: a.Errors - b.Errors, ByMethod: map[string]int64{}}
+	for k, v := range a.ByMethod {
+		if d := v - b.ByMethod[k]; d != 0 {
+			out.ByMethod[k] = d
+		}
+	}
+	return out
+}
+
+type accountant struct {
+	mu         sync.Mutex
+	acc        Accounting
+	lastWrite  map[string]time.Time // object -> when its latest successful write completed
+	writeAdded *sync.Cond
+}
+
+func newAccountant() *accountant {
+	a := &accountant{acc: Accounting{ByMethod: map[string]int64{}}, lastWrite: map[string]time.Time{}}
+	a.writeAdded = sync.NewCond(&a.mu)
+	return a
+}
+
+type countingReader struct {
+	io.ReadCloser
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (a *accountant) stage(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op := opOf(r)
+		body := &countingReader{ReadCloser: r.Body}
+		if r.Body != nil {
+			r.Body = body
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		done := time.Now()
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.acc.BytesIn += body.n
+		a.acc.BytesOut += sw.bytes
+		switch {
+		case sw.status == http.StatusTooManyRequests:
+			a.acc.Throttled++
+			return
+		case sw.status >= 400:
+			a.acc.Errors++
+		}
+		if op.Class == ClassNone {
+			return
+		}
+		a.acc.ByMethod[op.Name]++
+		switch op.Class {
+		case ClassA:
+			a.acc.ClassA++
+		case ClassB:
+			a.acc.ClassB++
+		case ClassFree:
+			a.acc.Free++
+		}
+		if op.Mutation && op.Object != "" && sw.status < 300 {
+			a.lastWrite[op.Bucket+"/"+op.Object] = done
+			a.writeAdded.Broadcast()
+		}
+	})
+}
+
+func (a *accountant) snapshot() Accounting {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.acc
+	out.ByMethod = make(map[string]int64, len(a.acc.ByMethod))
+	for k, v := range a.acc.ByMethod {
+		out.ByMethod[k] = v
+	}
+	return out
+}
+
+// LastWriteUnder is when the latest write to an object whose "bucket/name" starts with prefix
+// completed, and which object it was.
+func (a *accountant) lastWriteUnder(prefix string) (string, time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var name string
+	var last time.Time
+	for k, t := range a.lastWrite {
+		if strings.HasPrefix(k, prefix) && t.After(last) {
+			name, last = k, t
+		}
+	}
+	return name, last
+}
+
+// Methods lists the counted methods in a stable order, for printing.
+func (a Accounting) Methods() []string {
+	names := make([]string, 0, len(a.ByMethod))
+	for k := range a.ByMethod {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
