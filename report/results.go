@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"persistlab/internal/sysinfo"
+	"persistlab/lab/bucket"
 	"persistlab/measure"
 	"persistlab/scenario"
 )
@@ -85,6 +86,21 @@ type Aggregate struct {
 	Errors      int64           `json:"errors"`       // over all runs
 	LostUpdates int64           `json:"lost_updates"` // over all runs
 	AppCPUUtil  float64         `json:"app_cpu_util"` // median
+	// Bucket requests per 1,000 answered app requests, medians over runs (bucket backends only).
+	Bucket *BucketUse `json:"bucket,omitempty"`
+	// ReplicationLagMs is the median over runs of how long the last write stayed local (Litestream).
+	ReplicationLagMs float64 `json:"replication_lag_ms,omitempty"`
+}
+
+// BucketUse is what the bucket did per 1,000 app requests, and what that costs.
+type BucketUse struct {
+	ClassAPer1k    float64 `json:"class_a_per_1k"`
+	ClassBPer1k    float64 `json:"class_b_per_1k"`
+	BytesInPerReq  float64 `json:"bytes_in_per_req"`
+	BytesOutPerReq float64 `json:"bytes_out_per_req"`
+	Throttled      float64 `json:"throttled"` // 429 answers per run
+	// USDPerMillion prices the class A and B operations of a million app requests at GCS list prices.
+	USDPerMillion float64 `json:"usd_per_million"`
 }
 
 // Fit is seed 000's zero-intercept least-squares slope of avg latency against VUs, over every run.
@@ -138,6 +154,16 @@ func (r *Results) Summarize() {
 		}
 		a.Median = measure.MedianOfRuns(sums)
 		a.AppCPUUtil = measure.Median(util)
+		a.Bucket = bucketUse(cells)
+		var lags []float64
+		for _, c := range cells {
+			if c.ReplicationLagMs > 0 {
+				lags = append(lags, c.ReplicationLagMs)
+			}
+		}
+		if len(lags) > 0 {
+			a.ReplicationLagMs = measure.Median(lags)
+		}
 		r.Aggregates = append(r.Aggregates, a)
 	}
 	r.Fits = r.Fits[:0]
@@ -151,6 +177,29 @@ func (r *Results) Summarize() {
 		}
 		r.Fits = append(r.Fits, f)
 	}
+}
+
+// bucketUse is the median over cells of their bucket counters per app request; nil if none counted.
+func bucketUse(cells []Cell) *BucketUse {
+	var a, b, in, out, thr []float64
+	for _, c := range cells {
+		if _, ok := c.BackendStats["bucket_class_a"]; !ok || c.OK == 0 {
+			continue
+		}
+		per := func(k string) float64 { return c.BackendStats[k] / float64(c.OK) }
+		a = append(a, 1000*per("bucket_class_a"))
+		b = append(b, 1000*per("bucket_class_b"))
+		in = append(in, per("bucket_bytes_in"))
+		out = append(out, per("bucket_bytes_out"))
+		thr = append(thr, c.BackendStats["bucket_throttled"])
+	}
+	if len(a) == 0 {
+		return nil
+	}
+	u := &BucketUse{ClassAPer1k: measure.Median(a), ClassBPer1k: measure.Median(b), BytesInPerReq: measure.Median(in),
+		BytesOutPerReq: measure.Median(out), Throttled: measure.Median(thr)}
+	u.USDPerMillion = u.ClassAPer1k*bucket.PriceClassAPer1000USD + u.ClassBPer1k*bucket.PriceClassBPer1000USD
+	return u
 }
 
 func (r *Results) backendOrder() []string {

@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+
 	"io"
+	"persistlab/lab/bucket"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -65,6 +67,8 @@ func WriteTables(w io.Writer, r *Results) {
 			}
 		}
 	}
+	writeBucketTable(w, r)
+	writeSeedComparison(w, r)
 	failed := 0
 	for _, c := range r.Cells {
 		if c.Failure != "" {
@@ -73,5 +77,76 @@ func WriteTables(w io.Writer, r *Results) {
 	}
 	if failed > 0 {
 		fmt.Fprintf(w, "\n%d cell(s) failed; see \"failure\" in the results file\n", failed)
+	}
+}
+
+// writeBucketTable shows, for backends on a bucket, its requests per 1,000 app requests and cost.
+func writeBucketTable(w io.Writer, r *Results) {
+	header := false
+	for _, a := range r.Aggregates {
+		if a.Bucket == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "\nbucket requests per 1,000 app requests (medians; GCS list prices: class A $%.4f, class B $%.4f per 1,000)\n",
+				bucket.PriceClassAPer1000USD, bucket.PriceClassBPer1000USD)
+			header = true
+		}
+	}
+	if !header {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "backend\tvus\tclass A\tclass B\tKiB up/req\tKiB down/req\t429s/run\t$/1M req\trepl. lag ms\t")
+	for _, a := range r.Aggregates {
+		if u := a.Bucket; u != nil {
+			lag := "-"
+			if a.ReplicationLagMs > 0 {
+				lag = fmt.Sprintf("%.0f", a.ReplicationLagMs)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.4f\t%s\t\n", a.Backend, a.VUs, u.ClassAPer1k, u.ClassBPer1k,
+				u.BytesInPerReq/1024, u.BytesOutPerReq/1024, u.Throttled, u.USDPerMillion, lag)
+		}
+	}
+	tw.Flush()
+}
+
+// writeSeedComparison sets the seed's published table beside ours, with our/seed ratios.
+func writeSeedComparison(w io.Writer, r *Results) {
+	for _, p := range r.Scenario.Published {
+		col := map[string]int{}
+		for i, c := range p.Columns {
+			col[c] = i
+		}
+		var rows []string
+		for _, row := range p.Rows {
+			for _, a := range r.Aggregates {
+				if a.Backend != p.Backend || a.VUs != int(row[0]) {
+					continue
+				}
+				cell := func(ours float64, name string) string {
+					i, ok := col[name]
+					if !ok {
+						return "-\t-\t-"
+					}
+					return fmt.Sprintf("%.2f\t%.2f\t%.2fx", ours, row[i], ours/row[i])
+				}
+				rows = append(rows, fmt.Sprintf("%d\t%s\t%s\t%s\t", a.VUs, cell(a.Median.MedMs, "med_ms"), cell(a.Median.AvgMs, "avg_ms"), cell(a.Median.P95Ms, "p95_ms")))
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s beside the seed (%s)\n", p.Backend, p.Source)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "vus\tmed\tseed\tratio\tavg\tseed\tratio\tp(95)\tseed\tratio\t")
+		for _, row := range rows {
+			fmt.Fprintln(tw, row)
+		}
+		tw.Flush()
+	}
+	if len(r.Scenario.Published) > 0 {
+		fmt.Fprintln(w, "\nAbsolute milliseconds differ from the seed's Cloud Run (its network to the instance, Rails, a real GCS);")
+		fmt.Fprintln(w, "compare the shape and the ratios between backends.")
 	}
 }

@@ -236,6 +236,9 @@ func StartApp(self, dbPath, logPath string, spec scenario.AppSpec) (*App, error)
 	if spec.CPUs > 0 {
 		args = append(args, "--cpus", strconv.Itoa(spec.CPUs))
 	}
+	if spec.CPUPerRequest > 0 {
+		args = append(args, "--cpu-per-request", time.Duration(spec.CPUPerRequest).String())
+	}
 	if spec.MaxConns > 0 {
 		args = append(args, "--max-conns", strconv.Itoa(spec.MaxConns))
 	}

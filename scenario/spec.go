@@ -55,6 +55,8 @@ type AppSpec struct {
 	CPUs     int      `yaml:"cpus,omitempty" json:"cpus"`           // 0: not pinned
 	MaxConns int      `yaml:"max_conns,omitempty" json:"max_conns"` // 0: Rails' pool of 5
 	Pragmas  []string `yaml:"pragmas,omitempty" json:"pragmas"`     // overrides of Rails 8's, name=value
+	// CPUPerRequest is CPU work per request besides SQLite's, standing in for a framework's cost.
+	CPUPerRequest Duration `yaml:"cpu_per_request,omitempty" json:"cpu_per_request"`
 }
 
 // BackendSpec names a backend and its options.

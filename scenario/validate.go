@@ -55,6 +55,9 @@ func (s *Spec) Validate(known Known) error {
 	if w.App.MaxConns < 0 {
 		return fail("workload.app.max_conns", strconv.Itoa(w.App.MaxConns), "0 (Rails' pool of 5) or more")
 	}
+	if w.App.CPUPerRequest < 0 || time.Duration(w.App.CPUPerRequest) > time.Second {
+		return fail("workload.app.cpu_per_request", time.Duration(w.App.CPUPerRequest).String(), "a duration from 0 to 1s")
+	}
 	for i, p := range w.App.Pragmas {
 		if name, value, ok := strings.Cut(p, "="); !ok || name == "" || value == "" {
 			return fail(fmt.Sprintf("workload.app.pragmas[%d]", i), p, "name=value, e.g. journal_mode=DELETE")
@@ -121,6 +124,8 @@ type Overrides struct {
 	Warmup   string
 	Repeat   int
 	Rate     float64
+	// CPUPerRequest replaces workload.app.cpu_per_request.
+	CPUPerRequest string
 }
 
 // Apply changes s as the overrides say: first the quick variant, then each explicit flag.
@@ -162,7 +167,7 @@ func (s *Spec) Apply(o Overrides) error {
 	for _, d := range []struct {
 		flag, text string
 		into       *Duration
-	}{{"--duration", o.Duration, &s.Duration}, {"--warmup", o.Warmup, &s.Warmup}} {
+	}{{"--duration", o.Duration, &s.Duration}, {"--warmup", o.Warmup, &s.Warmup}, {"--cpu-per-request", o.CPUPerRequest, &s.Workload.App.CPUPerRequest}} {
 		if d.text == "" {
 			continue
 		}

@@ -20,6 +20,7 @@ type Options struct {
 	DBPath   string
 	Pragmas  []Pragma // applied in order on every new connection; nil means RailsPragmas
 	MaxConns int      // connection pool size; Rails' database.yml default pool is 5
+	Work     Work     // CPU burnt per request besides SQLite's own
 }
 
 // DefaultMaxConns is the pool size `rails new` writes into database.yml (RAILS_MAX_THREADS or 5).
@@ -31,6 +32,7 @@ type App struct {
 	incr    *sql.Stmt
 	read    *sql.Stmt
 	pragmas []Pragma
+	work    Work
 }
 
 type connector struct {
@@ -65,7 +67,7 @@ func Open(opts Options) (*App, error) {
 	db := sql.OpenDB(connector{dsn: "file:" + opts.DBPath, drv: drv})
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
-	a := &App{db: db, pragmas: pragmas}
+	a := &App{db: db, pragmas: pragmas, work: opts.Work}
 	if err := a.init(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("counter app: %s: %w", opts.DBPath, err)
@@ -110,6 +112,7 @@ func (a *App) EffectivePragmas() (map[string]string, error) {
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /count_up", func(w http.ResponseWriter, r *http.Request) {
+		a.work.Do()
 		a.answer(w, r.Context(), a.incr)
 	})
 	mux.HandleFunc("GET /count", func(w http.ResponseWriter, r *http.Request) {

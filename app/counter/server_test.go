@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func post(t *testing.T, url string) (int, int64) {
@@ -146,5 +147,26 @@ func TestRoutesAndPragmaParsing(t *testing.T) {
 	}
 	if _, err := Open(Options{}); err == nil || !strings.Contains(err.Error(), "--db") {
 		t.Errorf("no db path: %v", err)
+	}
+}
+
+func TestWorkBurnsCalibratedCPU(t *testing.T) {
+	w := CalibrateWork(2 * time.Millisecond)
+	if w.iterations <= 0 {
+		t.Fatal("no work calibrated")
+	}
+	// Ten times the work takes clearly longer than one: a ratio, not a timing.
+	t0 := time.Now()
+	w.Do()
+	one := time.Since(t0)
+	t0 = time.Now()
+	for i := 0; i < 10; i++ {
+		w.Do()
+	}
+	if ten := time.Since(t0); ten < 3*one {
+		t.Errorf("10 units took %v, 1 unit %v", ten, one)
+	}
+	if (Work{}).iterations != 0 || CalibrateWork(0).iterations != 0 {
+		t.Error("zero work should do nothing")
 	}
 }

@@ -27,6 +27,7 @@ func cmdApp(args []string) error {
 	listen := fs.String("listen", "127.0.0.1:8080", "loopback address to serve on; port 0 picks a free one")
 	cpus := fs.Int("cpus", 0, "pin the app to this many CPUs (the last ones online); 0 leaves it unpinned")
 	maxConns := fs.Int("max-conns", counter.DefaultMaxConns, "SQLite connection pool size (Rails' default pool is 5)")
+	cpuPerRequest := fs.Duration("cpu-per-request", 0, "CPU work per POST besides SQLite's, like a framework's own cost (e.g. 4.7ms for the seed's Rails app)")
 	var pragmas listFlag
 	fs.Var(&pragmas, "pragma", "override a Rails 8 default pragma, name=value (repeatable), e.g. journal_mode=DELETE")
 	if _, err := parseInterspersed(fs, args[1:]); err != nil {
@@ -58,7 +59,8 @@ func cmdApp(args []string) error {
 			}
 			overrides = append(overrides, pr)
 		}
-		a, err := counter.Open(counter.Options{DBPath: *db, Pragmas: counter.WithOverrides(counter.RailsPragmas, overrides), MaxConns: *maxConns})
+		a, err := counter.Open(counter.Options{DBPath: *db, Pragmas: counter.WithOverrides(counter.RailsPragmas, overrides), MaxConns: *maxConns,
+			Work: counter.CalibrateWork(*cpuPerRequest)})
 		if err != nil {
 			return err
 		}

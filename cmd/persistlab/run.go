@@ -26,6 +26,7 @@ func cmdRun(args []string) error {
 	fs.StringVar(&o.Warmup, "warmup", "", "unmeasured load before each run, e.g. 2s")
 	fs.IntVar(&o.Repeat, "repeat", 0, "runs per cell; rows show each metric's median over runs")
 	fs.Float64Var(&o.Rate, "rate", 0, "switch to an open loop at this many requests/s")
+	fs.StringVar(&o.CPUPerRequest, "cpu-per-request", "", "CPU work per request in the app besides SQLite's, e.g. 4.7ms (Rails-sized) or 0s")
 	fs.BoolVar(&o.Quick, "quick", false, "the scenario's short variant (for demos and smoke tests)")
 	out := fs.String("out", "results.json", "results file, rewritten after every cell")
 	workDir := fs.String("workdir", "", "scratch directory for databases and logs (default: a new temporary one, removed after)")
