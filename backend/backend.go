@@ -32,8 +32,12 @@ type Env struct {
 	Options map[string]string // from the scenario's backends[].options
 }
 
-// Stats are the counters a backend collected over a cell (bucket requests, replication lag, ...).
+// Stats are cumulative counters a backend keeps (bucket requests, bytes, CPU seconds); the runner
+// records their growth over the measured run.
 type Stats map[string]float64
+
+// HelperCPUSeconds is the Stats key for the CPU time of a backend's own process (gcsfuse, Litestream).
+const HelperCPUSeconds = "helper_cpu_s"
 
 // Backend is one place data lives. Stop must undo everything Start did, also after a failed
 // Start, and must be safe to call twice.

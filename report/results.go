@@ -16,6 +16,9 @@ import (
 	"persistlab/scenario"
 )
 
+// helperCPUKey is backend.HelperCPUSeconds (report reads results files and does not import backends).
+const helperCPUKey = "helper_cpu_s"
+
 // Schema names the results format; bump it when a field changes meaning.
 const Schema = "persistlab.results/1"
 
@@ -86,6 +89,8 @@ type Aggregate struct {
 	Errors      int64           `json:"errors"`       // over all runs
 	LostUpdates int64           `json:"lost_updates"` // over all runs
 	AppCPUUtil  float64         `json:"app_cpu_util"` // median
+	// HelperCPUUtil is the backend process's CPU (gcsfuse, Litestream) as a share of the app's CPUs, median.
+	HelperCPUUtil float64 `json:"helper_cpu_util,omitempty"`
 	// Bucket requests per 1,000 answered app requests, medians over runs (bucket backends only).
 	Bucket *BucketUse `json:"bucket,omitempty"`
 	// ReplicationLagMs is the median over runs of how long the last write stayed local (Litestream).
@@ -142,9 +147,12 @@ func (r *Results) Summarize() {
 		cells := groups[k]
 		a := Aggregate{Backend: k.backend, VUs: k.vus, Runs: len(cells)}
 		sums := make([]measure.Summary, len(cells))
-		util := make([]float64, len(cells))
+		util, helper := make([]float64, len(cells)), make([]float64, len(cells))
 		for i, c := range cells {
 			sums[i], util[i] = c.Summary, c.AppCPUUtil
+			if c.AppCPUUtil > 0 && c.AppCPUSeconds > 0 {
+				helper[i] = c.BackendStats[helperCPUKey] / c.AppCPUSeconds * c.AppCPUUtil // same CPUs, same interval
+			}
 			a.Errors += c.Errors
 			a.LostUpdates += c.LostUpdates()
 			if c.Summary.Count > 0 {
@@ -154,6 +162,7 @@ func (r *Results) Summarize() {
 		}
 		a.Median = measure.MedianOfRuns(sums)
 		a.AppCPUUtil = measure.Median(util)
+		a.HelperCPUUtil = measure.Median(helper)
 		a.Bucket = bucketUse(cells)
 		var lags []float64
 		for _, c := range cells {

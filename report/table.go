@@ -39,11 +39,15 @@ func WriteTables(w io.Writer, r *Results) {
 		}
 		fmt.Fprintf(w, "\nbackend %s\n", b)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "vus\tmed\tavg\tp(90)\tp(95)\tp(99)\tmin\tmax\treq/s\terrors\tlost\tapp cpu\t")
+		fmt.Fprintln(tw, "vus\tmed\tavg\tp(90)\tp(95)\tp(99)\tmin\tmax\treq/s\terrors\tlost\tapp cpu\t"+b+" cpu\t")
 		for _, a := range rows {
 			m := a.Median
-			fmt.Fprintf(tw, "%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%d\t%.0f%%\t\n",
-				a.VUs, m.MedMs, m.AvgMs, m.P90Ms, m.P95Ms, m.P99Ms, m.MinMs, m.MaxMs, m.Rate, a.Errors, a.LostUpdates, a.AppCPUUtil*100)
+			helper := "-"
+			if a.HelperCPUUtil > 0 {
+				helper = fmt.Sprintf("%.0f%%", a.HelperCPUUtil*100)
+			}
+			fmt.Fprintf(tw, "%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%d\t%.0f%%\t%s\t\n",
+				a.VUs, m.MedMs, m.AvgMs, m.P90Ms, m.P95Ms, m.P99Ms, m.MinMs, m.MaxMs, m.Rate, a.Errors, a.LostUpdates, a.AppCPUUtil*100, helper)
 		}
 		tw.Flush()
 	}

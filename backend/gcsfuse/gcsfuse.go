@@ -158,12 +158,21 @@ func reachable(ctx context.Context, endpoint, bucketName string) error {
 	return nil
 }
 
-// Stats are the bucket's counters since Start.
+// Stats are the bucket's counters since Start, and the CPU seconds of the helper process (it
+// shares the app's CPUs, as in a Cloud Run container).
 func (g *GCSFuse) Stats() backend.Stats {
-	if g.lab == nil {
-		return nil
+	st := backend.Stats{}
+	if g.lab != nil {
+		for k, v := range g.lab.Accounting().Flatten() {
+			st[k] = v
+		}
 	}
-	return g.lab.Accounting().Flatten()
+	if g.child != nil {
+		if cpu, err := proc.CPUTime(g.child.Pid()); err == nil {
+			st[backend.HelperCPUSeconds] = cpu.Seconds()
+		}
+	}
+	return st
 }
 
 // Stop unmounts (waiting for gcsfuse to flush), stops gcsfuse by its pid, and stops the bucket

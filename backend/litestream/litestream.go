@@ -101,12 +101,21 @@ func (l *Litestream) Start(ctx context.Context) (backend.Target, error) {
 	return backend.Target{Dir: l.dir}, ctx.Err()
 }
 
-// Stats are the bucket's counters since Start.
+// Stats are the bucket's counters since Start, and the CPU seconds of the helper process (it
+// shares the app's CPUs, as in a Cloud Run container).
 func (l *Litestream) Stats() backend.Stats {
-	if l.lab == nil {
-		return nil
+	st := backend.Stats{}
+	if l.lab != nil {
+		for k, v := range l.lab.Accounting().Flatten() {
+			st[k] = v
+		}
 	}
-	return l.lab.Accounting().Flatten()
+	if l.child != nil {
+		if cpu, err := proc.CPUTime(l.child.Pid()); err == nil {
+			st[backend.HelperCPUSeconds] = cpu.Seconds()
+		}
+	}
+	return st
 }
 
 // ReplicationLag waits for the first write to the replica that completes after lastCommit and

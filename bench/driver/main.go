@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"persistlab/internal/proc"
+	"persistlab/internal/tools"
 )
 
 type measurement struct {
@@ -33,16 +34,6 @@ func ratio(a, b float64) string          { return fmt.Sprintf("%.2f", a/b) }
 func fail(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
 	os.Exit(1)
-}
-func taskset(cpus []int, args ...string) []string {
-	if len(cpus) == 0 {
-		return args
-	}
-	list := make([]string, len(cpus))
-	for i, c := range cpus {
-		list[i] = strconv.Itoa(c)
-	}
-	return append([]string{"taskset", "-c", strings.Join(list, ",")}, args...)
 }
 
 func main() {
@@ -117,7 +108,7 @@ func timed(tool string, argv []string, env []string) (out []byte, m measurement,
 }
 
 func runPersistlab(self, url string, cpus []int, conns int, d time.Duration) (measurement, error) {
-	out, m, err := timed("persistlab", taskset(cpus, self, "load", "--url", url, "--vus", strconv.Itoa(conns), "--duration", d.String(), "--json"), os.Environ())
+	out, m, err := timed("persistlab", tools.Pinned(cpus, self, "load", "--url", url, "--vus", strconv.Itoa(conns), "--duration", d.String(), "--json"), os.Environ())
 	if err != nil {
 		return m, err
 	}
@@ -144,7 +135,7 @@ func runWrk(work, url string, cpus []int, conns int, d time.Duration) (measureme
 	if err := os.WriteFile(script, []byte(`wrk.method = "POST"`+"\n"), 0o644); err != nil {
 		return measurement{}, err
 	}
-	out, m, err := timed("wrk", taskset(cpus, "wrk", "-t1", "-c"+strconv.Itoa(conns), "-d"+strconv.Itoa(int(d.Seconds()))+"s", "-s", script, url), os.Environ())
+	out, m, err := timed("wrk", tools.Pinned(cpus, "wrk", "-t1", "-c"+strconv.Itoa(conns), "-d"+strconv.Itoa(int(d.Seconds()))+"s", "-s", script, url), os.Environ())
 	if err != nil {
 		return m, err
 	}
@@ -175,7 +166,7 @@ func runK6(k6, work, url string, cpus []int, conns int, d time.Duration) (measur
 	}
 	summary := filepath.Join(work, "k6-summary.json")
 	env := append(os.Environ(), "K6_NO_USAGE_REPORT=true")
-	_, m, err := timed("k6", taskset(cpus, k6, "run", "-q", "--no-usage-report", "--vus", strconv.Itoa(conns),
+	_, m, err := timed("k6", tools.Pinned(cpus, k6, "run", "-q", "--no-usage-report", "--vus", strconv.Itoa(conns),
 		"--duration", d.String(), "--summary-export", summary, script), env)
 	if err != nil {
 		return m, err

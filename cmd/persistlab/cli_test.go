@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,7 +117,64 @@ func TestRunTinyScenarioWritesCompleteResults(t *testing.T) {
 	}
 }
 
+// mountsUnder lists mount points below dir.
+func mountsUnder(dir string) []string {
+	data, _ := os.ReadFile("/proc/self/mounts")
+	var found []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], dir) {
+			found = append(found, f[1])
+		}
+	}
+	return found
+}
+
+func TestRunOnEveryBackend(t *testing.T) {
+	work := t.TempDir()
+	out := filepath.Join(work, "r.json")
+	stdout, stderr, err := persistlab(t, "run", "cloudrun-sqlite", "--backend", "gcsfuse,litestream,local", "--vus", "2",
+		"--duration", "1500ms", "--warmup", "0s", "--repeat", "1", "--cpu-per-request", "0s", "--out", out, "--workdir", filepath.Join(work, "scratch"))
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	r, err := report.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != report.StatusComplete || len(r.Cells) != 3 {
+		t.Fatalf("status %s, %d cells", r.Status, len(r.Cells))
+	}
+	for _, c := range r.Cells {
+		if c.Failure != "" || c.OK == 0 || c.CountDelta != c.OK {
+			t.Errorf("%s: failure %q, ok %d, counter grew %d", c.Backend, c.Failure, c.OK, c.CountDelta)
+		}
+		_, counted := c.BackendStats["bucket_class_a"]
+		if counted != (c.Backend != "local") {
+			t.Errorf("%s: bucket stats %v", c.Backend, c.BackendStats)
+		}
+		if c.Backend == "litestream" && (c.ReplicationLagMs <= 0 || c.BackendStats["bucket_class_a"] < 1) {
+			t.Errorf("litestream: lag %v ms, uploads %v", c.ReplicationLagMs, c.BackendStats["bucket_class_a"])
+		}
+	}
+	if r.Versions["gcsfuse"] == "" || r.Versions["litestream"] == "" {
+		t.Errorf("component versions missing: %v", r.Versions)
+	}
+	for _, want := range []string{"backend gcsfuse", "backend litestream", "bucket requests per 1,000", "beside the seed", "gcsfuse / litestream"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if left := append(mountsUnder(work), processesUsing(work)...); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
 func TestBadInputNamesFieldAndValue(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -127,6 +185,10 @@ func TestBadInputNamesFieldAndValue(t *testing.T) {
 		{[]string{"run", "no-such"}, []string{"no-such", "cloudrun-sqlite"}},
 		{[]string{"app", "counter", "--db", "x.db", "--listen", "0.0.0.0:0"}, []string{"--listen", "loopback"}},
 		{[]string{"load", "--url", "http://10.0.0.1:80/", "--duration", "1s"}, []string{"--url", "loopback"}},
+		{[]string{"lab", "serve", "--listen", "0.0.0.0:4443"}, []string{"0.0.0.0:4443", "loopback"}},
+		{[]string{"lab", "serve", "--listen", busy.Addr().String()}, []string{busy.Addr().String(), "in use"}},
+		{[]string{"app", "counter", "--db", filepath.Join(t.TempDir(), "c.db"), "--listen", busy.Addr().String()}, []string{"--listen", "in use"}},
+		{[]string{"run", "cloudrun-sqlite", "--cpu-per-request", "-1ms"}, []string{"cpu_per_request", "-1ms"}},
 	} {
 		_, stderr, err := persistlab(t, tc.args...)
 		if err == nil {
@@ -144,8 +206,8 @@ func TestBadInputNamesFieldAndValue(t *testing.T) {
 func TestInterruptKeepsFinishedCellsAndStopsEverything(t *testing.T) {
 	work := t.TempDir()
 	out := filepath.Join(work, "r.json")
-	cmd := exec.Command(binary, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1,2,3", "--duration", "700ms",
-		"--warmup", "0s", "--repeat", "5", "--out", out, "--workdir", filepath.Join(work, "scratch"))
+	cmd := exec.Command(binary, "run", "cloudrun-sqlite", "--backend", "local,gcsfuse,litestream", "--vus", "1,2", "--duration", "700ms",
+		"--warmup", "0s", "--repeat", "5", "--cpu-per-request", "0s", "--out", out, "--workdir", filepath.Join(work, "scratch"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -153,7 +215,7 @@ func TestInterruptKeepsFinishedCellsAndStopsEverything(t *testing.T) {
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if r, err := report.Load(out); err == nil && len(r.Cells) >= 2 {
+		if r, err := report.Load(out); err == nil && len(r.Cells) >= 3 { // local done, gcsfuse mounted
 			break
 		}
 		if time.Now().After(deadline) {
@@ -171,7 +233,7 @@ func TestInterruptKeepsFinishedCellsAndStopsEverything(t *testing.T) {
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
-	if r.Status != report.StatusInterrupted || len(r.Cells) < 2 || len(r.Cells) >= 15 {
+	if r.Status != report.StatusInterrupted || len(r.Cells) < 3 || len(r.Cells) >= 30 {
 		t.Errorf("status %s with %d cells", r.Status, len(r.Cells))
 	}
 	for _, c := range r.Cells {
