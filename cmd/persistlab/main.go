@@ -15,7 +15,8 @@ const usage = `persistlab: where should an app's data live, and what does that c
 usage:
   persistlab run SCENARIO|FILE.yaml [flags]   run an experiment and print its tables
   persistlab scenarios [show NAME]            list the built-in scenarios, or print one
-  persistlab report RESULTS.json              print a results file's tables again
+  persistlab report RESULTS.json [--html F] [--csv F]   tables again; an HTML page with charts; CSV
+  persistlab compare A.json B.json            B against A, cell by cell, with verdicts where runs allow
   persistlab app counter --db PATH [flags]    run the counter app (the system under test)
   persistlab load --url URL [flags]           drive HTTP load at any endpoint on loopback
   persistlab lab serve [flags]                run the emulated GCS bucket alone
@@ -35,6 +36,7 @@ func main() {
 		"app":       cmdApp,
 		"load":      cmdLoad,
 		"lab":       cmdLab,
+		"compare":   cmdCompare,
 	}
 	name := os.Args[1]
 	if name == "-h" || name == "--help" || name == "help" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 
@@ -8,13 +9,59 @@ import (
 )
 
 func cmdReport(args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("want one results file, e.g. persistlab report results.json")
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
+	csvOut := fs.String("csv", "", "also write every cell's summary as CSV to this file")
+	positional, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
 	}
-	r, err := report.Load(args[0])
+	if len(positional) != 1 {
+		return fmt.Errorf("want one results file, e.g. persistlab report results.json --html report.html")
+	}
+	r, err := report.Load(positional[0])
 	if err != nil {
 		return err
 	}
 	report.WriteTables(os.Stdout, r)
+	for _, out := range []struct {
+		path  string
+		write func(*os.File) error
+	}{
+		{*htmlOut, func(f *os.File) error { return report.WriteHTML(f, r) }},
+		{*csvOut, func(f *os.File) error { return report.WriteCSV(f, r) }},
+	} {
+		if out.path == "" {
+			continue
+		}
+		f, err := os.Create(out.path)
+		if err != nil {
+			return err
+		}
+		if err := out.write(f); err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", out.path, err)
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		fmt.Printf("wrote %s\n", out.path)
+	}
+	return nil
+}
+
+func cmdCompare(args []string) error {
+	if len(args) != 2 {
+		return fmt.Errorf("want two results files: persistlab compare BASELINE.json NEW.json")
+	}
+	a, err := report.Load(args[0])
+	if err != nil {
+		return err
+	}
+	b, err := report.Load(args[1])
+	if err != nil {
+		return err
+	}
+	report.WriteComparison(os.Stdout, args[0], args[1], a, b)
 	return nil
 }

@@ -1,0 +1,135 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+
+	"persistlab/measure"
+	"persistlab/scenario"
+)
+
+// Chart is one line chart of a report page.
+type Chart struct {
+	ID     string   `json:"id"`
+	Title  string   `json:"title"`
+	XLabel string   `json:"x_label"`
+	YLabel string   `json:"y_label"`
+	LogX   bool     `json:"log_x,omitempty"`
+	Series []Series `json:"series"`
+}
+
+// Series is one line. Series of one Group (a backend) share a colour; Style tells them apart:
+// "solid", "thick", "dotted", or "dashed" for published (seed) numbers drawn beside ours.
+type Series struct {
+	Name   string       `json:"name"`
+	Group  string       `json:"group"`
+	Style  string       `json:"style"`
+	Points [][2]float64 `json:"points"`
+}
+
+// ChartMaker draws a workload's charts from a results file. Each workload registers its own, so
+// later workloads add charts without touching the page.
+type ChartMaker func(r *Results) ([]Chart, error)
+
+var chartMakers = map[string]ChartMaker{"counter": counterCharts}
+
+// ChartsFor returns the charts of r's workload.
+func ChartsFor(r *Results) ([]Chart, error) {
+	maker, ok := chartMakers[r.Scenario.Workload.Type]
+	if !ok {
+		return nil, fmt.Errorf("no charts for workload %q", r.Scenario.Workload.Type)
+	}
+	return maker(r)
+}
+
+// counterCharts: latency against VUs (med, avg, p95 per backend, with the seed's as dashed lines),
+// requests/s against VUs, and the latency distribution of the busiest cell of each backend.
+func counterCharts(r *Results) ([]Chart, error) {
+	if len(r.Aggregates) == 0 {
+		r.Summarize()
+	}
+	latency := Chart{ID: "latency", Title: "Latency against virtual users (median over runs)", XLabel: "virtual users", YLabel: "ms"}
+	rate := Chart{ID: "rate", Title: "Requests per second against virtual users", XLabel: "virtual users", YLabel: "requests/s"}
+	for _, b := range r.backendOrder() {
+		med, avg, p95 := Series{Name: b + " med", Group: b, Style: "solid"}, Series{Name: b + " avg", Group: b, Style: "thick"}, Series{Name: b + " p95", Group: b, Style: "dotted"}
+		rps := Series{Name: b, Group: b, Style: "thick"}
+		for _, a := range r.Aggregates {
+			if a.Backend != b {
+				continue
+			}
+			x := float64(a.VUs)
+			med.Points = append(med.Points, [2]float64{x, a.Median.MedMs})
+			avg.Points = append(avg.Points, [2]float64{x, a.Median.AvgMs})
+			p95.Points = append(p95.Points, [2]float64{x, a.Median.P95Ms})
+			rps.Points = append(rps.Points, [2]float64{x, a.Median.Rate})
+		}
+		if len(med.Points) == 0 {
+			continue
+		}
+		latency.Series = append(latency.Series, med, avg, p95)
+		rate.Series = append(rate.Series, rps)
+		if p := r.published(b); p != nil {
+			latency.Series = append(latency.Series, publishedSeries(p, "avg_ms", "seed "+b+" avg", b)...)
+		}
+	}
+	dist := Chart{ID: "distribution", Title: "Latency distribution at the highest VU level (first run)", XLabel: "percentile", YLabel: "ms", LogX: true}
+	for _, b := range r.backendOrder() {
+		cell := busiestCell(r, b)
+		if cell == nil || cell.Histogram == "" {
+			continue
+		}
+		h, err := measure.DecodeHistogram(cell.Histogram)
+		if err != nil {
+			return nil, fmt.Errorf("cell %d: %w", cell.Index, err)
+		}
+		s := Series{Name: fmt.Sprintf("%s, %d VUs", b, cell.VUs), Group: b, Style: "thick"}
+		// Percentile spectrum, as HdrHistogram plots it: x = 1/(1-p), so the tail gets room.
+		for _, p := range []float64{0, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99} {
+			v := float64(h.ValueAtPercentile(p)) / 1000
+			if p == 0 {
+				v = cell.Summary.MinMs
+			}
+			s.Points = append(s.Points, [2]float64{1 / (1 - p/100), v})
+		}
+		s.Points = append(s.Points, [2]float64{1e5, cell.Summary.MaxMs})
+		dist.Series = append(dist.Series, s)
+	}
+	charts := []Chart{latency, rate}
+	if len(dist.Series) > 0 {
+		charts = append(charts, dist)
+	}
+	return charts, nil
+}
+
+func publishedSeries(p *scenario.Published, column, name, group string) []Series {
+	col := -1
+	for i, c := range p.Columns {
+		if c == column {
+			col = i
+		}
+	}
+	if col < 0 {
+		return nil
+	}
+	s := Series{Name: name, Group: group, Style: "dashed"}
+	for _, row := range p.Rows {
+		s.Points = append(s.Points, [2]float64{row[0], row[col]})
+	}
+	sort.Slice(s.Points, func(i, j int) bool { return s.Points[i][0] < s.Points[j][0] })
+	return []Series{s}
+}
+
+// busiestCell is backend b's first successful run at its highest VU level.
+func busiestCell(r *Results, b string) *Cell {
+	var best *Cell
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		if c.Backend != b || c.Failure != "" {
+			continue
+		}
+		if best == nil || c.VUs > best.VUs || (c.VUs == best.VUs && c.Repeat < best.Repeat) {
+			best = c
+		}
+	}
+	return best
+}

@@ -1,0 +1,105 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+)
+
+func TestCompareWithItselfReportsNoChange(t *testing.T) {
+	r, err := Load(recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, missing := Compare(r, r)
+	if len(rows) == 0 || len(missing) != 0 {
+		t.Fatalf("%d rows, missing %v", len(rows), missing)
+	}
+	for _, row := range rows {
+		if row.Mark != "same" || row.Ratio != 1 || strings.Contains(row.Verdict, "beyond") {
+			t.Errorf("self comparison: %+v", row)
+		}
+	}
+}
+
+// two runs per cell; b's latencies scaled by f and rate by 1/f
+func scaled(f float64, spread float64) *Results {
+	r := &Results{Schema: Schema}
+	for rep := 1; rep <= 2; rep++ {
+		c := cell("x", 4, rep, 10*f+spread*float64(rep), 9*f+spread*float64(rep), 100, 100)
+		c.Summary.P95Ms, c.Summary.P99Ms, c.Summary.Rate = 20*f+spread*float64(rep), 30*f+spread*float64(rep), 400/f+10*spread*float64(rep)
+		r.Cells = append(r.Cells, c)
+	}
+	return r
+}
+
+func TestCompareMarksAndVerdicts(t *testing.T) {
+	base, slower := scaled(1, 0.1), scaled(2, 0.1)
+	rows, _ := Compare(base, slower)
+	for _, row := range rows {
+		if row.Mark != "worse" || !strings.Contains(row.Verdict, "worse beyond") {
+			t.Errorf("twice as slow: %+v", row)
+		}
+		if row.Metric == "rate" && (row.Ratio < 0.49 || row.Ratio > 0.51) {
+			t.Errorf("rate ratio %v", row.Ratio)
+		}
+	}
+	rows, _ = Compare(slower, base)
+	for _, row := range rows {
+		if row.Mark != "better" || !strings.Contains(row.Verdict, "better beyond") {
+			t.Errorf("twice as fast: %+v", row)
+		}
+	}
+	// A 5% change inside a wide spread of runs gets a mark but no verdict.
+	noisy, noisier := scaled(1, 4), scaled(1.05, 4)
+	rows, _ = Compare(noisy, noisier)
+	for _, row := range rows {
+		if row.Verdict != "within the runs' spread" {
+			t.Errorf("change inside the spread: %+v", row)
+		}
+	}
+	one := &Results{Schema: Schema, Cells: []Cell{cell("x", 4, 1, 10, 9, 1, 1), cell("y", 2, 1, 1, 1, 1, 1)}}
+	rows, missing := Compare(one, scaled(2, 0))
+	if len(missing) != 1 || !strings.Contains(missing[0], "y at 2 VUs only in A") {
+		t.Errorf("missing %v", missing)
+	}
+	for _, row := range rows {
+		if !strings.HasPrefix(row.Verdict, "no verdict") {
+			t.Errorf("one run on a side: %+v", row)
+		}
+	}
+}
+
+func TestCSVHasEveryCell(t *testing.T) {
+	r, err := Load(recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	records, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(records) != len(r.Cells)+1 {
+		t.Fatalf("%d rows for %d cells", len(records), len(r.Cells))
+	}
+	col := map[string]int{}
+	for i, h := range records[0] {
+		col[h] = i
+	}
+	for _, h := range []string{"backend", "vus", "repeat", "med_ms", "avg_ms", "p95_ms", "rate", "errors", "bucket_class_a"} {
+		if _, ok := col[h]; !ok {
+			t.Errorf("no column %s", h)
+		}
+	}
+	for i, c := range r.Cells {
+		row := records[i+1]
+		if row[col["backend"]] != c.Backend || row[col["ok"]] == "" || row[col["avg_ms"]] == "" {
+			t.Errorf("row %d %v for cell %+v", i, row, c.Cell)
+		}
+	}
+}
