@@ -20,6 +20,22 @@ type LagReporter interface {
 	ReplicationLag(ctx context.Context, lastCommit time.Time) (time.Duration, error)
 }
 
+// Crasher is a backend that can lose its instance, as Cloud Run loses one, and start a new one
+// from what persisted.
+type Crasher interface {
+	// Crash kills the backend's processes with SIGKILL and throws the instance's local disk away.
+	Crash() error
+	// Recover starts a new instance from what persisted and says where its data now is.
+	Recover(ctx context.Context) (Target, error)
+}
+
+// Positioner is a backend that records, at Crash, the replication position it had reached, and
+// can restore that position into a database file of its own, so a crash run can check that
+// recovery lost nothing the replica already held.
+type Positioner interface {
+	RestorePosition(ctx context.Context, dbPath string) error
+}
+
 // Target is what a started backend gives the workload.
 type Target struct {
 	Dir string // the directory the workload keeps its files in

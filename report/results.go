@@ -45,6 +45,9 @@ type Results struct {
 	Cells      []Cell            `json:"cells"`
 	Aggregates []Aggregate       `json:"aggregates"`
 	Fits       []Fit             `json:"fits"`
+	// Crashes and CrashSummaries are filled by crash runs instead of Cells and Aggregates.
+	Crashes        []CrashRun     `json:"crashes,omitempty"`
+	CrashSummaries []CrashSummary `json:"crash_summaries,omitempty"`
 }
 
 // Placement records which CPUs the system under test and the load driver ran on.
@@ -117,8 +120,9 @@ type Fit struct {
 	PublishedFrom string  `json:"published_from,omitempty"`
 }
 
-// Summarize recomputes Aggregates and Fits from Cells.
+// Summarize recomputes Aggregates and Fits from Cells, and CrashSummaries from Crashes.
 func (r *Results) Summarize() {
+	summarizeCrashes(r)
 	type key struct {
 		backend string
 		vus     int

@@ -13,7 +13,7 @@ import (
 // WriteTables prints, per backend, the seed's table (vus, med, avg, p(90), p(95), min, max in ms)
 // with rate, errors and the app's CPU use, then the slope of avg against VUs with the seed's own.
 func WriteTables(w io.Writer, r *Results) {
-	if len(r.Aggregates) == 0 && len(r.Cells) > 0 {
+	if (len(r.Aggregates) == 0 && len(r.Cells) > 0) || (len(r.CrashSummaries) == 0 && len(r.Crashes) > 0) {
 		r.Summarize()
 	}
 	s := r.Scenario
@@ -72,7 +72,10 @@ func WriteTables(w io.Writer, r *Results) {
 		}
 	}
 	writeBucketTable(w, r)
-	writeSeedComparison(w, r)
+	writeCrashTable(w, r)
+	if len(r.Cells) > 0 {
+		writeSeedComparison(w, r)
+	}
 	failed := 0
 	for _, c := range r.Cells {
 		if c.Failure != "" {

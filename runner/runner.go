@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -72,16 +73,28 @@ func Run(ctx context.Context, spec *scenario.Spec, opts Options) (*report.Result
 	cells := spec.Plan()
 	progress := newProgress(opts.Progress, len(cells))
 	var runErr error
+	var killAfter map[int]time.Duration
+	if spec.Crash != nil {
+		killAfter = crashDraws(spec, cells)
+	}
 	for _, cell := range cells {
 		if ctx.Err() != nil {
 			break
 		}
 		progress.start(cell)
-		c := runCell(ctx, spec, cell, res, opts)
-		if ctx.Err() != nil && c.Failure != "" {
-			break // interrupted mid-cell: what it measured is partial, so it is not kept
+		if spec.Crash != nil {
+			c := runCrashCell(ctx, spec, cell, killAfter[cell.Index], res, opts)
+			if ctx.Err() != nil && c.Failure != "" {
+				break
+			}
+			res.Crashes = append(res.Crashes, c)
+		} else {
+			c := runCell(ctx, spec, cell, res, opts)
+			if ctx.Err() != nil && c.Failure != "" {
+				break // interrupted mid-cell: what it measured is partial, so it is not kept
+			}
+			res.Cells = append(res.Cells, c)
 		}
-		res.Cells = append(res.Cells, c)
 		if err := res.Save(opts.Out); err != nil {
 			runErr = err
 			break
@@ -92,7 +105,7 @@ func Run(ctx context.Context, spec *scenario.Spec, opts Options) (*report.Result
 	switch {
 	case ctx.Err() != nil:
 		res.Status, res.Error = report.StatusInterrupted, context.Cause(ctx).Error()
-		runErr = errors.Join(runErr, fmt.Errorf("interrupted after %d of %d cells", len(res.Cells), len(cells)))
+		runErr = errors.Join(runErr, fmt.Errorf("interrupted after %d of %d cells", len(res.Cells)+len(res.Crashes), len(cells)))
 	case runErr != nil:
 		res.Status, res.Error = report.StatusFailed, runErr.Error()
 	default:
@@ -110,17 +123,7 @@ func runCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, res *
 	out = report.Cell{Cell: cell, Started: time.Now().UTC()}
 	fail := func(err error) report.Cell { out.Failure = err.Error(); return out }
 
-	var opt map[string]string
-	for _, b := range spec.Backends {
-		if b.Name == cell.Backend {
-			opt = b.Options
-		}
-	}
-	cellDir := filepath.Join(opts.WorkDir, fmt.Sprintf("cell-%03d-%s-vus%d-r%d", cell.Index, cell.Backend, cell.VUs, cell.Repeat))
-	if err := os.MkdirAll(cellDir, 0o755); err != nil {
-		return fail(err)
-	}
-	be, err := backend.New(cell.Backend, backend.Env{WorkDir: cellDir, CPUs: res.Placement.AppCPUs, Options: opt})
+	be, cellDir, err := newCellBackend(spec, cell, res, opts)
 	if err != nil {
 		return fail(err)
 	}
@@ -129,9 +132,6 @@ func runCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, res *
 			out.Failure = "backend stop: " + err.Error()
 		}
 	}()
-	for k, v := range be.Versions() {
-		res.Versions[k] = v
-	}
 	target, err := be.Start(ctx)
 	if err != nil {
 		return fail(err)
@@ -230,8 +230,13 @@ type App struct {
 	URL   string // http://127.0.0.1:PORT
 }
 
-// StartApp runs `persistlab app counter` on dbPath, bound to a free loopback port.
+// StartApp prepares the database as a Rails 8 container's entrypoint does (`bin/rails db:prepare`:
+// create, migrate, close), then runs `persistlab app counter` on it, bound to a free loopback port.
 func StartApp(self, dbPath, logPath string, spec scenario.AppSpec) (*App, error) {
+	prepare := exec.Command(self, "app", "counter", "--db", dbPath, "--prepare")
+	if out, err := prepare.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("prepare %s: %v: %s", dbPath, err, out)
+	}
 	args := []string{self, "app", "counter", "--db", dbPath, "--listen", "127.0.0.1:0"}
 	if spec.CPUs > 0 {
 		args = append(args, "--cpus", strconv.Itoa(spec.CPUs))

@@ -33,8 +33,10 @@ type Spec struct {
 	Duration    Duration      `yaml:"duration" json:"duration"`
 	Repeat      int           `yaml:"repeat" json:"repeat"`
 	// Warmup runs before each measured cell and is not recorded (k6 users do the same by hand).
-	Warmup    Duration    `yaml:"warmup,omitempty" json:"warmup"`
-	Quick     *Quick      `yaml:"quick,omitempty" json:"quick,omitempty"`
+	Warmup Duration `yaml:"warmup,omitempty" json:"warmup"`
+	Quick  *Quick   `yaml:"quick,omitempty" json:"quick,omitempty"`
+	// Crash turns every cell into crash runs: the instance is lost during load and recovered.
+	Crash     *Crash      `yaml:"crash,omitempty" json:"crash,omitempty"`
 	Published []Published `yaml:"published,omitempty" json:"published,omitempty"`
 }
 
@@ -77,6 +79,65 @@ type Quick struct {
 	Repeat   int       `yaml:"repeat,omitempty" json:"repeat,omitempty"`
 	Warmup   *Duration `yaml:"warmup,omitempty" json:"warmup,omitempty"`
 }
+
+// Crash says how crash runs go: Count crashes per backend and VU level, each killing the instance
+// at a uniformly random moment between After[0] and After[1] of load (drawn from Seed).
+type Crash struct {
+	Count int      `yaml:"count" json:"count"`
+	After DurRange `yaml:"after" json:"after"`
+	Seed  int64    `yaml:"seed,omitempty" json:"seed"`
+}
+
+// DurRange is a range of durations written "1s..4s".
+type DurRange struct {
+	From, To time.Duration
+}
+
+const durRangeSyntax = "a range of durations like 1s..4s (FROM > 0, FROM <= TO)"
+
+// ParseDurRange reads "FROM..TO".
+func ParseDurRange(s string) (DurRange, error) {
+	lo, hi, ok := strings.Cut(s, "..")
+	from, err1 := time.ParseDuration(strings.TrimSpace(lo))
+	to, err2 := time.ParseDuration(strings.TrimSpace(hi))
+	if !ok || err1 != nil || err2 != nil || from <= 0 || to < from {
+		return DurRange{}, fmt.Errorf("%q: want %s", s, durRangeSyntax)
+	}
+	return DurRange{from, to}, nil
+}
+
+func (r DurRange) String() string { return r.From.String() + ".." + r.To.String() }
+
+// UnmarshalYAML reads "FROM..TO".
+func (r *DurRange) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseDurRange(n.Value)
+	if err != nil {
+		return &FieldError{Field: "crash.after", Value: n.Value, Allowed: durRangeSyntax}
+	}
+	*r = v
+	return nil
+}
+
+// MarshalYAML writes "FROM..TO".
+func (r DurRange) MarshalYAML() (any, error) { return r.String(), nil }
+
+// MarshalJSON writes "FROM..TO".
+func (r DurRange) MarshalJSON() ([]byte, error) { return json.Marshal(r.String()) }
+
+// UnmarshalJSON reads "FROM..TO".
+func (r *DurRange) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	v, err := ParseDurRange(s)
+	*r = v
+	return err
+}
+
+// DefaultCrashAfter is when crash runs kill the instance unless told: late enough for the backend to
+// have replicated, early enough to keep runs short.
+var DefaultCrashAfter = DurRange{From: time.Second, To: 4 * time.Second}
 
 // Published is a seed's own table for one backend, reported beside ours.
 type Published struct {

@@ -93,6 +93,14 @@ func (s *Spec) Validate(known Known) error {
 	if s.Repeat < 1 || s.Repeat > 100 {
 		return fail("repeat", strconv.Itoa(s.Repeat), "1 to 100 runs per cell")
 	}
+	if c := s.Crash; c != nil {
+		if c.Count < 1 || c.Count > 1000 {
+			return fail("crash.count", strconv.Itoa(c.Count), "1 to 1000 crashes per backend and VU level")
+		}
+		if c.After.From <= 0 || c.After.To < c.After.From {
+			return fail("crash.after", c.After.String(), durRangeSyntax)
+		}
+	}
 	for i, p := range s.Published {
 		if len(p.Columns) == 0 || p.Columns[0] != "vus" {
 			return fail(fmt.Sprintf("published[%d].columns", i), strings.Join(p.Columns, ","), "a column list starting with vus")
@@ -126,6 +134,9 @@ type Overrides struct {
 	Rate     float64
 	// CPUPerRequest replaces workload.app.cpu_per_request.
 	CPUPerRequest string
+	// Crashes turns the run into crash runs with this many crashes per cell; CrashAfter sets when.
+	Crashes    int
+	CrashAfter string
 }
 
 // Apply changes s as the overrides say: first the quick variant, then each explicit flag.
@@ -180,6 +191,21 @@ func (s *Spec) Apply(o Overrides) error {
 	if o.Repeat != 0 {
 		s.Repeat = o.Repeat
 	}
+	if o.Crashes != 0 || o.CrashAfter != "" {
+		if s.Crash == nil {
+			s.Crash = &Crash{Count: 10, After: DefaultCrashAfter, Seed: 1}
+		}
+		if o.Crashes != 0 {
+			s.Crash.Count = o.Crashes
+		}
+		if o.CrashAfter != "" {
+			r, err := ParseDurRange(o.CrashAfter)
+			if err != nil {
+				return &FieldError{Scenario: s.Name, Field: "--crash-after", Value: o.CrashAfter, Allowed: durRangeSyntax}
+			}
+			s.Crash.After = r
+		}
+	}
 	if o.Rate != 0 {
 		s.Workload.Rate = o.Rate
 		s.Workload.Mode = "open"
@@ -196,10 +222,15 @@ type Cell struct {
 }
 
 // Plan expands the sweep into cells, repeat-major so that drift over a long run spreads evenly
-// across backends and VU levels instead of landing on one of them.
+// across backends and VU levels instead of landing on one of them. In a crash run each crash is a
+// cell, numbered by Repeat.
 func (s *Spec) Plan() []Cell {
 	var cells []Cell
-	for r := 1; r <= s.Repeat; r++ {
+	runs := s.Repeat
+	if s.Crash != nil {
+		runs = s.Crash.Count
+	}
+	for r := 1; r <= runs; r++ {
 		for _, b := range s.Backends {
 			for _, v := range s.Sweep.VUs.Values {
 				cells = append(cells, Cell{Index: len(cells), Backend: b.Name, VUs: v, Repeat: r})

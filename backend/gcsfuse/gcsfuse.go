@@ -38,6 +38,9 @@ type GCSFuse struct {
 	endpoint  string // an external JSON API endpoint; "" to serve the lab bucket in-process
 	bucket    string
 
+	endpointInUse string
+	instance      int // 0 for the first; each Recover starts the next
+
 	lab     *bucket.Server
 	mount   string
 	child   *proc.Child
@@ -94,21 +97,42 @@ func (g *GCSFuse) Start(ctx context.Context) (backend.Target, error) {
 	if Mounted(g.mount) {
 		return backend.Target{}, fmt.Errorf("backend %q: mount point %s is busy: something is already mounted there", Name, g.mount)
 	}
-	endpoint := g.endpoint
-	if endpoint == "" {
+	g.endpointInUse = g.endpoint
+	if g.endpoint == "" {
 		lab, err := bucket.Start(bucket.Config{Buckets: []string{g.bucket}, Model: g.model})
 		if err != nil {
 			return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 		}
 		g.lab = lab
-		endpoint = lab.JSONEndpoint()
+		g.endpointInUse = lab.JSONEndpoint()
 	}
-	if err := reachable(ctx, endpoint, g.bucket); err != nil {
-		return backend.Target{}, fmt.Errorf("backend %q: bucket %q at %s unreachable: %w", Name, g.bucket, endpoint, err)
+	if err := reachable(ctx, g.endpointInUse, g.bucket); err != nil {
+		return backend.Target{}, fmt.Errorf("backend %q: bucket %q at %s unreachable: %w", Name, g.bucket, g.endpointInUse, err)
 	}
-	args := []string{g.bin, "--foreground", "--anonymous-access", "--implicit-dirs", "--custom-endpoint=" + endpoint}
+	return g.mountInstance(ctx)
+}
+
+// instanceDir is a directory of the current instance: its mount point, write staging and cache.
+func (g *GCSFuse) instanceDir(kind string) string {
+	if g.instance == 0 {
+		return filepath.Join(g.env.WorkDir, kind)
+	}
+	return filepath.Join(g.env.WorkDir, fmt.Sprintf("%s-%d", kind, g.instance))
+}
+
+// mountInstance runs gcsfuse for the current instance and waits until it has mounted.
+func (g *GCSFuse) mountInstance(ctx context.Context) (backend.Target, error) {
+	g.mount = g.instanceDir("mnt")
+	staging := g.instanceDir("tmp")
+	for _, d := range []string{g.mount, staging} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return backend.Target{}, err
+		}
+	}
+	// --temp-dir: where gcsfuse stages writes before uploading them; the instance's local disk.
+	args := []string{g.bin, "--foreground", "--anonymous-access", "--implicit-dirs", "--custom-endpoint=" + g.endpointInUse, "--temp-dir=" + staging}
 	if g.fileCache {
-		cache := filepath.Join(g.env.WorkDir, "cache")
+		cache := g.instanceDir("cache")
 		if err := os.MkdirAll(cache, 0o755); err != nil {
 			return backend.Target{}, err
 		}
@@ -117,7 +141,8 @@ func (g *GCSFuse) Start(ctx context.Context) (backend.Target, error) {
 	}
 	args = append(args, g.flags...)
 	args = append(args, g.bucket, g.mount)
-	child, err := proc.Start("gcsfuse", filepath.Join(g.env.WorkDir, "gcsfuse.log"), os.Environ(), tools.Pinned(g.env.CPUs, args...)...)
+	log := filepath.Join(g.env.WorkDir, "gcsfuse.log")
+	child, err := proc.Start("gcsfuse", log, os.Environ(), tools.Pinned(g.env.CPUs, args...)...)
 	if err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
@@ -131,13 +156,36 @@ func (g *GCSFuse) Start(ctx context.Context) (backend.Target, error) {
 		case <-ctx.Done():
 			return backend.Target{}, ctx.Err()
 		case <-child.Done():
-			return backend.Target{}, fmt.Errorf("backend %q: gcsfuse exited before mounting; see %s", Name, filepath.Join(g.env.WorkDir, "gcsfuse.log"))
+			return backend.Target{}, fmt.Errorf("backend %q: gcsfuse exited before mounting; see %s", Name, log)
 		case <-deadline.C:
-			return backend.Target{}, fmt.Errorf("backend %q: not mounted after 30 s; see %s", Name, filepath.Join(g.env.WorkDir, "gcsfuse.log"))
+			return backend.Target{}, fmt.Errorf("backend %q: not mounted after 30 s; see %s", Name, log)
 		case <-tick.C:
 		}
 	}
 	return backend.Target{Dir: g.mount}, nil
+}
+
+// Crash kills gcsfuse with SIGKILL, detaches its mount, and throws away the writes it had staged
+// on the instance's disk but not yet uploaded: what a lost Cloud Run instance loses.
+func (g *GCSFuse) Crash() error {
+	if g.child != nil {
+		if err := g.child.Kill(); err != nil {
+			return err
+		}
+		g.child = nil
+	}
+	if Mounted(g.mount) {
+		if out, err := exec.Command("fusermount3", "-u", "-z", g.mount).CombinedOutput(); err != nil {
+			return fmt.Errorf("backend %q: fusermount3 -uz %s: %v: %s", Name, g.mount, err, out)
+		}
+	}
+	return errors.Join(os.RemoveAll(g.instanceDir("tmp")), os.RemoveAll(g.instanceDir("cache")))
+}
+
+// Recover mounts the bucket again from a fresh instance: new mount point, empty staging and cache.
+func (g *GCSFuse) Recover(ctx context.Context) (backend.Target, error) {
+	g.instance++
+	return g.mountInstance(ctx)
 }
 
 func reachable(ctx context.Context, endpoint, bucketName string) error {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -84,21 +85,74 @@ func (l *Litestream) Start(ctx context.Context) (backend.Target, error) {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
 	l.lab = lab
+	return l.startReplicate(ctx)
+}
+
+// startReplicate runs `litestream replicate` for the database file in l.dir.
+func (l *Litestream) startReplicate(ctx context.Context) (backend.Target, error) {
 	config := filepath.Join(l.env.WorkDir, "litestream.yml")
 	yml := fmt.Sprintf("dbs:\n  - path: %s\n    replicas:\n      - url: gs://%s/%s\n        sync-interval: %s\n",
 		filepath.Join(l.dir, backend.DBFile), BucketName, l.ReplicaPath(), l.syncInterval)
 	if err := os.WriteFile(config, []byte(yml), 0o644); err != nil {
 		return backend.Target{}, err
 	}
-	// AWS_CA_BUNDLE in a user's shell breaks Litestream's cloud clients on plain-http endpoints.
-	env := append(tools.EnvWithout("AWS_CA_BUNDLE", "STORAGE_EMULATOR_HOST"), "STORAGE_EMULATOR_HOST="+lab.Host())
-	child, _, err := proc.StartAndWaitFor("litestream", filepath.Join(l.env.WorkDir, "litestream.log"), env, "replicating to", 30*time.Second,
+	child, _, err := proc.StartAndWaitFor("litestream", filepath.Join(l.env.WorkDir, "litestream.log"), l.environ(), "replicating to", 30*time.Second,
 		tools.Pinned(l.env.CPUs, l.bin, "replicate", "-config", config)...)
 	if err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
 	l.child = child
 	return backend.Target{Dir: l.dir}, ctx.Err()
+}
+
+// environ points Litestream at the lab bucket. AWS_CA_BUNDLE in a user's shell breaks Litestream's
+// cloud clients on plain-http endpoints, so it is removed.
+func (l *Litestream) environ() []string {
+	return append(tools.EnvWithout("AWS_CA_BUNDLE", "STORAGE_EMULATOR_HOST"), "STORAGE_EMULATOR_HOST="+l.lab.Host())
+}
+
+// positionBucket holds the copy of the replica taken at the moment of a crash.
+const positionBucket = "persistlab-position-at-crash"
+
+// Crash kills litestream (SIGKILL: the instance is gone, with any sync it had in flight), records
+// the replica as the bucket holds it at that moment, and throws the local database away.
+func (l *Litestream) Crash() error {
+	if l.child != nil {
+		if err := l.child.Kill(); err != nil {
+			return err
+		}
+		l.child = nil
+	}
+	if _, err := l.lab.Snapshot(BucketName, positionBucket, l.ReplicaPath()+"/"); err != nil {
+		return fmt.Errorf("backend %q: record replica position: %w", Name, err)
+	}
+	return os.RemoveAll(l.dir)
+}
+
+// Recover restores the database from the bucket into a fresh local directory, as a new instance's
+// start-up script does (`litestream restore -if-replica-exists`), and replicates it again.
+func (l *Litestream) Recover(ctx context.Context) (backend.Target, error) {
+	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+		return backend.Target{}, err
+	}
+	if err := l.restore(ctx, BucketName, filepath.Join(l.dir, backend.DBFile)); err != nil {
+		return backend.Target{}, err
+	}
+	return l.startReplicate(ctx)
+}
+
+// RestorePosition restores the replica as it was at the crash into dbPath.
+func (l *Litestream) RestorePosition(ctx context.Context, dbPath string) error {
+	return l.restore(ctx, positionBucket, dbPath)
+}
+
+func (l *Litestream) restore(ctx context.Context, bucketName, dbPath string) error {
+	cmd := exec.CommandContext(ctx, l.bin, "restore", "-if-replica-exists", "-o", dbPath, "gs://"+bucketName+"/"+l.ReplicaPath())
+	cmd.Env = l.environ()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("backend %q: litestream restore from gs://%s: %v: %s", Name, bucketName, err, out)
+	}
+	return nil
 }
 
 // Stats are the bucket's counters since Start, and the CPU seconds of the helper process (it

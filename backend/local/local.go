@@ -61,3 +61,9 @@ func (l *Local) Stop(context.Context) error {
 
 // Versions implements backend.Backend.
 func (l *Local) Versions() map[string]string { return nil }
+
+// Crash throws the directory away: a lost instance's local disk keeps nothing.
+func (l *Local) Crash() error { return os.RemoveAll(l.dir) }
+
+// Recover makes a new, empty directory: there is nothing to recover from.
+func (l *Local) Recover(ctx context.Context) (backend.Target, error) { return l.Start(ctx) }

@@ -28,6 +28,7 @@ func cmdApp(args []string) error {
 	cpus := fs.Int("cpus", 0, "pin the app to this many CPUs (the last ones online); 0 leaves it unpinned")
 	maxConns := fs.Int("max-conns", counter.DefaultMaxConns, "SQLite connection pool size (Rails' default pool is 5)")
 	cpuPerRequest := fs.Duration("cpu-per-request", 0, "CPU work per POST besides SQLite's, like a framework's own cost (e.g. 4.7ms for the seed's Rails app)")
+	prepare := fs.Bool("prepare", false, "create the database and its schema, close it and exit (like `bin/rails db:prepare` in a Rails 8 container's entrypoint)")
 	var pragmas listFlag
 	fs.Var(&pragmas, "pragma", "override a Rails 8 default pragma, name=value (repeatable), e.g. journal_mode=DELETE")
 	if _, err := parseInterspersed(fs, args[1:]); err != nil {
@@ -63,6 +64,9 @@ func cmdApp(args []string) error {
 			Work: counter.CalibrateWork(*cpuPerRequest)})
 		if err != nil {
 			return err
+		}
+		if *prepare {
+			return a.Close()
 		}
 		defer a.Close()
 		if eff, err := a.EffectivePragmas(); err == nil {

@@ -27,6 +27,8 @@ func cmdRun(args []string) error {
 	fs.IntVar(&o.Repeat, "repeat", 0, "runs per cell; rows show each metric's median over runs")
 	fs.Float64Var(&o.Rate, "rate", 0, "switch to an open loop at this many requests/s")
 	fs.StringVar(&o.CPUPerRequest, "cpu-per-request", "", "CPU work per request in the app besides SQLite's, e.g. 4.7ms (Rails-sized) or 0s")
+	fs.IntVar(&o.Crashes, "crash", 0, "crash runs: lose the instance this many times per backend and VU level, and recover")
+	fs.StringVar(&o.CrashAfter, "crash-after", "", "crash runs: kill at a random moment in this range of load, e.g. 1s..4s")
 	fs.BoolVar(&o.Quick, "quick", false, "the scenario's short variant (for demos and smoke tests)")
 	out := fs.String("out", "results.json", "results file, rewritten after every cell")
 	workDir := fs.String("workdir", "", "scratch directory for databases and logs (default: a new temporary one, removed after)")

@@ -120,6 +120,15 @@ func (c *Child) Stop(ctx context.Context) error {
 	return c.Kill()
 }
 
+// SignalKill sends SIGKILL to the child's process group without waiting: a process blocked in a
+// FUSE call cannot exit until its file system daemon is gone, so crash runs kill both first and
+// wait afterwards.
+func (c *Child) SignalKill() {
+	if !c.Exited() {
+		_ = syscall.Kill(-c.Pid(), syscall.SIGKILL)
+	}
+}
+
 // Kill sends SIGKILL to the child's process group and waits for the child.
 func (c *Child) Kill() error {
 	if c.Exited() {

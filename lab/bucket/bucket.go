@@ -118,3 +118,32 @@ func (s *Server) Close() error {
 	s.emulator.Stop()
 	return err
 }
+
+// Snapshot copies every object of src whose name starts with prefix into bucket dst (made if
+// needed, emptied of that prefix first), server-side and outside the model: it records what the
+// bucket held at one moment without costing the workload anything.
+func (s *Server) Snapshot(src, dst, prefix string) (int, error) {
+	s.emulator.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: dst})
+	old, _, err := s.emulator.ListObjectsWithOptions(dst, fakestorage.ListOptions{Prefix: prefix})
+	if err != nil {
+		return 0, err
+	}
+	for _, o := range old {
+		if err := s.emulator.Backend().DeleteObject(dst, o.Name); err != nil {
+			return 0, err
+		}
+	}
+	objs, _, err := s.emulator.ListObjectsWithOptions(src, fakestorage.ListOptions{Prefix: prefix})
+	if err != nil {
+		return 0, err
+	}
+	for _, attrs := range objs {
+		obj, err := s.emulator.GetObject(src, attrs.Name)
+		if err != nil {
+			return 0, err
+		}
+		obj.BucketName = dst
+		s.emulator.CreateObject(obj)
+	}
+	return len(objs), nil
+}

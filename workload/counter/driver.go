@@ -38,6 +38,14 @@ type Config struct {
 	Duration     time.Duration // how long new requests start
 	Timeout      time.Duration // per request
 	GracefulStop time.Duration // how long in-flight requests may finish after Duration
+	// RecordAcks keeps every acknowledged count with its time (crash runs date their losses).
+	RecordAcks bool
+}
+
+// Ack is one acknowledged count and when its answer arrived.
+type Ack struct {
+	Count int64
+	At    time.Time
 }
 
 // Result is what one run measured. Latencies of 200 answers go into the histogram; every other
@@ -57,6 +65,17 @@ type Result struct {
 	Late int64 `json:"late,omitempty"`
 	// LastAck is when the last 200 answer arrived.
 	LastAck time.Time `json:"-"`
+	// Acks holds every acknowledged count, in count order, when Config.RecordAcks is set.
+	Acks []Ack `json:"-"`
+}
+
+// AckedAt finds when count n was acknowledged (Acks must be recorded); ok is false if it was not.
+func (r *Result) AckedAt(n int64) (time.Time, bool) {
+	i := sort.Search(len(r.Acks), func(i int) bool { return r.Acks[i].Count >= n })
+	if i < len(r.Acks) && r.Acks[i].Count == n {
+		return r.Acks[i].At, true
+	}
+	return time.Time{}, false
 }
 
 // Errors is the number of requests that did not get a 200.
@@ -96,6 +115,7 @@ type vu struct {
 	late     int64
 	maxAcked int64
 	lastAck  time.Time
+	acks     []Ack // nil unless acks are recorded
 	samples  []string
 }
 
@@ -117,8 +137,11 @@ func (v *vu) answer(status int, body []byte, latency time.Duration, at time.Time
 	v.ok++
 	v.lastAck = at
 	v.latency.Record(latency)
-	if n, ok := countValue(body); ok && n > v.maxAcked {
-		v.maxAcked = n
+	if n, ok := countValue(body); ok {
+		v.maxAcked = max(v.maxAcked, n)
+		if v.acks != nil {
+			v.acks = append(v.acks, Ack{Count: n, At: at})
+		}
 	}
 }
 
@@ -144,6 +167,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for i := range vus {
 		vus[i] = &vu{conn: newHTTPConn(u.Host, cfg.Method, path), latency: measure.NewRecorder(),
 			service: measure.NewRecorder(), statuses: map[int]int64{}}
+		if cfg.RecordAcks {
+			vus[i].acks = make([]Ack, 0, 4096)
+		}
 	}
 	var stopped atomic.Bool
 	runCtx, cancel := context.WithCancel(ctx)
@@ -196,6 +222,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if v.lastAck.After(res.LastAck) {
 			res.LastAck = v.lastAck
 		}
+		res.Acks = append(res.Acks, v.acks...)
 		for code, n := range v.statuses {
 			res.Statuses[code] += n
 		}
@@ -207,6 +234,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	sort.Strings(res.ErrorSamples)
+	sort.Slice(res.Acks, func(i, j int) bool { return res.Acks[i].Count < res.Acks[j].Count })
 	return res, nil
 }
 

@@ -212,3 +212,29 @@ func TestRequestDoesNotAllocate(t *testing.T) {
 		t.Errorf("one request allocates %v times", allocs)
 	}
 }
+
+func TestRecordAcksKeepsEveryCountInOrder(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"count":%d}`, n.Add(1))
+	}))
+	defer srv.Close()
+	res, err := Run(context.Background(), Config{URL: srv.URL + "/", Mode: ModeClosed, VUs: 3, Duration: 200 * time.Millisecond, RecordAcks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(res.Acks)) != res.OK || res.OK == 0 {
+		t.Fatalf("%d acks for %d OK answers", len(res.Acks), res.OK)
+	}
+	for i, a := range res.Acks {
+		if a.Count != int64(i+1) {
+			t.Fatalf("ack %d holds count %d", i, a.Count)
+		}
+	}
+	if at, ok := res.AckedAt(res.MaxAcked); !ok || at.After(res.LastAck) {
+		t.Errorf("the highest count's ack %v (%v), last ack %v", at, ok, res.LastAck)
+	}
+	if _, ok := res.AckedAt(res.MaxAcked + 1); ok {
+		t.Error("found an ack that never happened")
+	}
+}

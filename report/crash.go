@@ -1,0 +1,131 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+
+	"persistlab/measure"
+	"persistlab/scenario"
+)
+
+// CrashRun is one lost instance: load, SIGKILL at a random moment with the local disk thrown away,
+// recovery from what persisted, and the count the new instance reads.
+type CrashRun struct {
+	scenario.Cell
+	KillAfterS float64 `json:"kill_after_s"` // of load
+	MaxAcked   int64   `json:"max_acked"`    // the highest count any client saw acknowledged
+	Recovered  int64   `json:"recovered"`    // the count after recovery
+	Lost       int64   `json:"lost"`         // acknowledged writes the recovered database lacks
+	// UnackedKept counts writes the recovered database holds that no client saw acknowledged (requests
+	// in flight at the kill); never more than the number of VUs.
+	UnackedKept int64 `json:"unacked_kept"`
+	// LostWindowMs spans the lost writes' acknowledgements, first to last; LostReachMs is how long
+	// before the kill the first lost write was acknowledged.
+	LostWindowMs float64 `json:"lost_window_ms"`
+	LostReachMs  float64 `json:"lost_reach_ms"`
+	// Position is the count held by the replica as recorded at the kill (Litestream); recovery must
+	// not come back below it.
+	Position   *int64  `json:"position,omitempty"`
+	RecoveryMs float64 `json:"recovery_ms"` // from the new instance's start to its first answer
+	Integrity  string  `json:"integrity"`   // PRAGMA integrity_check of the recovered database
+	DBExisted  bool    `json:"db_existed"`  // whether recovery found a database at all
+	Failure    string  `json:"failure,omitempty"`
+}
+
+// CrashSummary is a backend's crash runs at one VU level.
+type CrashSummary struct {
+	Backend           string  `json:"backend"`
+	VUs               int     `json:"vus"`
+	Runs              int     `json:"runs"`
+	LostMin           int64   `json:"lost_min"`
+	LostMedian        float64 `json:"lost_median"`
+	LostMax           int64   `json:"lost_max"`
+	LostEverything    int     `json:"lost_everything"` // runs that recovered none of what was acknowledged
+	WindowMedianMs    float64 `json:"lost_window_median_ms"`
+	ReachMedianMs     float64 `json:"lost_reach_median_ms"`
+	ReachMaxMs        float64 `json:"lost_reach_max_ms"`
+	RecoveryMedianMs  float64 `json:"recovery_median_ms"`
+	IntegrityFailures int     `json:"integrity_failures"`
+	BelowPosition     int     `json:"below_position"` // recoveries below the recorded replica position: must be 0
+}
+
+func summarizeCrashes(r *Results) {
+	type key struct {
+		backend string
+		vus     int
+	}
+	groups := map[key][]CrashRun{}
+	var order []key
+	for _, c := range r.Crashes {
+		if c.Failure != "" {
+			continue
+		}
+		k := key{c.Backend, c.VUs}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], c)
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].backend != order[j].backend {
+			return r.backendRank(order[i].backend) < r.backendRank(order[j].backend)
+		}
+		return order[i].vus < order[j].vus
+	})
+	r.CrashSummaries = r.CrashSummaries[:0]
+	for _, k := range order {
+		runs := groups[k]
+		s := CrashSummary{Backend: k.backend, VUs: k.vus, Runs: len(runs), LostMin: runs[0].Lost, LostMax: runs[0].Lost}
+		var lost, window, reach, recovery []float64
+		for _, c := range runs {
+			s.LostMin, s.LostMax = min(s.LostMin, c.Lost), max(s.LostMax, c.Lost)
+			lost = append(lost, float64(c.Lost))
+			recovery = append(recovery, c.RecoveryMs)
+			if c.Lost > 0 {
+				window = append(window, c.LostWindowMs)
+				reach = append(reach, c.LostReachMs)
+				s.ReachMaxMs = max(s.ReachMaxMs, c.LostReachMs)
+			}
+			if c.MaxAcked > 0 && c.Lost == c.MaxAcked {
+				s.LostEverything++
+			}
+			if c.Integrity != "ok" {
+				s.IntegrityFailures++
+			}
+			if c.Position != nil && c.Recovered < *c.Position {
+				s.BelowPosition++
+			}
+		}
+		s.LostMedian = measure.Median(lost)
+		s.RecoveryMedianMs = measure.Median(recovery)
+		if len(window) > 0 {
+			s.WindowMedianMs, s.ReachMedianMs = measure.Median(window), measure.Median(reach)
+		}
+		r.CrashSummaries = append(r.CrashSummaries, s)
+	}
+}
+
+// writeCrashTable prints the crash runs' summary per backend.
+func writeCrashTable(w io.Writer, r *Results) {
+	if len(r.CrashSummaries) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ncrash runs: the instance killed (SIGKILL) at a random moment, its local disk thrown away, recovered from what persisted\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "backend\tvus\tcrashes\tlost min\tlost med\tlost max\tlost all\twindow ms\treach ms (med/max)\trecovery ms\tintegrity fails\tbelow replica\t")
+	for _, s := range r.CrashSummaries {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%d\t%d/%d\t%.0f\t%.0f / %.0f\t%.0f\t%d\t%d\t\n", s.Backend, s.VUs, s.Runs, s.LostMin, s.LostMedian, s.LostMax,
+			s.LostEverything, s.Runs, s.WindowMedianMs, s.ReachMedianMs, s.ReachMaxMs, s.RecoveryMedianMs, s.IntegrityFailures, s.BelowPosition)
+	}
+	tw.Flush()
+	for _, s := range r.CrashSummaries {
+		if s.LostEverything == s.Runs {
+			fmt.Fprintf(w, "  %s lost every acknowledged write in every crash: nothing it holds survives the instance\n", s.Backend)
+		}
+	}
+	fmt.Fprintln(w, "  lost: acknowledged writes missing after recovery; window: first to last lost acknowledgement;")
+	fmt.Fprintln(w, "  reach: how long before the kill the first lost write was acknowledged; below replica: recoveries")
+	fmt.Fprintln(w, "  that came back below the replica position recorded at the kill (must be 0)")
+}
