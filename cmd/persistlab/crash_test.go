@@ -1,0 +1,84 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"persistlab/report"
+)
+
+func TestCrashRuns(t *testing.T) {
+	work := t.TempDir()
+	spec := filepath.Join(work, "crash.yaml")
+	os.WriteFile(spec, []byte(`name: crash-test
+workload:
+  type: counter
+backends: [{name: local}, {name: litestream, options: {sync_interval: 300ms, model: no-delay}}, {name: gcsfuse, options: {model: no-delay}}]
+sweep: {vus: 4}
+duration: 2s
+crash: {count: 3, after: 2500ms..3500ms, seed: 9}
+`), 0o644)
+	out := filepath.Join(work, "r.json")
+	stdout, stderr, err := persistlab(t, "run", spec, "--out", out, "--workdir", filepath.Join(work, "scratch"))
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	r, err := report.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != report.StatusComplete || len(r.Crashes) != 9 || len(r.CrashSummaries) != 3 {
+		t.Fatalf("status %s, %d crashes, %d summaries", r.Status, len(r.Crashes), len(r.CrashSummaries))
+	}
+	replicated := 0 // litestream crashes whose replica held something at the kill
+	for _, c := range r.Crashes {
+		if c.Failure != "" {
+			t.Errorf("%s crash %d failed: %s", c.Backend, c.Repeat, c.Failure)
+			continue
+		}
+		if c.MaxAcked == 0 {
+			t.Errorf("%s crash %d: nothing acknowledged before the kill", c.Backend, c.Repeat)
+		}
+		// Counts are exact: lost plus recovered accounts for every acknowledged write, and what
+		// survived unacknowledged is at most one in-flight request per VU.
+		if c.Recovered+c.Lost-c.UnackedKept != c.MaxAcked || c.UnackedKept > int64(c.VUs) {
+			t.Errorf("%s crash %d: acked %d, recovered %d, lost %d, unacked kept %d", c.Backend, c.Repeat, c.MaxAcked, c.Recovered, c.Lost, c.UnackedKept)
+		}
+		if c.Integrity != "ok" {
+			t.Errorf("%s crash %d: integrity %q", c.Backend, c.Repeat, c.Integrity)
+		}
+		switch c.Backend {
+		case "local": // the disk was thrown away: everything is lost, and said so
+			if c.Recovered != 0 || c.Lost != c.MaxAcked || c.DBExisted {
+				t.Errorf("local crash %d: recovered %d of %d", c.Repeat, c.Recovered, c.MaxAcked)
+			}
+		case "litestream": // loss bounded by the replica position recorded at the kill
+			if c.Position == nil {
+				t.Errorf("litestream crash %d recorded no replica position", c.Repeat)
+				break
+			}
+			if c.Recovered < *c.Position || c.Lost > c.MaxAcked-*c.Position {
+				t.Errorf("litestream crash %d: recovered %d, lost %d, position %v", c.Repeat, c.Recovered, c.Lost, c.Position)
+			}
+			if *c.Position > 0 {
+				replicated++
+			}
+		}
+	}
+	if replicated == 0 {
+		t.Error("no litestream crash had replicated anything by 2.5 s: the position bound was never tested")
+	}
+	if !strings.Contains(stdout, "local lost every acknowledged write in every crash") {
+		t.Errorf("the report does not say local lost everything:\n%s", stdout)
+	}
+	for _, s := range r.CrashSummaries {
+		if s.BelowPosition != 0 {
+			t.Errorf("%s recovered below its replica position %d times", s.Backend, s.BelowPosition)
+		}
+	}
+	if left := append(mountsUnder(work), processesUsing(work)...); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
