@@ -45,9 +45,6 @@ func ChartsFor(r *Results) ([]Chart, error) {
 // counterCharts: latency against VUs (med, avg, p95 per backend, with the seed's as dashed lines),
 // requests/s against VUs, and the latency distribution of the busiest cell of each backend.
 func counterCharts(r *Results) ([]Chart, error) {
-	if len(r.Aggregates) == 0 {
-		r.Summarize()
-	}
 	latency := Chart{ID: "latency", Title: "Latency against virtual users (median over runs)", XLabel: "virtual users", YLabel: "ms"}
 	rate := Chart{ID: "rate", Title: "Requests per second against virtual users", XLabel: "virtual users", YLabel: "requests/s"}
 	for _, b := range r.backendOrder() {

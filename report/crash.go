@@ -31,7 +31,12 @@ type CrashRun struct {
 	RecoveryMs float64 `json:"recovery_ms"` // from the new instance's start to its first answer
 	Integrity  string  `json:"integrity"`   // PRAGMA integrity_check of the recovered database
 	DBExisted  bool    `json:"db_existed"`  // whether recovery found a database at all
-	Failure    string  `json:"failure,omitempty"`
+	// LoadS, OKBeforeKill and BackendStats cover the load before the kill: what the bucket was asked
+	// to do for the durability the crash then showed.
+	LoadS        float64            `json:"load_s"`
+	OKBeforeKill int64              `json:"ok_before_kill"`
+	BackendStats map[string]float64 `json:"backend_stats,omitempty"`
+	Failure      string             `json:"failure,omitempty"`
 }
 
 // CrashSummary is a backend's crash runs at one VU level.
@@ -48,7 +53,9 @@ type CrashSummary struct {
 	ReachMaxMs        float64 `json:"lost_reach_max_ms"`
 	RecoveryMedianMs  float64 `json:"recovery_median_ms"`
 	IntegrityFailures int     `json:"integrity_failures"`
-	BelowPosition     int     `json:"below_position"` // recoveries below the recorded replica position: must be 0
+	BelowPosition     int     `json:"below_position"`          // recoveries below the recorded replica position: must be 0
+	ClassAPerS        float64 `json:"class_a_per_s,omitempty"` // median over runs, during load
+	Costs             []Cost  `json:"costs,omitempty"`
 }
 
 func summarizeCrashes(r *Results) {
@@ -78,8 +85,14 @@ func summarizeCrashes(r *Results) {
 	for _, k := range order {
 		runs := groups[k]
 		s := CrashSummary{Backend: k.backend, VUs: k.vus, Runs: len(runs), LostMin: runs[0].Lost, LostMax: runs[0].Lost}
-		var lost, window, reach, recovery []float64
+		var lost, window, reach, recovery, aps, bps, perOKA, perOKB []float64
 		for _, c := range runs {
+			if _, ok := c.BackendStats["bucket_class_a"]; ok && c.LoadS > 0 && c.OKBeforeKill > 0 {
+				aps = append(aps, c.BackendStats["bucket_class_a"]/c.LoadS)
+				bps = append(bps, c.BackendStats["bucket_class_b"]/c.LoadS)
+				perOKA = append(perOKA, c.BackendStats["bucket_class_a"]/float64(c.OKBeforeKill))
+				perOKB = append(perOKB, c.BackendStats["bucket_class_b"]/float64(c.OKBeforeKill))
+			}
 			s.LostMin, s.LostMax = min(s.LostMin, c.Lost), max(s.LostMax, c.Lost)
 			lost = append(lost, float64(c.Lost))
 			recovery = append(recovery, c.RecoveryMs)
@@ -98,6 +111,14 @@ func summarizeCrashes(r *Results) {
 				s.BelowPosition++
 			}
 		}
+		if len(aps) > 0 {
+			s.ClassAPerS = measure.Median(aps)
+			s.Costs = costs(r.prices(), measure.Median(perOKA)*1e6, measure.Median(perOKB)*1e6, 1e6, 0)
+			perMonth := costs(r.prices(), s.ClassAPerS, measure.Median(bps), 0, 1)
+			for i := range s.Costs {
+				s.Costs[i].USDPerMonth = perMonth[i].USDPerMonth
+			}
+		}
 		s.LostMedian = measure.Median(lost)
 		s.RecoveryMedianMs = measure.Median(recovery)
 		if len(window) > 0 {
@@ -114,10 +135,14 @@ func writeCrashTable(w io.Writer, r *Results) {
 	}
 	fmt.Fprintf(w, "\ncrash runs: the instance killed (SIGKILL) at a random moment, its local disk thrown away, recovered from what persisted\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "backend\tvus\tcrashes\tlost min\tlost med\tlost max\tlost all\twindow ms\treach ms (med/max)\trecovery ms\tintegrity fails\tbelow replica\t")
+	fmt.Fprintln(tw, "backend\tvus\tcrashes\tlost min\tlost med\tlost max\tlost all\twindow ms\treach ms (med/max)\trecovery ms\tintegrity fails\tbelow replica\tclass A/s\t$/month "+r.prices()[0].Name+"\t")
 	for _, s := range r.CrashSummaries {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%d\t%d/%d\t%.0f\t%.0f / %.0f\t%.0f\t%d\t%d\t\n", s.Backend, s.VUs, s.Runs, s.LostMin, s.LostMedian, s.LostMax,
-			s.LostEverything, s.Runs, s.WindowMedianMs, s.ReachMedianMs, s.ReachMaxMs, s.RecoveryMedianMs, s.IntegrityFailures, s.BelowPosition)
+		cost := "-"
+		if len(s.Costs) > 0 {
+			cost = fmt.Sprintf("%.2f", s.Costs[0].USDPerMonth)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%d\t%d/%d\t%.0f\t%.0f / %.0f\t%.0f\t%d\t%d\t%.2f\t%s\t\n", s.Backend, s.VUs, s.Runs, s.LostMin, s.LostMedian, s.LostMax,
+			s.LostEverything, s.Runs, s.WindowMedianMs, s.ReachMedianMs, s.ReachMaxMs, s.RecoveryMedianMs, s.IntegrityFailures, s.BelowPosition, s.ClassAPerS, cost)
 	}
 	tw.Flush()
 	for _, s := range r.CrashSummaries {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"persistlab/internal/sysinfo"
-	"persistlab/lab/bucket"
 	"persistlab/measure"
 	"persistlab/scenario"
 )
@@ -107,8 +106,9 @@ type BucketUse struct {
 	BytesInPerReq  float64 `json:"bytes_in_per_req"`
 	BytesOutPerReq float64 `json:"bytes_out_per_req"`
 	Throttled      float64 `json:"throttled"` // 429 answers per run
-	// USDPerMillion prices the class A and B operations of a million app requests at GCS list prices.
-	USDPerMillion float64 `json:"usd_per_million"`
+	ClassAPerS     float64 `json:"class_a_per_s"`
+	ClassBPerS     float64 `json:"class_b_per_s"`
+	Costs          []Cost  `json:"costs"` // per price list, from the median run's operations
 }
 
 // Fit is seed 000's zero-intercept least-squares slope of avg latency against VUs, over every run.
@@ -167,7 +167,7 @@ func (r *Results) Summarize() {
 		a.Median = measure.MedianOfRuns(sums)
 		a.AppCPUUtil = measure.Median(util)
 		a.HelperCPUUtil = measure.Median(helper)
-		a.Bucket = bucketUse(cells)
+		a.Bucket = bucketUse(cells, r.prices())
 		var lags []float64
 		for _, c := range cells {
 			if c.ReplicationLagMs > 0 {
@@ -193,8 +193,8 @@ func (r *Results) Summarize() {
 }
 
 // bucketUse is the median over cells of their bucket counters per app request; nil if none counted.
-func bucketUse(cells []Cell) *BucketUse {
-	var a, b, in, out, thr []float64
+func bucketUse(cells []Cell, prices []scenario.Price) *BucketUse {
+	var a, b, in, out, thr, aps, bps []float64
 	for _, c := range cells {
 		if _, ok := c.BackendStats["bucket_class_a"]; !ok || c.OK == 0 {
 			continue
@@ -205,13 +205,21 @@ func bucketUse(cells []Cell) *BucketUse {
 		in = append(in, per("bucket_bytes_in"))
 		out = append(out, per("bucket_bytes_out"))
 		thr = append(thr, c.BackendStats["bucket_throttled"])
+		aps = append(aps, c.BackendStats["bucket_class_a"]/c.ElapsedS)
+		bps = append(bps, c.BackendStats["bucket_class_b"]/c.ElapsedS)
 	}
 	if len(a) == 0 {
 		return nil
 	}
 	u := &BucketUse{ClassAPer1k: measure.Median(a), ClassBPer1k: measure.Median(b), BytesInPerReq: measure.Median(in),
-		BytesOutPerReq: measure.Median(out), Throttled: measure.Median(thr)}
-	u.USDPerMillion = u.ClassAPer1k*bucket.PriceClassAPer1000USD + u.ClassBPer1k*bucket.PriceClassBPer1000USD
+		BytesOutPerReq: measure.Median(out), Throttled: measure.Median(thr), ClassAPerS: measure.Median(aps), ClassBPerS: measure.Median(bps)}
+	// Priced per million from the per-request medians, per month from the per-second medians.
+	perMillion := costs(prices, u.ClassAPer1k*1000, u.ClassBPer1k*1000, 1e6, 0)
+	perMonth := costs(prices, u.ClassAPerS, u.ClassBPerS, 0, 1)
+	for i := range perMillion {
+		perMillion[i].USDPerMonth = perMonth[i].USDPerMonth
+	}
+	u.Costs = perMillion
 	return u
 }
 
@@ -219,7 +227,7 @@ func (r *Results) backendOrder() []string {
 	var names []string
 	if r.Scenario != nil {
 		for _, b := range r.Scenario.Backends {
-			names = append(names, b.Name)
+			names = append(names, b.ID())
 		}
 	}
 	return names
@@ -281,5 +289,6 @@ func Load(path string) (*Results, error) {
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("results %s: schema %q: this persistlab reads %q", path, r.Schema, Schema)
 	}
+	r.Summarize() // aggregates are derived: recompute them with this version's code
 	return &r, nil
 }

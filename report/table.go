@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"io"
-	"persistlab/lab/bucket"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,9 +12,6 @@ import (
 // WriteTables prints, per backend, the seed's table (vus, med, avg, p(90), p(95), min, max in ms)
 // with rate, errors and the app's CPU use, then the slope of avg against VUs with the seed's own.
 func WriteTables(w io.Writer, r *Results) {
-	if (len(r.Aggregates) == 0 && len(r.Cells) > 0) || (len(r.CrashSummaries) == 0 && len(r.Crashes) > 0) {
-		r.Summarize()
-	}
 	s := r.Scenario
 	title := s.Name
 	if s.Title != "" {
@@ -95,27 +91,39 @@ func writeBucketTable(w io.Writer, r *Results) {
 			continue
 		}
 		if !header {
-			fmt.Fprintf(w, "\nbucket requests per 1,000 app requests (medians; GCS list prices: class A $%.4f, class B $%.4f per 1,000)\n",
-				bucket.PriceClassAPer1000USD, bucket.PriceClassBPer1000USD)
+			fmt.Fprintf(w, "\nbucket requests per 1,000 app requests, and their cost at list prices (medians over runs)\n")
 			header = true
 		}
 	}
 	if !header {
 		return
 	}
+	prices := r.prices()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "backend\tvus\tclass A\tclass B\tKiB up/req\tKiB down/req\t429s/run\t$/1M req\trepl. lag ms\t")
+	columns := "backend\tvus\tclass A\tclass B\tKiB up/req\tKiB down/req\t429s/run\t"
+	for _, p := range prices {
+		columns += "$/1M req " + p.Name + "\t"
+	}
+	columns += "req/s\t$/month " + prices[0].Name + "\trepl. lag ms\t"
+	fmt.Fprintln(tw, columns)
 	for _, a := range r.Aggregates {
 		if u := a.Bucket; u != nil {
 			lag := "-"
 			if a.ReplicationLagMs > 0 {
 				lag = fmt.Sprintf("%.0f", a.ReplicationLagMs)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.4f\t%s\t\n", a.Backend, a.VUs, u.ClassAPer1k, u.ClassBPer1k,
-				u.BytesInPerReq/1024, u.BytesOutPerReq/1024, u.Throttled, u.USDPerMillion, lag)
+			line := fmt.Sprintf("%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t", a.Backend, a.VUs, u.ClassAPer1k, u.ClassBPer1k,
+				u.BytesInPerReq/1024, u.BytesOutPerReq/1024, u.Throttled)
+			for _, c := range u.Costs {
+				line += fmt.Sprintf("%.4f\t", c.USDPerMillion)
+			}
+			line += fmt.Sprintf("%.0f\t%.2f\t%s\t", a.Median.Rate, u.Costs[0].USDPerMonth, lag)
+			fmt.Fprintln(tw, line)
 		}
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "  $/month runs the measured bucket operation rate for 30 days: it holds at the measured request rate")
+	fmt.Fprintln(w, "  only (Litestream uploads once per sync interval whatever the rate); run an open loop (--rate) at yours.")
 }
 
 // writeSeedComparison sets the seed's published table beside ours, with our/seed ratios.

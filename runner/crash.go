@@ -60,6 +60,7 @@ func runCrashCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, 
 	defer stopLoad()
 	drive := workload.Config{URL: app.URL + spec.Workload.Path, Method: spec.Workload.Method, Mode: spec.Workload.Mode,
 		VUs: cell.VUs, Rate: spec.Workload.Rate, Timeout: 5 * time.Second, Duration: killAfter + time.Minute, RecordAcks: true}
+	statsBefore, loadStart := be.Stats(), time.Now()
 	results := make(chan *workload.Result, 1)
 	go func() {
 		r, _ := workload.Run(loadCtx, drive)
@@ -72,6 +73,7 @@ func runCrashCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, 
 	}
 
 	// The instance dies at once: the app by SIGKILL, then the backend's processes and local disk.
+	statsAtKill := be.Stats()
 	killAt := time.Now()
 	app.Child.SignalKill()
 	crashErr := crasher.Crash()
@@ -85,7 +87,9 @@ func runCrashCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, 
 	if crashErr != nil {
 		return fail(crashErr)
 	}
-	out.MaxAcked = load.MaxAcked
+	out.MaxAcked, out.OKBeforeKill = load.MaxAcked, load.OK
+	out.LoadS = killAt.Sub(loadStart).Seconds()
+	out.BackendStats = statsDelta(statsBefore, statsAtKill)
 
 	if p, ok := be.(backend.Positioner); ok {
 		posDB := filepath.Join(cellDir, "position.db")
@@ -141,17 +145,15 @@ func firstAckAfter(r *workload.Result, n int64) time.Time {
 
 // newCellBackend makes the backend of a cell in a fresh directory of its own.
 func newCellBackend(spec *scenario.Spec, cell scenario.Cell, res *report.Results, opts Options) (backend.Backend, string, error) {
-	var opt map[string]string
-	for _, b := range spec.Backends {
-		if b.Name == cell.Backend {
-			opt = b.Options
-		}
+	entry, ok := spec.BackendByID(cell.Backend)
+	if !ok {
+		return nil, "", fmt.Errorf("cell %d names backend %q, which the scenario lacks", cell.Index, cell.Backend)
 	}
 	cellDir := filepath.Join(opts.WorkDir, fmt.Sprintf("cell-%03d-%s-vus%d-r%d", cell.Index, cell.Backend, cell.VUs, cell.Repeat))
 	if err := os.MkdirAll(cellDir, 0o755); err != nil {
 		return nil, "", err
 	}
-	be, err := backend.New(cell.Backend, backend.Env{WorkDir: cellDir, CPUs: res.Placement.AppCPUs, Options: opt})
+	be, err := backend.New(entry.Name, backend.Env{WorkDir: cellDir, CPUs: res.Placement.AppCPUs, Options: entry.Options})
 	if err != nil {
 		return nil, "", err
 	}

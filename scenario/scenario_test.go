@@ -183,3 +183,52 @@ func TestOverrides(t *testing.T) {
 		t.Errorf("bad --vus: %v", err)
 	}
 }
+
+func TestLabelsTellEntriesOfOneBackendApart(t *testing.T) {
+	s, err := Load("litestream-sync-interval")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(known); err != nil {
+		t.Fatal(err)
+	}
+	cells := s.Plan()
+	if len(cells) != 3*5 || cells[0].Backend != "litestream-1s" || cells[2].Backend != "litestream-60s" {
+		t.Errorf("plan %+v", cells[:3])
+	}
+	if b, ok := s.BackendByID("litestream-10s"); !ok || b.Name != "litestream" || b.Options["sync_interval"] != "10s" {
+		t.Errorf("entry %+v", b)
+	}
+	picked := *s
+	picked.Backends = append([]BackendSpec(nil), s.Backends...)
+	if err := picked.Apply(Overrides{Backends: []string{"litestream"}}); err != nil || len(picked.Backends) != 3 {
+		t.Errorf("--backend litestream should pick all three entries: %v %+v", err, picked.Backends)
+	}
+	dup := *s
+	dup.Backends = []BackendSpec{{Name: "litestream"}, {Name: "litestream"}}
+	var fe *FieldError
+	if err := dup.Validate(known); !errors.As(err, &fe) || fe.Field != "backends[1].label" {
+		t.Errorf("two unlabelled entries of one backend: %v", err)
+	}
+}
+
+func TestCrashSettings(t *testing.T) {
+	s, err := Load("cloudrun-sqlite-crash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Crash == nil || s.Crash.Count != 10 || len(s.Plan()) != 10*len(s.Backends) {
+		t.Fatalf("crash %+v, plan %d", s.Crash, len(s.Plan()))
+	}
+	if err := s.Apply(Overrides{Quick: true, CrashAfter: "1s..2s"}); err != nil || s.Crash.Count != 3 || s.Crash.After.To != 2*time.Second {
+		t.Errorf("quick crash variant: %v %+v", err, s.Crash)
+	}
+	var fe *FieldError
+	if err := s.Apply(Overrides{CrashAfter: "2s..1s"}); !errors.As(err, &fe) || fe.Field != "--crash-after" {
+		t.Errorf("backwards range: %v", err)
+	}
+	plain, _ := Load("cloudrun-sqlite")
+	if err := plain.Apply(Overrides{Crashes: 4}); err != nil || plain.Crash == nil || plain.Crash.Count != 4 || plain.Crash.After != DefaultCrashAfter {
+		t.Errorf("--crash on a plain scenario: %v %+v", err, plain.Crash)
+	}
+}

@@ -35,6 +35,8 @@ type Spec struct {
 	// Warmup runs before each measured cell and is not recorded (k6 users do the same by hand).
 	Warmup Duration `yaml:"warmup,omitempty" json:"warmup"`
 	Quick  *Quick   `yaml:"quick,omitempty" json:"quick,omitempty"`
+	// Prices override the list prices used for cost (GCS and S3 Standard by default).
+	Prices []Price `yaml:"prices,omitempty" json:"prices,omitempty"`
 	// Crash turns every cell into crash runs: the instance is lost during load and recovered.
 	Crash     *Crash      `yaml:"crash,omitempty" json:"crash,omitempty"`
 	Published []Published `yaml:"published,omitempty" json:"published,omitempty"`
@@ -61,10 +63,20 @@ type AppSpec struct {
 	CPUPerRequest Duration `yaml:"cpu_per_request,omitempty" json:"cpu_per_request"`
 }
 
-// BackendSpec names a backend and its options.
+// BackendSpec names a backend and its options. Label tells apart two entries of one backend with
+// different options (litestream at 1 s and at 60 s); it defaults to the name.
 type BackendSpec struct {
 	Name    string            `yaml:"name" json:"name"`
+	Label   string            `yaml:"label,omitempty" json:"label,omitempty"`
 	Options map[string]string `yaml:"options,omitempty" json:"options,omitempty"`
+}
+
+// ID is how results name this entry: its label, or its backend's name.
+func (b BackendSpec) ID() string {
+	if b.Label != "" {
+		return b.Label
+	}
+	return b.Name
 }
 
 // Sweep holds the parameters a scenario varies.
@@ -78,6 +90,14 @@ type Quick struct {
 	Duration *Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
 	Repeat   int       `yaml:"repeat,omitempty" json:"repeat,omitempty"`
 	Warmup   *Duration `yaml:"warmup,omitempty" json:"warmup,omitempty"`
+	Crashes  int       `yaml:"crashes,omitempty" json:"crashes,omitempty"` // crash runs per cell
+}
+
+// Price is a price list for bucket operations, in USD per 1,000.
+type Price struct {
+	Name          string  `yaml:"name" json:"name"`
+	ClassAPer1000 float64 `yaml:"class_a_per_1000" json:"class_a_per_1000"` // uploads, listings (S3: PUT, COPY, POST, LIST)
+	ClassBPer1000 float64 `yaml:"class_b_per_1000" json:"class_b_per_1000"` // reads (S3: GET)
 }
 
 // Crash says how crash runs go: Count crashes per backend and VU level, each killing the instance

@@ -71,10 +71,10 @@ func (s *Spec) Validate(known Known) error {
 		if !contains(known.Backends, b.Name) {
 			return fail(fmt.Sprintf("backends[%d].name", i), b.Name, "one of "+strings.Join(known.Backends, ", "))
 		}
-		if seen[b.Name] {
-			return fail(fmt.Sprintf("backends[%d].name", i), b.Name, "each backend once")
+		if seen[b.ID()] {
+			return fail(fmt.Sprintf("backends[%d].label", i), b.ID(), "a label of its own for each entry of one backend")
 		}
-		seen[b.Name] = true
+		seen[b.ID()] = true
 	}
 	if len(s.Sweep.VUs.Values) == 0 {
 		return fail("sweep.vus", s.Sweep.VUs.Text, sweepSyntax)
@@ -92,6 +92,11 @@ func (s *Spec) Validate(known Known) error {
 	}
 	if s.Repeat < 1 || s.Repeat > 100 {
 		return fail("repeat", strconv.Itoa(s.Repeat), "1 to 100 runs per cell")
+	}
+	for i, p := range s.Prices {
+		if p.Name == "" || p.ClassAPer1000 < 0 || p.ClassBPer1000 < 0 {
+			return fail(fmt.Sprintf("prices[%d]", i), fmt.Sprintf("%+v", p), "a name and prices of 0 or more per 1,000 operations")
+		}
 	}
 	if c := s.Crash; c != nil {
 		if c.Count < 1 || c.Count > 1000 {
@@ -126,7 +131,7 @@ func contains(list []string, s string) bool {
 // Overrides are command-line settings that replace scenario fields.
 type Overrides struct {
 	Quick    bool
-	Backends []string // keep only these, in this order (adding ones the scenario lacks)
+	Backends []string // keep only these labels or names, in this order (adding ones the scenario lacks)
 	VUs      string
 	Duration string
 	Warmup   string
@@ -141,6 +146,9 @@ type Overrides struct {
 
 // Apply changes s as the overrides say: first the quick variant, then each explicit flag.
 func (s *Spec) Apply(o Overrides) error {
+	if o.Quick && s.Quick != nil && s.Crash != nil && s.Quick.Crashes > 0 {
+		s.Crash.Count = s.Quick.Crashes
+	}
 	if o.Quick && s.Quick != nil {
 		if s.Quick.VUs != nil {
 			s.Sweep.VUs = *s.Quick.VUs
@@ -158,13 +166,22 @@ func (s *Spec) Apply(o Overrides) error {
 	if len(o.Backends) > 0 {
 		var picked []BackendSpec
 		for _, name := range o.Backends {
-			spec := BackendSpec{Name: name}
+			matched := false
 			for _, b := range s.Backends {
-				if b.Name == name {
-					spec = b
+				if b.ID() == name || (b.Name == name && b.Label == "") {
+					picked, matched = append(picked, b), true
 				}
 			}
-			picked = append(picked, spec)
+			if !matched {
+				for _, b := range s.Backends { // a backend's name picks all its labelled entries
+					if b.Name == name {
+						picked, matched = append(picked, b), true
+					}
+				}
+			}
+			if !matched {
+				picked = append(picked, BackendSpec{Name: name})
+			}
 		}
 		s.Backends = picked
 	}
@@ -216,7 +233,7 @@ func (s *Spec) Apply(o Overrides) error {
 // Cell is one measured run: a backend at one parameter value, one repeat.
 type Cell struct {
 	Index   int    `json:"index"`
-	Backend string `json:"backend"`
+	Backend string `json:"backend"` // the entry's ID: its label, or its backend's name
 	VUs     int    `json:"vus"`
 	Repeat  int    `json:"repeat"` // 1-based
 }
@@ -233,9 +250,19 @@ func (s *Spec) Plan() []Cell {
 	for r := 1; r <= runs; r++ {
 		for _, b := range s.Backends {
 			for _, v := range s.Sweep.VUs.Values {
-				cells = append(cells, Cell{Index: len(cells), Backend: b.Name, VUs: v, Repeat: r})
+				cells = append(cells, Cell{Index: len(cells), Backend: b.ID(), VUs: v, Repeat: r})
 			}
 		}
 	}
 	return cells
+}
+
+// BackendByID finds the entry a cell names.
+func (s *Spec) BackendByID(id string) (BackendSpec, bool) {
+	for _, b := range s.Backends {
+		if b.ID() == id {
+			return b, true
+		}
+	}
+	return BackendSpec{}, false
 }

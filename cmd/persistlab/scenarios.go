@@ -31,7 +31,7 @@ func cmdScenarios(args []string) error {
 		}
 		var backends []string
 		for _, b := range s.Backends {
-			backends = append(backends, b.Name)
+			backends = append(backends, b.ID())
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%d\t%s\n", s.Name, s.Seed, backends, s.Sweep.VUs.Text, time.Duration(s.Duration), s.Repeat, s.Title)
 	}
