@@ -29,6 +29,12 @@ type Crasher interface {
 	Recover(ctx context.Context) (Target, error)
 }
 
+// MultiInstance is a backend that several app instances can share at once, each through its own
+// mount (gcsfuse): what Cloud Run does when it scales a service out.
+type MultiInstance interface {
+	AddInstance(ctx context.Context) (Target, error)
+}
+
 // Positioner is a backend that records, at Crash, the replication position it had reached, and
 // can restore that position into a database file of its own, so a crash run can check that
 // recovery lost nothing the replica already held.

@@ -70,7 +70,11 @@ type Cell struct {
 	ErrorSamples    []string         `json:"error_samples,omitempty"`
 	MaxAcked        int64            `json:"max_acked"`
 	// CountDelta is how much the counter grew during the cell; below OK means lost updates.
-	CountDelta    int64              `json:"count_delta"`
+	CountDelta int64 `json:"count_delta"`
+	// Instances and Integrity are set when several app instances shared the backend: how many, and
+	// PRAGMA integrity_check of the database read afterwards through a fresh mount.
+	Instances     int                `json:"instances,omitempty"`
+	Integrity     string             `json:"integrity,omitempty"`
 	AppCPUSeconds float64            `json:"app_cpu_s"`
 	AppCPUUtil    float64            `json:"app_cpu_util"` // of the CPUs the app was pinned to
 	BackendStats  map[string]float64 `json:"backend_stats,omitempty"`

@@ -67,6 +67,7 @@ func WriteTables(w io.Writer, r *Results) {
 			}
 		}
 	}
+	writeInstancesNote(w, r)
 	writeBucketTable(w, r)
 	writeCrashTable(w, r)
 	if len(r.Cells) > 0 {
@@ -163,5 +164,32 @@ func writeSeedComparison(w io.Writer, r *Results) {
 	if len(r.Scenario.Published) > 0 {
 		fmt.Fprintln(w, "\nAbsolute milliseconds differ from the seed's Cloud Run (its network to the instance, Rails, a real GCS);")
 		fmt.Fprintln(w, "compare the shape and the ratios between backends.")
+	}
+}
+
+// writeInstancesNote says how runs with several instances on one backend ended.
+func writeInstancesNote(w io.Writer, r *Results) {
+	for _, b := range r.backendOrder() {
+		var runs, lostRuns, failed int
+		var lost, ok int64
+		for _, c := range r.Cells {
+			if c.Backend != b || c.Instances < 2 || c.Failure != "" {
+				continue
+			}
+			runs++
+			lost += c.LostUpdates()
+			ok += c.OK
+			if c.LostUpdates() > 0 {
+				lostRuns++
+			}
+			if c.Integrity != "ok" {
+				failed++
+			}
+		}
+		if runs == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s shared by %d instances at once: %d of %d runs lost updates (%d of %d answered writes, %.1f%%); integrity_check failed in %d\n",
+			b, r.Scenario.Workload.Instances, lostRuns, runs, lost, ok, 100*float64(lost)/float64(max(ok, 1)), failed)
 	}
 }

@@ -89,7 +89,11 @@ func Run(ctx context.Context, spec *scenario.Spec, opts Options) (*report.Result
 			}
 			res.Crashes = append(res.Crashes, c)
 		} else {
-			c := runCell(ctx, spec, cell, res, opts)
+			run := runCell
+			if spec.Workload.Instances > 1 {
+				run = runInstancesCell
+			}
+			c := run(ctx, spec, cell, res, opts)
 			if ctx.Err() != nil && c.Failure != "" {
 				break // interrupted mid-cell: what it measured is partial, so it is not kept
 			}
@@ -188,11 +192,7 @@ func runCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, res *
 	out.TransportErrors, out.ErrorSamples, out.MaxAcked = r.TransportErrors, r.ErrorSamples, r.MaxAcked
 	out.CountDelta = after - before
 	out.AppCPUSeconds = (cpuAfter - cpuBefore).Seconds()
-	if cpus := len(res.Placement.AppCPUs); cpus > 0 {
-		out.AppCPUUtil = out.AppCPUSeconds / r.Elapsed.Seconds() / float64(cpus)
-	} else {
-		out.AppCPUUtil = out.AppCPUSeconds / r.Elapsed.Seconds() / float64(res.Machine.Cores)
-	}
+	out.AppCPUUtil = appCPUUtil(out.AppCPUSeconds, r.Elapsed, res)
 	out.BackendStats = statsDelta(statsBefore, be.Stats())
 	if lr, ok := be.(backend.LagReporter); ok && !r.LastAck.IsZero() {
 		if lag, err := lr.ReplicationLag(ctx, r.LastAck); err == nil {
@@ -202,6 +202,19 @@ func runCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, res *
 		}
 	}
 	return out
+}
+
+// appCPUUtil is CPU seconds over elapsed as a share of the CPUs the app was pinned to (all CPUs
+// when it was not pinned).
+func appCPUUtil(cpuSeconds float64, elapsed time.Duration, res *report.Results) float64 {
+	cpus := len(res.Placement.AppCPUs)
+	if cpus == 0 {
+		cpus = res.Machine.Cores
+	}
+	if elapsed <= 0 || cpus == 0 {
+		return 0
+	}
+	return cpuSeconds / elapsed.Seconds() / float64(cpus)
 }
 
 // statsDelta is what the backend counted during the measured run.

@@ -44,14 +44,17 @@ type Spec struct {
 
 // Workload says what load to drive and how to run the system under test.
 type Workload struct {
-	Type    string   `yaml:"type" json:"type"`                       // "counter"
-	Mode    string   `yaml:"mode,omitempty" json:"mode"`             // closed | open
-	Method  string   `yaml:"method,omitempty" json:"method"`         // default POST
-	Path    string   `yaml:"path,omitempty" json:"path"`             // default /count_up
-	Rate    float64  `yaml:"rate,omitempty" json:"rate,omitempty"`   // open loop: requests/s
-	Timeout Duration `yaml:"timeout,omitempty" json:"timeout"`       // per request
-	App     AppSpec  `yaml:"app,omitempty" json:"app"`               // the counter app
-	Notes   string   `yaml:"notes,omitempty" json:"notes,omitempty"` // shown with the report
+	Type    string   `yaml:"type" json:"type"`                     // "counter"
+	Mode    string   `yaml:"mode,omitempty" json:"mode"`           // closed | open
+	Method  string   `yaml:"method,omitempty" json:"method"`       // default POST
+	Path    string   `yaml:"path,omitempty" json:"path"`           // default /count_up
+	Rate    float64  `yaml:"rate,omitempty" json:"rate,omitempty"` // open loop: requests/s
+	Timeout Duration `yaml:"timeout,omitempty" json:"timeout"`     // per request
+	App     AppSpec  `yaml:"app,omitempty" json:"app"`             // the counter app
+	// Instances runs this many app instances on one backend at once (Cloud Run scaled out), each
+	// with its own mount of the same bucket; the VUs are split between them.
+	Instances int    `yaml:"instances,omitempty" json:"instances,omitempty"`
+	Notes     string `yaml:"notes,omitempty" json:"notes,omitempty"` // shown with the report
 }
 
 // AppSpec configures the counter app process.

@@ -49,6 +49,9 @@ func (s *Spec) Validate(known Known) error {
 	if w.Timeout < 0 {
 		return fail("workload.timeout", time.Duration(w.Timeout).String(), "a duration of 0 (k6's 60s) or more")
 	}
+	if w.Instances < 0 || w.Instances > 8 {
+		return fail("workload.instances", strconv.Itoa(w.Instances), "0 or 1 (one instance) up to 8")
+	}
 	if w.App.CPUs < 0 {
 		return fail("workload.app.cpus", strconv.Itoa(w.App.CPUs), "0 (not pinned) or a number of CPUs")
 	}

@@ -39,12 +39,18 @@ type GCSFuse struct {
 	bucket    string
 
 	endpointInUse string
-	instance      int // 0 for the first; each Recover starts the next
 
-	lab     *bucket.Server
-	mount   string
+	lab       *bucket.Server
+	instances []*instance // every gcsfuse this backend started; the last is the current one
+	version   string
+}
+
+// instance is one gcsfuse process: a Cloud Run instance's mount of the bucket.
+type instance struct {
+	mount   string // mount point
+	staging string // --temp-dir: writes staged on the instance's disk before upload
+	cache   string // file cache, when on
 	child   *proc.Child
-	version string
 }
 
 // New checks the options and finds the gcsfuse binary.
@@ -53,7 +59,7 @@ func New(env backend.Env) (backend.Backend, error) {
 	if err := backend.CheckOptions(Name, env.Options, allowed...); err != nil {
 		return nil, err
 	}
-	g := &GCSFuse{env: env, bucket: BucketName, mount: filepath.Join(env.WorkDir, "mnt")}
+	g := &GCSFuse{env: env, bucket: BucketName}
 	var err error
 	if g.bin, err = tools.Find("gcsfuse"); err != nil {
 		return nil, fmt.Errorf("backend %q: %w", Name, err)
@@ -91,11 +97,8 @@ func (g *GCSFuse) Start(ctx context.Context) (backend.Target, error) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: /dev/fuse: %w", Name, err)
 	}
-	if err := os.MkdirAll(g.mount, 0o755); err != nil {
-		return backend.Target{}, err
-	}
-	if Mounted(g.mount) {
-		return backend.Target{}, fmt.Errorf("backend %q: mount point %s is busy: something is already mounted there", Name, g.mount)
+	if first := filepath.Join(g.env.WorkDir, "mnt"); Mounted(first) {
+		return backend.Target{}, fmt.Errorf("backend %q: mount point %s is busy: something is already mounted there", Name, first)
 	}
 	g.endpointInUse = g.endpoint
 	if g.endpoint == "" {
@@ -112,46 +115,53 @@ func (g *GCSFuse) Start(ctx context.Context) (backend.Target, error) {
 	return g.mountInstance(ctx)
 }
 
-// instanceDir is a directory of the current instance: its mount point, write staging and cache.
-func (g *GCSFuse) instanceDir(kind string) string {
-	if g.instance == 0 {
-		return filepath.Join(g.env.WorkDir, kind)
+// current is the instance the workload uses, or nil before the first mount.
+func (g *GCSFuse) current() *instance {
+	if len(g.instances) == 0 {
+		return nil
 	}
-	return filepath.Join(g.env.WorkDir, fmt.Sprintf("%s-%d", kind, g.instance))
+	return g.instances[len(g.instances)-1]
 }
 
-// mountInstance runs gcsfuse for the current instance and waits until it has mounted.
+// mountInstance starts a new instance: its own mount point, staging and cache directories, and
+// gcsfuse process, mounting the same bucket. It waits until the mount is up.
 func (g *GCSFuse) mountInstance(ctx context.Context) (backend.Target, error) {
-	g.mount = g.instanceDir("mnt")
-	staging := g.instanceDir("tmp")
-	for _, d := range []string{g.mount, staging} {
+	dir := func(kind string) string {
+		if len(g.instances) == 0 {
+			return filepath.Join(g.env.WorkDir, kind)
+		}
+		return filepath.Join(g.env.WorkDir, fmt.Sprintf("%s-%d", kind, len(g.instances)))
+	}
+	in := &instance{mount: dir("mnt"), staging: dir("tmp")}
+	for _, d := range []string{in.mount, in.staging} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return backend.Target{}, err
 		}
 	}
 	// --temp-dir: where gcsfuse stages writes before uploading them; the instance's local disk.
-	args := []string{g.bin, "--foreground", "--anonymous-access", "--implicit-dirs", "--custom-endpoint=" + g.endpointInUse, "--temp-dir=" + staging}
+	args := []string{g.bin, "--foreground", "--anonymous-access", "--implicit-dirs", "--custom-endpoint=" + g.endpointInUse, "--temp-dir=" + in.staging}
 	if g.fileCache {
-		cache := g.instanceDir("cache")
-		if err := os.MkdirAll(cache, 0o755); err != nil {
+		in.cache = dir("cache")
+		if err := os.MkdirAll(in.cache, 0o755); err != nil {
 			return backend.Target{}, err
 		}
 		// The file cache settings of seed 002: unlimited size, whole files cached for range reads.
-		args = append(args, "--cache-dir="+cache, "--file-cache-max-size-mb=-1", "--file-cache-cache-file-for-range-read")
+		args = append(args, "--cache-dir="+in.cache, "--file-cache-max-size-mb=-1", "--file-cache-cache-file-for-range-read")
 	}
 	args = append(args, g.flags...)
-	args = append(args, g.bucket, g.mount)
+	args = append(args, g.bucket, in.mount)
 	log := filepath.Join(g.env.WorkDir, "gcsfuse.log")
 	child, err := proc.Start("gcsfuse", log, os.Environ(), tools.Pinned(g.env.CPUs, args...)...)
 	if err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
-	g.child = child
+	in.child = child
+	g.instances = append(g.instances, in)
 	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for !Mounted(g.mount) {
+	for !Mounted(in.mount) {
 		select {
 		case <-ctx.Done():
 			return backend.Target{}, ctx.Err()
@@ -162,29 +172,36 @@ func (g *GCSFuse) mountInstance(ctx context.Context) (backend.Target, error) {
 		case <-tick.C:
 		}
 	}
-	return backend.Target{Dir: g.mount}, nil
+	return backend.Target{Dir: in.mount}, nil
 }
 
-// Crash kills gcsfuse with SIGKILL, detaches its mount, and throws away the writes it had staged
-// on the instance's disk but not yet uploaded: what a lost Cloud Run instance loses.
+// AddInstance mounts the same bucket from another instance, as a second Cloud Run instance of
+// one service does.
+func (g *GCSFuse) AddInstance(ctx context.Context) (backend.Target, error) {
+	return g.mountInstance(ctx)
+}
+
+// Crash kills the current instance's gcsfuse with SIGKILL, detaches its mount, and throws away
+// the writes it had staged on the instance's disk but not yet uploaded: what a lost Cloud Run
+// instance loses.
 func (g *GCSFuse) Crash() error {
-	if g.child != nil {
-		if err := g.child.Kill(); err != nil {
-			return err
-		}
-		g.child = nil
+	in := g.current()
+	if in == nil {
+		return nil
 	}
-	if Mounted(g.mount) {
-		if out, err := exec.Command("fusermount3", "-u", "-z", g.mount).CombinedOutput(); err != nil {
-			return fmt.Errorf("backend %q: fusermount3 -uz %s: %v: %s", Name, g.mount, err, out)
+	if err := in.child.Kill(); err != nil {
+		return err
+	}
+	if Mounted(in.mount) {
+		if out, err := exec.Command("fusermount3", "-u", "-z", in.mount).CombinedOutput(); err != nil {
+			return fmt.Errorf("backend %q: fusermount3 -uz %s: %v: %s", Name, in.mount, err, out)
 		}
 	}
-	return errors.Join(os.RemoveAll(g.instanceDir("tmp")), os.RemoveAll(g.instanceDir("cache")))
+	return errors.Join(os.RemoveAll(in.staging), os.RemoveAll(in.cache))
 }
 
 // Recover mounts the bucket again from a fresh instance: new mount point, empty staging and cache.
 func (g *GCSFuse) Recover(ctx context.Context) (backend.Target, error) {
-	g.instance++
 	return g.mountInstance(ctx)
 }
 
@@ -215,39 +232,43 @@ func (g *GCSFuse) Stats() backend.Stats {
 			st[k] = v
 		}
 	}
-	if g.child != nil {
-		if cpu, err := proc.CPUTime(g.child.Pid()); err == nil {
-			st[backend.HelperCPUSeconds] = cpu.Seconds()
+	for _, in := range g.instances {
+		if cpu, err := proc.CPUTime(in.child.Pid()); err == nil {
+			st[backend.HelperCPUSeconds] += cpu.Seconds()
 		}
 	}
 	return st
 }
 
-// Stop unmounts (waiting for gcsfuse to flush), stops gcsfuse by its pid, and stops the bucket
-// last, since an unmount may still upload to it.
+// Stop unmounts every instance (waiting for gcsfuse to flush), stops each gcsfuse by its pid, and
+// stops the bucket last, since an unmount may still upload to it.
 func (g *GCSFuse) Stop(ctx context.Context) error {
-	if g.child == nil { // nothing of ours is mounted (Start failed before gcsfuse ran)
-		return g.closeLab()
-	}
 	var errs []error
-	if Mounted(g.mount) {
+	for _, in := range g.instances {
+		errs = append(errs, in.stop(ctx))
+	}
+	g.instances = nil
+	return errors.Join(append(errs, g.closeLab())...)
+}
+
+func (in *instance) stop(ctx context.Context) error {
+	var errs []error
+	if Mounted(in.mount) {
 		busy, cancel := context.WithTimeout(ctx, 15*time.Second)
-		if err := Unmount(busy, g.mount); err != nil {
+		if err := Unmount(busy, in.mount); err != nil {
 			errs = append(errs, err)
 		}
 		cancel()
 	}
-	if g.child != nil {
-		if err := g.child.Stop(ctx); err != nil {
-			errs = append(errs, err)
+	if err := in.child.Stop(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if Mounted(in.mount) { // gcsfuse is gone; detach what is left
+		if out, err := exec.Command("fusermount3", "-u", "-z", in.mount).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("fusermount3 -uz %s: %v: %s", in.mount, err, out))
 		}
 	}
-	if Mounted(g.mount) { // gcsfuse is gone; detach what is left
-		if out, err := exec.Command("fusermount3", "-u", "-z", g.mount).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("fusermount3 -uz %s: %v: %s", g.mount, err, out))
-		}
-	}
-	return errors.Join(append(errs, g.closeLab())...)
+	return errors.Join(errs...)
 }
 
 func (g *GCSFuse) closeLab() error {
