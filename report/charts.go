@@ -19,7 +19,8 @@ type Chart struct {
 }
 
 // Series is one line. Series of one Group (a backend) share a colour; Style tells them apart:
-// "solid", "thick", "dotted", or "dashed" for published (seed) numbers drawn beside ours.
+// "solid", "thick", "dotted", "dashed" for published (seed) numbers drawn beside ours, or
+// "points" for independent runs that no line should join.
 type Series struct {
 	Name   string       `json:"name"`
 	Group  string       `json:"group"`
@@ -91,9 +92,25 @@ func counterCharts(r *Results) ([]Chart, error) {
 		s.Points = append(s.Points, [2]float64{1e5, cell.Summary.MaxMs})
 		dist.Series = append(dist.Series, s)
 	}
-	charts := []Chart{latency, rate}
-	if len(dist.Series) > 0 {
-		charts = append(charts, dist)
+	lost := Chart{ID: "crash-lost", Title: "Acknowledged writes lost per crash", XLabel: "crash", YLabel: "writes lost"}
+	reach := Chart{ID: "crash-reach", Title: "How far back the loss reaches (first lost acknowledgement before the kill)", XLabel: "crash", YLabel: "ms"}
+	for _, b := range r.backendOrder() {
+		sl, sr := Series{Name: b, Group: b, Style: "points"}, Series{Name: b, Group: b, Style: "points"}
+		for _, c := range r.Crashes {
+			if c.Backend == b && c.Failure == "" {
+				sl.Points = append(sl.Points, [2]float64{float64(c.Repeat), float64(c.Lost)})
+				sr.Points = append(sr.Points, [2]float64{float64(c.Repeat), c.LostReachMs})
+			}
+		}
+		if len(sl.Points) > 0 {
+			lost.Series, reach.Series = append(lost.Series, sl), append(reach.Series, sr)
+		}
+	}
+	var charts []Chart
+	for _, c := range []Chart{latency, rate, dist, lost, reach} {
+		if len(c.Series) > 0 {
+			charts = append(charts, c)
+		}
 	}
 	return charts, nil
 }

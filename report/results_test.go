@@ -74,3 +74,38 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		t.Errorf("foreign schema: %v", err)
 	}
 }
+
+func TestCrashResultsChartAndSummarize(t *testing.T) {
+	pos := int64(5)
+	r := &Results{Schema: Schema, Scenario: &scenario.Spec{Name: "c", Workload: scenario.Workload{Type: "counter"},
+		Backends: []scenario.BackendSpec{{Name: "local"}, {Name: "litestream"}}}}
+	for i := 1; i <= 3; i++ {
+		r.Crashes = append(r.Crashes,
+			CrashRun{Cell: scenario.Cell{Backend: "local", VUs: 2, Repeat: i}, MaxAcked: 100, Lost: 100, Integrity: "ok"},
+			CrashRun{Cell: scenario.Cell{Backend: "litestream", VUs: 2, Repeat: i}, MaxAcked: 100, Recovered: 90 + int64(i), Lost: 10 - int64(i),
+				Position: &pos, Integrity: "ok", LostReachMs: 500, LoadS: 2, OKBeforeKill: 100,
+				BackendStats: map[string]float64{"bucket_class_a": 4, "bucket_class_b": 0}})
+	}
+	r.Summarize()
+	if len(r.CrashSummaries) != 2 || r.CrashSummaries[0].LostEverything != 3 || r.CrashSummaries[1].LostMedian != 8 || r.CrashSummaries[1].BelowPosition != 0 {
+		t.Fatalf("summaries %+v", r.CrashSummaries)
+	}
+	ls := r.CrashSummaries[1]
+	// 4 class A uploads in 2 s: 2/s, for 30 days at $0.005 per 1,000 = $25.92; and 4 per 100
+	// requests is 40,000 per million requests = $0.20.
+	if ls.ClassAPerS != 2 || len(ls.Costs) != 2 || math.Abs(ls.Costs[0].USDPerMonth-25.92) > 1e-9 || math.Abs(ls.Costs[0].USDPerMillion-0.2) > 1e-9 {
+		t.Errorf("litestream cost %+v %+v", ls.ClassAPerS, ls.Costs)
+	}
+	charts, err := ChartsFor(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(charts) != 2 || charts[0].ID != "crash-lost" || len(charts[0].Series) != 2 || len(charts[0].Series[0].Points) != 3 {
+		t.Errorf("crash charts %+v", charts)
+	}
+	var out bytes.Buffer
+	WriteTables(&out, r)
+	if !strings.Contains(out.String(), "local lost every acknowledged write in every crash") {
+		t.Errorf("table:\n%s", out.String())
+	}
+}
