@@ -58,6 +58,26 @@ type Env struct {
 // records their growth over the measured run.
 type Stats map[string]float64
 
+// Counted is a source of counters: the lab bucket's accounting.
+type Counted interface {
+	Flatten() map[string]float64
+}
+
+// StatsOf gathers a backend's counters: its bucket's, and the CPU seconds of its helper processes
+// (they share the app's CPUs, as in a Cloud Run container).
+func StatsOf(bucket Counted, helperCPU ...time.Duration) Stats {
+	st := Stats{}
+	if bucket != nil {
+		for k, v := range bucket.Flatten() {
+			st[k] = v
+		}
+	}
+	for _, cpu := range helperCPU {
+		st[HelperCPUSeconds] += cpu.Seconds()
+	}
+	return st
+}
+
 // HelperCPUSeconds is the Stats key for the CPU time of a backend's own process (gcsfuse, Litestream).
 const HelperCPUSeconds = "helper_cpu_s"
 

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
 	"text/tabwriter"
 
 	"persistlab/measure"
@@ -59,28 +58,7 @@ type CrashSummary struct {
 }
 
 func summarizeCrashes(r *Results) {
-	type key struct {
-		backend string
-		vus     int
-	}
-	groups := map[key][]CrashRun{}
-	var order []key
-	for _, c := range r.Crashes {
-		if c.Failure != "" {
-			continue
-		}
-		k := key{c.Backend, c.VUs}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], c)
-	}
-	sort.SliceStable(order, func(i, j int) bool {
-		if order[i].backend != order[j].backend {
-			return r.backendRank(order[i].backend) < r.backendRank(order[j].backend)
-		}
-		return order[i].vus < order[j].vus
-	})
+	groups, order := groupByBackendVUs(r, r.Crashes, func(c CrashRun) (cellKey, bool) { return cellKey{c.Backend, c.VUs}, c.Failure == "" })
 	r.CrashSummaries = r.CrashSummaries[:0]
 	for _, k := range order {
 		runs := groups[k]

@@ -127,28 +127,7 @@ type Fit struct {
 // Summarize recomputes Aggregates and Fits from Cells, and CrashSummaries from Crashes.
 func (r *Results) Summarize() {
 	summarizeCrashes(r)
-	type key struct {
-		backend string
-		vus     int
-	}
-	groups := map[key][]Cell{}
-	var order []key
-	for _, c := range r.Cells {
-		if c.Failure != "" {
-			continue
-		}
-		k := key{c.Backend, c.VUs}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], c)
-	}
-	sort.SliceStable(order, func(i, j int) bool {
-		if order[i].backend != order[j].backend {
-			return r.backendRank(order[i].backend) < r.backendRank(order[j].backend)
-		}
-		return order[i].vus < order[j].vus
-	})
+	groups, order := groupByBackendVUs(r, r.Cells, func(c Cell) (cellKey, bool) { return cellKey{c.Backend, c.VUs}, c.Failure == "" })
 	r.Aggregates = r.Aggregates[:0]
 	x, y := map[string][]float64{}, map[string][]float64{}
 	for _, k := range order {
@@ -194,6 +173,36 @@ func (r *Results) Summarize() {
 		}
 		r.Fits = append(r.Fits, f)
 	}
+}
+
+// cellKey names a backend at one VU level.
+type cellKey struct {
+	backend string
+	vus     int
+}
+
+// groupByBackendVUs groups the items key accepts by backend and VU level, ordered as the scenario
+// lists its backends, then by VUs.
+func groupByBackendVUs[T any](r *Results, items []T, key func(T) (cellKey, bool)) (map[cellKey][]T, []cellKey) {
+	groups := map[cellKey][]T{}
+	var order []cellKey
+	for _, it := range items {
+		k, ok := key(it)
+		if !ok {
+			continue
+		}
+		if _, seen := groups[k]; !seen {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], it)
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].backend != order[j].backend {
+			return r.backendRank(order[i].backend) < r.backendRank(order[j].backend)
+		}
+		return order[i].vus < order[j].vus
+	})
+	return groups, order
 }
 
 // bucketUse is the median over cells of their bucket counters per app request; nil if none counted.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -36,11 +35,7 @@ func runCrashCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, 
 	if err != nil {
 		return fail(err)
 	}
-	defer func() {
-		if err := withCleanupDeadline(ctx, be.Stop); err != nil && out.Failure == "" {
-			out.Failure = "backend stop: " + err.Error()
-		}
-	}()
+	defer stopCellBackend(ctx, be, &out.Failure)
 	crasher, ok := be.(backend.Crasher)
 	if !ok {
 		return fail(fmt.Errorf("backend %q cannot lose an instance", cell.Backend))
@@ -143,22 +138,3 @@ func firstAckAfter(r *workload.Result, n int64) time.Time {
 	return r.LastAck
 }
 
-// newCellBackend makes the backend of a cell in a fresh directory of its own.
-func newCellBackend(spec *scenario.Spec, cell scenario.Cell, res *report.Results, opts Options) (backend.Backend, string, error) {
-	entry, ok := spec.BackendByID(cell.Backend)
-	if !ok {
-		return nil, "", fmt.Errorf("cell %d names backend %q, which the scenario lacks", cell.Index, cell.Backend)
-	}
-	cellDir := filepath.Join(opts.WorkDir, fmt.Sprintf("cell-%03d-%s-vus%d-r%d", cell.Index, cell.Backend, cell.VUs, cell.Repeat))
-	if err := os.MkdirAll(cellDir, 0o755); err != nil {
-		return nil, "", err
-	}
-	be, err := backend.New(entry.Name, backend.Env{WorkDir: cellDir, CPUs: res.Placement.AppCPUs, Options: entry.Options})
-	if err != nil {
-		return nil, "", err
-	}
-	for k, v := range be.Versions() {
-		res.Versions[k] = v
-	}
-	return be, cellDir, nil
-}

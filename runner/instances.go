@@ -27,11 +27,7 @@ func runInstancesCell(ctx context.Context, spec *scenario.Spec, cell scenario.Ce
 	if err != nil {
 		return fail(err)
 	}
-	defer func() {
-		if err := withCleanupDeadline(ctx, be.Stop); err != nil && out.Failure == "" {
-			out.Failure = "backend stop: " + err.Error()
-		}
-	}()
+	defer stopCellBackend(ctx, be, &out.Failure)
 	multi, ok := be.(backend.MultiInstance)
 	if !ok {
 		return fail(fmt.Errorf("backend %q cannot be shared by %d instances (each would have a disk of its own)", cell.Backend, n))

@@ -131,11 +131,7 @@ func runCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, res *
 	if err != nil {
 		return fail(err)
 	}
-	defer func() {
-		if err := withCleanupDeadline(ctx, be.Stop); err != nil && out.Failure == "" {
-			out.Failure = "backend stop: " + err.Error()
-		}
-	}()
+	defer stopCellBackend(ctx, be, &out.Failure)
 	target, err := be.Start(ctx)
 	if err != nil {
 		return fail(err)
@@ -294,3 +290,30 @@ func (a *App) Count() (int64, error) {
 
 // Stop stops the app by its process id.
 func (a *App) Stop(ctx context.Context) error { return a.Child.Stop(ctx) }
+
+// stopCellBackend stops a cell's backend, recording a failure to stop unless the cell already failed.
+func stopCellBackend(ctx context.Context, be backend.Backend, failure *string) {
+	if err := withCleanupDeadline(ctx, be.Stop); err != nil && *failure == "" {
+		*failure = "backend stop: " + err.Error()
+	}
+}
+
+// newCellBackend makes the backend of a cell in a fresh directory of its own.
+func newCellBackend(spec *scenario.Spec, cell scenario.Cell, res *report.Results, opts Options) (backend.Backend, string, error) {
+	entry, ok := spec.BackendByID(cell.Backend)
+	if !ok {
+		return nil, "", fmt.Errorf("cell %d names backend %q, which the scenario lacks", cell.Index, cell.Backend)
+	}
+	cellDir := filepath.Join(opts.WorkDir, fmt.Sprintf("cell-%03d-%s-vus%d-r%d", cell.Index, cell.Backend, cell.VUs, cell.Repeat))
+	if err := os.MkdirAll(cellDir, 0o755); err != nil {
+		return nil, "", err
+	}
+	be, err := backend.New(entry.Name, backend.Env{WorkDir: cellDir, CPUs: res.Placement.AppCPUs, Options: entry.Options})
+	if err != nil {
+		return nil, "", err
+	}
+	for k, v := range be.Versions() {
+		res.Versions[k] = v
+	}
+	return be, cellDir, nil
+}

@@ -223,21 +223,18 @@ func reachable(ctx context.Context, endpoint, bucketName string) error {
 	return nil
 }
 
-// Stats are the bucket's counters since Start, and the CPU seconds of the helper process (it
-// shares the app's CPUs, as in a Cloud Run container).
+// Stats are the bucket's counters since Start and the CPU seconds of every gcsfuse it ran.
 func (g *GCSFuse) Stats() backend.Stats {
-	st := backend.Stats{}
-	if g.lab != nil {
-		for k, v := range g.lab.Accounting().Flatten() {
-			st[k] = v
-		}
-	}
+	var cpu []time.Duration
 	for _, in := range g.instances {
-		if cpu, err := proc.CPUTime(in.child.Pid()); err == nil {
-			st[backend.HelperCPUSeconds] += cpu.Seconds()
+		if t, err := proc.CPUTime(in.child.Pid()); err == nil {
+			cpu = append(cpu, t)
 		}
 	}
-	return st
+	if g.lab == nil {
+		return backend.StatsOf(nil, cpu...)
+	}
+	return backend.StatsOf(g.lab.Accounting(), cpu...)
 }
 
 // Stop unmounts every instance (waiting for gcsfuse to flush), stops each gcsfuse by its pid, and

@@ -155,21 +155,18 @@ func (l *Litestream) restore(ctx context.Context, bucketName, dbPath string) err
 	return nil
 }
 
-// Stats are the bucket's counters since Start, and the CPU seconds of the helper process (it
-// shares the app's CPUs, as in a Cloud Run container).
+// Stats are the bucket's counters since Start and litestream's CPU seconds.
 func (l *Litestream) Stats() backend.Stats {
-	st := backend.Stats{}
-	if l.lab != nil {
-		for k, v := range l.lab.Accounting().Flatten() {
-			st[k] = v
-		}
-	}
+	var cpu []time.Duration
 	if l.child != nil {
-		if cpu, err := proc.CPUTime(l.child.Pid()); err == nil {
-			st[backend.HelperCPUSeconds] = cpu.Seconds()
+		if t, err := proc.CPUTime(l.child.Pid()); err == nil {
+			cpu = append(cpu, t)
 		}
 	}
-	return st
+	if l.lab == nil {
+		return backend.StatsOf(nil, cpu...)
+	}
+	return backend.StatsOf(l.lab.Accounting(), cpu...)
 }
 
 // ReplicationLag waits for the first write to the replica that completes after lastCommit and

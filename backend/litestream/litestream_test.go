@@ -3,7 +3,6 @@ package litestream
 import (
 	"context"
 	"database/sql"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 
 	"persistlab/backend"
 	"persistlab/backend/conformance"
-	"persistlab/internal/tools"
 )
 
 func TestConformance(t *testing.T) {
@@ -59,13 +57,9 @@ func TestReplicatesAndRestores(t *testing.T) {
 	if st := b.Stats(); st["bucket_class_a"] < 1 {
 		t.Errorf("no uploads counted: %v", st)
 	}
-	lab := b.(*Litestream).lab
-	bin, _ := tools.Find("litestream")
 	restored := filepath.Join(work, "restored.db")
-	cmd := exec.Command(bin, "restore", "-o", restored, "gs://"+BucketName+"/"+backend.DBFile)
-	cmd.Env = append(tools.EnvWithout("AWS_CA_BUNDLE"), "STORAGE_EMULATOR_HOST="+lab.Host())
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("restore: %v\n%s", err, out)
+	if err := b.(*Litestream).restore(context.Background(), BucketName, restored); err != nil {
+		t.Fatal(err)
 	}
 	rdb, err := sql.Open("sqlite3", restored)
 	if err != nil {
