@@ -227,6 +227,11 @@ func TestCrashSettings(t *testing.T) {
 	if err := s.Apply(Overrides{CrashAfter: "2s..1s"}); !errors.As(err, &fe) || fe.Field != "--crash-after" {
 		t.Errorf("backwards range: %v", err)
 	}
+	two, _ := Load("cloudrun-sqlite-two-instances")
+	two.Apply(Overrides{Crashes: 2})
+	if err := two.Validate(known); !errors.As(err, &fe) || fe.Field != "crash" {
+		t.Errorf("crash runs with two instances: %v", err)
+	}
 	plain, _ := Load("cloudrun-sqlite")
 	if err := plain.Apply(Overrides{Crashes: 4}); err != nil || plain.Crash == nil || plain.Crash.Count != 4 || plain.Crash.After != DefaultCrashAfter {
 		t.Errorf("--crash on a plain scenario: %v %+v", err, plain.Crash)

@@ -102,6 +102,9 @@ func (s *Spec) Validate(known Known) error {
 		}
 	}
 	if c := s.Crash; c != nil {
+		if w.Instances > 1 {
+			return fail("crash", fmt.Sprintf("with workload.instances %d", w.Instances), "crash runs of one instance (leave out crash or instances)")
+		}
 		if c.Count < 1 || c.Count > 1000 {
 			return fail("crash.count", strconv.Itoa(c.Count), "1 to 1000 crashes per backend and VU level")
 		}
