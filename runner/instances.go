@@ -62,7 +62,7 @@ func runInstancesCell(ctx context.Context, spec *scenario.Spec, cell scenario.Ce
 		return fail(err)
 	}
 
-	cpuBefore := appsCPU(apps)
+	cpuBefore, statsBefore := appsCPU(apps), be.Stats()
 	var wg sync.WaitGroup
 	results := make([]*workload.Result, n)
 	errs := make([]error, n)
@@ -80,6 +80,7 @@ func runInstancesCell(ctx context.Context, spec *scenario.Spec, cell scenario.Ce
 	}
 	wg.Wait()
 	out.AppCPUSeconds = (appsCPU(apps) - cpuBefore).Seconds()
+	out.BackendStats = statsDelta(statsBefore, be.Stats())
 	all := measure.NewRecorder()
 	var elapsed time.Duration
 	for i, r := range results {
