@@ -137,4 +137,3 @@ func firstAckAfter(r *workload.Result, n int64) time.Time {
 	}
 	return r.LastAck
 }
-
