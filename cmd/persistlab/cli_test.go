@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -243,5 +244,43 @@ func TestInterruptKeepsFinishedCellsAndStopsEverything(t *testing.T) {
 	}
 	if left := processesUsing(work); len(left) > 0 {
 		t.Errorf("left running: %v", left)
+	}
+}
+
+func TestLabServeLogsRequestsAndCountsThemOnExit(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	log := filepath.Join(t.TempDir(), "requests.log")
+	cmd := exec.Command(binary, "lab", "serve", "--listen", addr, "--no-delay", "--log", log)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	url := "http://localhost:" + addr[strings.LastIndex(addr, ":")+1:] + "/storage/v1/b/persistlab/o"
+	var resp *http.Response
+	for i := 0; i < 100; i++ {
+		if resp, err = http.Get(url); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	data, _ := os.ReadFile(log)
+	if !strings.Contains(string(data), "GET /storage/v1/b/persistlab/o") {
+		t.Errorf("request log: %q", data)
+	}
+	if !strings.Contains(stdout.String(), "class A 1") || !strings.Contains(stdout.String(), "storage.objects.list") {
+		t.Errorf("exit summary: %s", stdout.String())
 	}
 }

@@ -22,13 +22,23 @@ func cmdLab(args []string) error {
 	model := bucket.DefaultModel()
 	addModelFlags(fs, &model)
 	noDelay := fs.Bool("no-delay", false, "serve at loopback speed (keep only the per-object write limit)")
+	logPath := fs.String("log", "", "append every request, in Apache combined log format, to this file")
 	if _, err := parseInterspersed(fs, args[1:]); err != nil {
 		return err
 	}
 	if *noDelay {
 		model = bucket.NoDelayModel()
 	}
-	srv, err := bucket.Start(bucket.Config{Listen: *listen, Buckets: strings.Split(*buckets, ","), Model: model})
+	cfg := bucket.Config{Listen: *listen, Buckets: strings.Split(*buckets, ","), Model: model}
+	if *logPath != "" {
+		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("--log: %w", err)
+		}
+		defer f.Close()
+		cfg.Log = f
+	}
+	srv, err := bucket.Start(cfg)
 	if err != nil {
 		return err
 	}
