@@ -43,24 +43,8 @@ var compareMetrics = []metric{
 // Compare lines up a and b cell by cell (backend and VU level) and rates each metric's change.
 // Only-in-one cells are returned as missing.
 func Compare(a, b *Results) (rows []CompareRow, missing []string) {
-	type key struct {
-		backend string
-		vus     int
-	}
-	group := func(r *Results) (map[key][]Cell, []key) {
-		m := map[key][]Cell{}
-		var order []key
-		for _, c := range r.Cells {
-			if c.Failure != "" {
-				continue
-			}
-			k := key{c.Backend, c.VUs}
-			if _, ok := m[k]; !ok {
-				order = append(order, k)
-			}
-			m[k] = append(m[k], c)
-		}
-		return m, order
+	group := func(r *Results) (map[cellKey][]Cell, []cellKey) {
+		return groupByBackendVUs(r, r.Cells, func(c Cell) (cellKey, bool) { return cellKey{c.Backend, c.VUs}, c.Failure == "" })
 	}
 	ga, order := group(a)
 	gb, orderB := group(b)

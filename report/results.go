@@ -246,6 +246,7 @@ func (r *Results) backendOrder() []string {
 	return names
 }
 
+// backendRank orders backends as the scenario lists them; without a scenario every rank is equal.
 func (r *Results) backendRank(name string) int {
 	for i, n := range r.backendOrder() {
 		if n == name {

@@ -53,8 +53,7 @@ type Workload struct {
 	App     AppSpec  `yaml:"app,omitempty" json:"app"`             // the counter app
 	// Instances runs this many app instances on one backend at once (Cloud Run scaled out), each
 	// with its own mount of the same bucket; the VUs are split between them.
-	Instances int    `yaml:"instances,omitempty" json:"instances,omitempty"`
-	Notes     string `yaml:"notes,omitempty" json:"notes,omitempty"` // shown with the report
+	Instances int `yaml:"instances,omitempty" json:"instances,omitempty"`
 }
 
 // AppSpec configures the counter app process.

@@ -56,15 +56,10 @@ func firstValue(path, key string) string {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, key) {
-			continue
-		}
-		if _, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(line[:strings.Index(line, ":")]) == key {
-			return strings.TrimSpace(v)
-		}
-		if _, v, ok := strings.Cut(line, "="); ok && line[:strings.Index(line, "=")] == key {
-			return strings.TrimSpace(v)
+		for _, sep := range []string{":", "="} { // /proc/cpuinfo uses ":", /etc/os-release "="
+			if name, v, ok := strings.Cut(sc.Text(), sep); ok && strings.TrimSpace(name) == key {
+				return strings.TrimSpace(v)
+			}
 		}
 	}
 	return ""

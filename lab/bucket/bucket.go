@@ -77,9 +77,6 @@ func Start(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Port is the TCP port the bucket serves on.
-func (s *Server) Port() int { return s.port }
-
 // Host is "localhost:PORT", the host every client must use.
 func (s *Server) Host() string { return "localhost:" + strconv.Itoa(s.port) }
 
@@ -94,9 +91,26 @@ func (s *Server) LastWriteUnder(bucket, prefix string) (string, time.Time) {
 	return s.acct.lastWriteUnder(bucket + "/" + prefix)
 }
 
+// objectsUnder lists every object of bucket whose name starts with prefix, following pages.
+func (s *Server) objectsUnder(bucket, prefix string) ([]fakestorage.ObjectAttrs, error) {
+	var all []fakestorage.ObjectAttrs
+	opts := fakestorage.ListOptions{Prefix: prefix}
+	for {
+		page, err := s.emulator.ListObjectsWithOptionsPaginated(bucket, opts)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page.Objects...)
+		if page.NextPageToken == "" {
+			return all, nil
+		}
+		opts.PageToken = page.NextPageToken
+	}
+}
+
 // ObjectNames lists a bucket's objects (for tests and recovery checks).
 func (s *Server) ObjectNames(bucket string) ([]string, error) {
-	objs, _, err := s.emulator.ListObjectsWithOptions(bucket, fakestorage.ListOptions{})
+	objs, err := s.objectsUnder(bucket, "")
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +138,7 @@ func (s *Server) Close() error {
 // bucket held at one moment without costing the workload anything.
 func (s *Server) Snapshot(src, dst, prefix string) (int, error) {
 	s.emulator.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: dst})
-	old, _, err := s.emulator.ListObjectsWithOptions(dst, fakestorage.ListOptions{Prefix: prefix})
+	old, err := s.objectsUnder(dst, prefix)
 	if err != nil {
 		return 0, err
 	}
@@ -133,7 +147,7 @@ func (s *Server) Snapshot(src, dst, prefix string) (int, error) {
 			return 0, err
 		}
 	}
-	objs, _, err := s.emulator.ListObjectsWithOptions(src, fakestorage.ListOptions{Prefix: prefix})
+	objs, err := s.objectsUnder(src, prefix)
 	if err != nil {
 		return 0, err
 	}

@@ -27,19 +27,6 @@ func (a Accounting) CostUSD() float64 {
 	return float64(a.ClassA)/1000*PriceClassAPer1000USD + float64(a.ClassB)/1000*PriceClassBPer1000USD
 }
 
-// Sub is a - b, for the counts of one interval.
-func (a Accounting) Sub(b Accounting) Accounting {
-	out := Accounting{ClassA: a.ClassA - b.ClassA, ClassB: a.ClassB - b.ClassB, Free: a.Free - b.Free,
-		BytesIn: a.BytesIn - b.BytesIn, BytesOut: a.BytesOut - b.BytesOut, Throttled: a.Throttled - b.Throttled,
-		Errors: a.Errors - b.Errors, ByMethod: map[string]int64{}}
-	for k, v := range a.ByMethod {
-		if d := v - b.ByMethod[k]; d != 0 {
-			out.ByMethod[k] = d
-		}
-	}
-	return out
-}
-
 type accountant struct {
 	mu         sync.Mutex
 	acc        Accounting
