@@ -11,9 +11,12 @@ import (
 	"time"
 )
 
-// DBFile is the name of the database file workloads keep in Target.Dir; backends that replicate a
-// database (Litestream) replicate this file.
-const DBFile = "counter.db"
+// Needs is what a workload asks of a backend. Every backend gives a directory; a replicating
+// backend (Litestream) follows one SQLite database and cannot serve a workload without one.
+type Needs struct {
+	// SQLite names the database file the workload keeps in Target.Dir, "" if it keeps none.
+	SQLite string
+}
 
 // LagReporter is a backend that can say how long after the last commit it made that commit durable.
 type LagReporter interface {
@@ -52,6 +55,7 @@ type Env struct {
 	WorkDir string            // a fresh directory this backend owns for one cell
 	CPUs    []int             // CPUs of the system under test; helper processes run there too
 	Options map[string]string // from the scenario's backends[].options
+	Needs   Needs             // what the workload asks of it; New refuses what it cannot serve
 }
 
 // Stats are cumulative counters a backend keeps (bucket requests, bytes, CPU seconds); the runner
@@ -96,8 +100,14 @@ type Factory func(Env) (Backend, error)
 
 var registry = map[string]Factory{}
 
-// Register makes a backend available by name; backends call it from init.
-func Register(name string, f Factory) { registry[name] = f }
+// Register makes a backend available by name; backends call it from init. A second registration
+// of a name panics.
+func Register(name string, f Factory) {
+	if _, dup := registry[name]; dup {
+		panic("backend " + name + " registered twice")
+	}
+	registry[name] = f
+}
 
 // Names lists the registered backends.
 func Names() []string {
@@ -109,7 +119,8 @@ func Names() []string {
 	return names
 }
 
-// New makes the named backend.
+// New makes the named backend: it checks the options and what the workload needs, and finds the
+// programs it runs, but starts nothing.
 func New(name string, env Env) (Backend, error) {
 	f, ok := registry[name]
 	if !ok {

@@ -68,3 +68,22 @@ func SlopeThroughOrigin(x, y []float64) float64 {
 	}
 	return sxy / sxx
 }
+
+// Metrics writes the summary as named metrics, each name prefixed (count, rate, min_ms, ...).
+func (s Summary) Metrics(prefix string, into map[string]float64) {
+	into[prefix+"count"] = float64(s.Count)
+	into[prefix+"rate"] = s.Rate
+	into[prefix+"min_ms"] = s.MinMs
+	into[prefix+"med_ms"] = s.MedMs
+	into[prefix+"avg_ms"] = s.AvgMs
+	into[prefix+"p90_ms"] = s.P90Ms
+	into[prefix+"p95_ms"] = s.P95Ms
+	into[prefix+"p99_ms"] = s.P99Ms
+	into[prefix+"max_ms"] = s.MaxMs
+}
+
+// SummaryFrom reads back what Metrics wrote.
+func SummaryFrom(prefix string, m map[string]float64) Summary {
+	return Summary{Count: int64(m[prefix+"count"]), Rate: m[prefix+"rate"], MinMs: m[prefix+"min_ms"], MedMs: m[prefix+"med_ms"],
+		AvgMs: m[prefix+"avg_ms"], P90Ms: m[prefix+"p90_ms"], P95Ms: m[prefix+"p95_ms"], P99Ms: m[prefix+"p99_ms"], MaxMs: m[prefix+"max_ms"]}
+}

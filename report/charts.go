@@ -28,20 +28,17 @@ type Series struct {
 	Points [][2]float64 `json:"points"`
 }
 
-// ChartMaker draws a workload's charts from a results file. Each workload registers its own, so
-// later workloads add charts without touching the page.
-type ChartMaker func(r *Results) ([]Chart, error)
-
-var chartMakers = map[string]ChartMaker{"counter": counterCharts}
-
-// ChartsFor returns the charts of r's workload.
+// ChartsFor returns the charts of r's workload, drawn by its presenter.
 func ChartsFor(r *Results) ([]Chart, error) {
-	maker, ok := chartMakers[r.Scenario.Workload.Type]
-	if !ok {
-		return nil, fmt.Errorf("no charts for workload %q", r.Scenario.Workload.Type)
+	p := presenterOf(r)
+	if p.Charts == nil {
+		return nil, nil
 	}
-	return maker(r)
+	return p.Charts(r)
 }
+
+// genericCharts draws nothing: a workload without a presenter has tables only.
+func genericCharts(*Results) ([]Chart, error) { return nil, nil }
 
 // counterCharts: latency against VUs (med, avg, p95 per backend, with the seed's as dashed lines),
 // requests/s against VUs, and the latency distribution of the busiest cell of each backend.
@@ -55,11 +52,11 @@ func counterCharts(r *Results) ([]Chart, error) {
 			if a.Backend != b {
 				continue
 			}
-			x := float64(a.VUs)
-			med.Points = append(med.Points, [2]float64{x, a.Median.MedMs})
-			avg.Points = append(avg.Points, [2]float64{x, a.Median.AvgMs})
-			p95.Points = append(p95.Points, [2]float64{x, a.Median.P95Ms})
-			rps.Points = append(rps.Points, [2]float64{x, a.Median.Rate})
+			x := a.Param("vus")
+			med.Points = append(med.Points, [2]float64{x, a.Median["med_ms"]})
+			avg.Points = append(avg.Points, [2]float64{x, a.Median["avg_ms"]})
+			p95.Points = append(p95.Points, [2]float64{x, a.Median["p95_ms"]})
+			rps.Points = append(rps.Points, [2]float64{x, a.Median["rate"]})
 		}
 		if len(med.Points) == 0 {
 			continue
@@ -73,23 +70,23 @@ func counterCharts(r *Results) ([]Chart, error) {
 	dist := Chart{ID: "distribution", Title: "Latency distribution at the highest VU level (first run)", XLabel: "percentile", YLabel: "ms", LogX: true}
 	for _, b := range r.backendOrder() {
 		cell := busiestCell(r, b)
-		if cell == nil || cell.Histogram == "" {
+		if cell == nil || cell.Histograms["latency"] == "" {
 			continue
 		}
-		h, err := measure.DecodeHistogram(cell.Histogram)
+		h, err := measure.DecodeHistogram(cell.Histograms["latency"])
 		if err != nil {
 			return nil, fmt.Errorf("cell %d: %w", cell.Index, err)
 		}
-		s := Series{Name: fmt.Sprintf("%s, %d VUs", b, cell.VUs), Group: b, Style: "thick"}
+		s := Series{Name: fmt.Sprintf("%s, %s VUs", b, cell.Params["vus"]), Group: b, Style: "thick"}
 		// Percentile spectrum, as HdrHistogram plots it: x = 1/(1-p), so the tail gets room.
 		for _, p := range []float64{0, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99} {
 			v := float64(h.ValueAtPercentile(p)) / 1000
 			if p == 0 {
-				v = cell.Summary.MinMs
+				v = cell.M("min_ms")
 			}
 			s.Points = append(s.Points, [2]float64{1 / (1 - p/100), v})
 		}
-		s.Points = append(s.Points, [2]float64{1e5, cell.Summary.MaxMs})
+		s.Points = append(s.Points, [2]float64{1e5, cell.M("max_ms")})
 		dist.Series = append(dist.Series, s)
 	}
 	lost := Chart{ID: "crash-lost", Title: "Acknowledged writes lost per crash", XLabel: "crash", YLabel: "writes lost"}
@@ -115,6 +112,7 @@ func counterCharts(r *Results) ([]Chart, error) {
 	return charts, nil
 }
 
+// publishedSeries is a published table's column against its first column, as a dashed line.
 func publishedSeries(p *scenario.Published, column, name, group string) []Series {
 	col := -1
 	for i, c := range p.Columns {
@@ -127,7 +125,8 @@ func publishedSeries(p *scenario.Published, column, name, group string) []Series
 	}
 	s := Series{Name: name, Group: group, Style: "dashed"}
 	for _, row := range p.Rows {
-		s.Points = append(s.Points, [2]float64{row[0], row[col]})
+		x, y := paramNumber(string(row[0])), paramNumber(string(row[col]))
+		s.Points = append(s.Points, [2]float64{x, y})
 	}
 	sort.Slice(s.Points, func(i, j int) bool { return s.Points[i][0] < s.Points[j][0] })
 	return []Series{s}
@@ -141,7 +140,11 @@ func busiestCell(r *Results, b string) *Cell {
 		if c.Backend != b || c.Failure != "" {
 			continue
 		}
-		if best == nil || c.VUs > best.VUs || (c.VUs == best.VUs && c.Repeat < best.Repeat) {
+		vus, bestVUs := paramNumber(c.Params["vus"]), 0.0
+		if best != nil {
+			bestVUs = paramNumber(best.Params["vus"])
+		}
+		if best == nil || vus > bestVUs || (vus == bestVUs && c.Repeat < best.Repeat) {
 			best = c
 		}
 	}

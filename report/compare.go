@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"persistlab/measure"
@@ -12,10 +14,10 @@ import (
 // Comparison marks: a change under SameWithin is shown as no change.
 const SameWithin = 0.02
 
-// CompareRow is one metric of one backend at one VU level in two results files.
+// CompareRow is one metric of one backend at one sweep point in two results files.
 type CompareRow struct {
 	Backend string  `json:"backend"`
-	VUs     int     `json:"vus"`
+	Point   string  `json:"point"`
 	Metric  string  `json:"metric"`
 	A       float64 `json:"a"` // median over A's runs
 	B       float64 `json:"b"`
@@ -26,39 +28,46 @@ type CompareRow struct {
 	Verdict string `json:"verdict"`
 }
 
-type metric struct {
-	name         string
-	higherBetter bool
-	get          func(Cell) float64
+// compareMetrics is what compare rates for r's workload: its presenter's list, else every metric
+// the cells carry (lower taken as better, since no direction is known).
+func compareMetrics(r *Results) []CompareMetric {
+	if m := presenterOf(r).Compare; len(m) > 0 {
+		return m
+	}
+	names := map[string]bool{}
+	for _, c := range r.Cells {
+		for k := range c.Metrics {
+			names[k] = true
+		}
+	}
+	var out []CompareMetric
+	for k := range names {
+		out = append(out, CompareMetric{Name: k})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
-var compareMetrics = []metric{
-	{"med_ms", false, func(c Cell) float64 { return c.Summary.MedMs }},
-	{"avg_ms", false, func(c Cell) float64 { return c.Summary.AvgMs }},
-	{"p95_ms", false, func(c Cell) float64 { return c.Summary.P95Ms }},
-	{"p99_ms", false, func(c Cell) float64 { return c.Summary.P99Ms }},
-	{"rate", true, func(c Cell) float64 { return c.Summary.Rate }},
-}
-
-// Compare lines up a and b cell by cell (backend and VU level) and rates each metric's change.
-// Only-in-one cells are returned as missing.
+// Compare lines up a and b cell by cell (backend and sweep point) and rates each metric's change.
+// Only-in-one cells are returned as missing; warnings say where the two runs differ in kind.
 func Compare(a, b *Results) (rows []CompareRow, missing []string) {
-	group := func(r *Results) (map[cellKey][]Cell, []cellKey) {
-		return groupByBackendVUs(r, r.Cells, func(c Cell) (cellKey, bool) { return cellKey{c.Backend, c.VUs}, c.Failure == "" })
+	group := func(r *Results) (map[pointKey][]Cell, []pointKey) {
+		return groupByPoint(r, r.Cells, func(c Cell) (pointKey, bool) { return r.key(c.Cell), c.Failure == "" })
 	}
 	ga, order := group(a)
 	gb, orderB := group(b)
 	for _, k := range order {
 		cb, ok := gb[k]
 		if !ok {
-			missing = append(missing, fmt.Sprintf("%s at %d VUs only in A", k.backend, k.vus))
+			missing = append(missing, fmt.Sprintf("%s at %s only in A", k.backend, k.point))
 			continue
 		}
-		for _, m := range compareMetrics {
-			va, vb := values(ga[k], m.get), values(cb, m.get)
-			row := CompareRow{Backend: k.backend, VUs: k.vus, Metric: m.name, A: measure.Median(va), B: measure.Median(vb)}
+		for _, m := range compareMetrics(a) {
+			get := func(c Cell) float64 { return c.M(m.Name) }
+			va, vb := values(ga[k], get), values(cb, get)
+			row := CompareRow{Backend: k.backend, Point: k.point, Metric: m.Name, A: measure.Median(va), B: measure.Median(vb)}
 			row.Ratio = row.B / row.A
-			improved := (row.B < row.A) != m.higherBetter
+			improved := (row.B < row.A) != m.HigherBetter
 			switch {
 			case math.IsNaN(row.Ratio) || math.Abs(row.Ratio-1) < SameWithin:
 				row.Mark = "same"
@@ -80,10 +89,38 @@ func Compare(a, b *Results) (rows []CompareRow, missing []string) {
 	}
 	for _, k := range orderB {
 		if _, ok := ga[k]; !ok {
-			missing = append(missing, fmt.Sprintf("%s at %d VUs only in B", k.backend, k.vus))
+			missing = append(missing, fmt.Sprintf("%s at %s only in B", k.backend, k.point))
 		}
 	}
 	return rows, missing
+}
+
+// differences lists what makes a and b different experiments, beyond the measured values.
+func differences(a, b *Results) []string {
+	var out []string
+	if a.workloadType() != b.workloadType() {
+		out = append(out, fmt.Sprintf("workload %q against %q", a.workloadType(), b.workloadType()))
+	}
+	pa, pb := a.Scenario.Workload.Params, b.Scenario.Workload.Params
+	keys := map[string]bool{}
+	for k := range pa {
+		keys[k] = true
+	}
+	for k := range pb {
+		keys[k] = true
+	}
+	var diff []string
+	for k := range keys {
+		if pa[k] != pb[k] {
+			diff = append(diff, fmt.Sprintf("%s: %q against %q", k, pa[k], pb[k]))
+		}
+	}
+	sort.Strings(diff)
+	out = append(out, diff...)
+	if a.Scenario.Duration != b.Scenario.Duration {
+		out = append(out, fmt.Sprintf("duration %s against %s", a.Scenario.Duration, b.Scenario.Duration))
+	}
+	return out
 }
 
 func values(cells []Cell, get func(Cell) float64) []float64 {
@@ -116,11 +153,14 @@ func WriteComparison(w io.Writer, aName, bName string, a, b *Results) {
 	fmt.Fprintf(w, "A: %s (%s, %s)\nB: %s (%s, %s)\n", aName, a.Scenario.Name, a.Started.Format("2006-01-02 15:04"),
 		bName, b.Scenario.Name, b.Started.Format("2006-01-02 15:04"))
 	fmt.Fprintf(w, "B/A per metric, medians over runs; latency lower is better, rate higher; changes under %.0f%% are \"same\"\n\n", SameWithin*100)
+	if diff := differences(a, b); len(diff) > 0 {
+		fmt.Fprintf(w, "warning: A and B are different experiments, so their ratios mix the storage with the set-up:\n  %s\n\n", strings.Join(diff, "\n  "))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "backend\tvus\tmetric\tA\tB\tB/A\tmark\tverdict")
+	fmt.Fprintln(tw, "backend\tpoint\tmetric\tA\tB\tB/A\tmark\tverdict")
 	for _, r := range rows {
 		sign := map[string]string{"better": "+ better", "worse": "- worse", "same": "= same"}[r.Mark]
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.3f\t%.3f\t%.2fx\t%s\t%s\n", r.Backend, r.VUs, r.Metric, r.A, r.B, r.Ratio, sign, r.Verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.3f\t%.2fx\t%s\t%s\n", r.Backend, r.Point, r.Metric, r.A, r.B, r.Ratio, sign, r.Verdict)
 	}
 	tw.Flush()
 	for _, m := range missing {

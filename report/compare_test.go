@@ -25,10 +25,10 @@ func TestCompareWithItselfReportsNoChange(t *testing.T) {
 
 // two runs per cell; b's latencies scaled by f and rate by 1/f
 func scaled(f float64, spread float64) *Results {
-	r := &Results{Schema: Schema}
+	r := &Results{Schema: Schema, Scenario: counterSpec("x", "y")}
 	for rep := 1; rep <= 2; rep++ {
 		c := cell("x", 4, rep, 10*f+spread*float64(rep), 9*f+spread*float64(rep), 100, 100)
-		c.Summary.P95Ms, c.Summary.P99Ms, c.Summary.Rate = 20*f+spread*float64(rep), 30*f+spread*float64(rep), 400/f+10*spread*float64(rep)
+		c.Metrics["p95_ms"], c.Metrics["p99_ms"], c.Metrics["rate"] = 20*f+spread*float64(rep), 30*f+spread*float64(rep), 400/f+10*spread*float64(rep)
 		r.Cells = append(r.Cells, c)
 	}
 	return r
@@ -59,9 +59,9 @@ func TestCompareMarksAndVerdicts(t *testing.T) {
 			t.Errorf("change inside the spread: %+v", row)
 		}
 	}
-	one := &Results{Schema: Schema, Cells: []Cell{cell("x", 4, 1, 10, 9, 1, 1), cell("y", 2, 1, 1, 1, 1, 1)}}
+	one := &Results{Schema: Schema, Scenario: counterSpec("x", "y"), Cells: []Cell{cell("x", 4, 1, 10, 9, 1, 1), cell("y", 2, 1, 1, 1, 1, 1)}}
 	rows, missing := Compare(one, scaled(2, 0))
-	if len(missing) != 1 || !strings.Contains(missing[0], "y at 2 VUs only in A") {
+	if len(missing) != 1 || !strings.Contains(missing[0], "y at vus=2 only in A") {
 		t.Errorf("missing %v", missing)
 	}
 	for _, row := range rows {
@@ -91,7 +91,7 @@ func TestCSVHasEveryCell(t *testing.T) {
 	for i, h := range records[0] {
 		col[h] = i
 	}
-	for _, h := range []string{"backend", "vus", "repeat", "med_ms", "avg_ms", "p95_ms", "rate", "errors", "bucket_class_a"} {
+	for _, h := range []string{"backend", "vus", "repeat", "med_ms", "avg_ms", "p95_ms", "rate", "errors", "lost_updates", "bucket_class_a"} {
 		if _, ok := col[h]; !ok {
 			t.Errorf("no column %s", h)
 		}
@@ -101,5 +101,33 @@ func TestCSVHasEveryCell(t *testing.T) {
 		if row[col["backend"]] != c.Backend || row[col["ok"]] == "" || row[col["avg_ms"]] == "" {
 			t.Errorf("row %d %v for cell %+v", i, row, c.Cell)
 		}
+	}
+}
+
+func TestCompareWarnsAboutDifferentExperiments(t *testing.T) {
+	a, b := scaled(1, 0), scaled(1, 0)
+	b.Scenario = counterSpec("x", "y")
+	b.Scenario.Workload.Params = map[string]string{"mode": "open", "rate": "50"}
+	var out bytes.Buffer
+	WriteComparison(&out, "a.json", "b.json", a, b)
+	if !strings.Contains(out.String(), "warning: A and B are different experiments") || !strings.Contains(out.String(), `mode: "" against "open"`) {
+		t.Errorf("no warning:\n%s", out.String())
+	}
+	out.Reset()
+	WriteComparison(&out, "a.json", "a.json", a, a)
+	if strings.Contains(out.String(), "warning") {
+		t.Errorf("warning comparing a run with itself:\n%s", out.String())
+	}
+}
+
+func TestCSVQuotesFormulas(t *testing.T) {
+	r := scaled(1, 0)
+	r.Cells[0].Failure = "=HYPERLINK(\"http://x\")"
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "'=HYPERLINK") {
+		t.Errorf("formula not neutralised:\n%s", buf.String())
 	}
 }

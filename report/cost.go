@@ -25,10 +25,11 @@ const SecondsPerMonth = 30 * 24 * 3600
 
 // Cost is what the bucket operations of a run cost under one price list.
 type Cost struct {
-	Prices        string  `json:"prices"`
-	USDPerMillion float64 `json:"usd_per_million_requests"`
+	Prices string `json:"prices"`
+	// USDPerUnit is the operations' cost per unit of the workload's work (one app request, one GiB).
+	USDPerUnit float64 `json:"usd_per_unit"`
 	// USDPerMonth runs the measured operation rate for a month. It holds only at the measured
-	// request rate: Litestream uploads once per sync interval whatever the request rate, so its cost
+	// rate of work: Litestream uploads once per sync interval whatever the request rate, so its cost
 	// per request falls as the rate grows (run an open loop, --rate, at your own rate).
 	USDPerMonth float64 `json:"usd_per_month_at_measured_rate"`
 }
@@ -40,19 +41,12 @@ func (r *Results) prices() []scenario.Price {
 	return DefaultPrices
 }
 
-// costs prices classA and classB operations done for ok app requests over seconds.
-func costs(prices []scenario.Price, classA, classB float64, ok int64, seconds float64) []Cost {
+// costs prices operations per unit of work (classA, classB) and per second (aPerS, bPerS).
+func costs(prices []scenario.Price, classA, classB, aPerS, bPerS float64) []Cost {
 	var out []Cost
 	for _, p := range prices {
-		usd := classA/1000*p.ClassAPer1000 + classB/1000*p.ClassBPer1000
-		c := Cost{Prices: p.Name}
-		if ok > 0 {
-			c.USDPerMillion = usd / float64(ok) * 1e6
-		}
-		if seconds > 0 {
-			c.USDPerMonth = usd / seconds * SecondsPerMonth
-		}
-		out = append(out, c)
+		price := func(a, b float64) float64 { return a/1000*p.ClassAPer1000 + b/1000*p.ClassBPer1000 }
+		out = append(out, Cost{Prices: p.Name, USDPerUnit: price(classA, classB), USDPerMonth: price(aPerS, bPerS) * SecondsPerMonth})
 	}
 	return out
 }

@@ -41,7 +41,7 @@ type CrashRun struct {
 // CrashSummary is a backend's crash runs at one VU level.
 type CrashSummary struct {
 	Backend           string  `json:"backend"`
-	VUs               int     `json:"vus"`
+	Point             string  `json:"point"`
 	Runs              int     `json:"runs"`
 	LostMin           int64   `json:"lost_min"`
 	LostMedian        float64 `json:"lost_median"`
@@ -58,11 +58,11 @@ type CrashSummary struct {
 }
 
 func summarizeCrashes(r *Results) {
-	groups, order := groupByBackendVUs(r, r.Crashes, func(c CrashRun) (cellKey, bool) { return cellKey{c.Backend, c.VUs}, c.Failure == "" })
+	groups, order := groupByPoint(r, r.Crashes, func(c CrashRun) (pointKey, bool) { return r.key(c.Cell), c.Failure == "" })
 	r.CrashSummaries = r.CrashSummaries[:0]
 	for _, k := range order {
 		runs := groups[k]
-		s := CrashSummary{Backend: k.backend, VUs: k.vus, Runs: len(runs), LostMin: runs[0].Lost, LostMax: runs[0].Lost}
+		s := CrashSummary{Backend: k.backend, Point: k.point, Runs: len(runs), LostMin: runs[0].Lost, LostMax: runs[0].Lost}
 		var lost, window, reach, recovery, aps, bps, perOKA, perOKB []float64
 		for _, c := range runs {
 			if _, ok := c.BackendStats["bucket_class_a"]; ok && c.LoadS > 0 && c.OKBeforeKill > 0 {
@@ -91,11 +91,7 @@ func summarizeCrashes(r *Results) {
 		}
 		if len(aps) > 0 {
 			s.ClassAPerS = measure.Median(aps)
-			s.Costs = costs(r.prices(), measure.Median(perOKA)*1e6, measure.Median(perOKB)*1e6, 1e6, 0)
-			perMonth := costs(r.prices(), s.ClassAPerS, measure.Median(bps), 0, 1)
-			for i := range s.Costs {
-				s.Costs[i].USDPerMonth = perMonth[i].USDPerMonth
-			}
+			s.Costs = costs(r.prices(), measure.Median(perOKA), measure.Median(perOKB), s.ClassAPerS, measure.Median(bps))
 		}
 		s.LostMedian = measure.Median(lost)
 		s.RecoveryMedianMs = measure.Median(recovery)
@@ -113,13 +109,13 @@ func writeCrashTable(w io.Writer, r *Results) {
 	}
 	fmt.Fprintf(w, "\ncrash runs: the instance killed (SIGKILL) at a random moment, its local disk thrown away, recovered from what persisted\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "backend\tvus\tcrashes\tlost min\tlost med\tlost max\tlost all\twindow ms\treach ms (med/max)\trecovery ms\tintegrity fails\tbelow replica\tclass A/s\t$/month "+r.prices()[0].Name+"\t")
+	fmt.Fprintln(tw, "backend\tpoint\tcrashes\tlost min\tlost med\tlost max\tlost all\twindow ms\treach ms (med/max)\trecovery ms\tintegrity fails\tbelow replica\tclass A/s\t$/month "+r.prices()[0].Name+"\t")
 	for _, s := range r.CrashSummaries {
 		cost := "-"
 		if len(s.Costs) > 0 {
 			cost = fmt.Sprintf("%.2f", s.Costs[0].USDPerMonth)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%d\t%d/%d\t%.0f\t%.0f / %.0f\t%.0f\t%d\t%d\t%.2f\t%s\t\n", s.Backend, s.VUs, s.Runs, s.LostMin, s.LostMedian, s.LostMax,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%d\t%d/%d\t%.0f\t%.0f / %.0f\t%.0f\t%d\t%d\t%.2f\t%s\t\n", s.Backend, s.Point, s.Runs, s.LostMin, s.LostMedian, s.LostMax,
 			s.LostEverything, s.Runs, s.WindowMedianMs, s.ReachMedianMs, s.ReachMaxMs, s.RecoveryMedianMs, s.IntegrityFailures, s.BelowPosition, s.ClassAPerS, cost)
 	}
 	tw.Flush()

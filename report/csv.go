@@ -5,48 +5,86 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 )
 
-// WriteCSV writes one row per cell: which cell, its summary, errors, CPU and backend counters.
+// WriteCSV writes one row per cell: which cell, its parameters, every metric, counter and backend
+// counter. Text that a spreadsheet would run as a formula is quoted with a leading apostrophe.
 func WriteCSV(w io.Writer, r *Results) error {
-	statKeys := map[string]bool{}
-	for _, c := range r.Cells {
-		for k := range c.BackendStats {
-			statKeys[k] = true
+	var params []string
+	for _, a := range r.Scenario.Sweep {
+		params = append(params, a.Name)
+	}
+	keys := func(get func(Cell) []string) []string {
+		set := map[string]bool{}
+		for _, c := range r.Cells {
+			for _, k := range get(c) {
+				set[k] = true
+			}
 		}
+		var out []string
+		for k := range set {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
 	}
-	var stats []string
-	for k := range statKeys {
-		stats = append(stats, k)
-	}
-	sort.Strings(stats)
+	metrics := keys(func(c Cell) []string { return mapKeys(c.Metrics) })
+	counters := keys(func(c Cell) []string { return mapKeys(c.Counters) })
+	stats := keys(func(c Cell) []string { return mapKeys(c.BackendStats) })
 	cw := csv.NewWriter(w)
-	header := []string{"index", "backend", "vus", "repeat", "started", "elapsed_s", "count", "rate", "min_ms", "med_ms", "avg_ms",
-		"p90_ms", "p95_ms", "p99_ms", "max_ms", "ok", "errors", "transport_errors", "lost_updates", "max_acked",
-		"app_cpu_s", "app_cpu_util", "replication_lag_ms", "failure"}
-	if err := cw.Write(append(header, stats...)); err != nil {
+	header := []string{"index", "backend", "repeat", "started", "elapsed_s"}
+	header = append(header, params...)
+	header = append(header, metrics...)
+	header = append(header, counters...)
+	header = append(header, stats...)
+	header = append(header, "failure")
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	for _, c := range r.Cells {
-		s := c.Summary
-		row := []string{strconv.Itoa(c.Index), c.Backend, strconv.Itoa(c.VUs), strconv.Itoa(c.Repeat), c.Started.Format("2006-01-02T15:04:05.000Z07:00"),
-			f(c.ElapsedS), i(s.Count), f(s.Rate), f(s.MinMs), f(s.MedMs), f(s.AvgMs), f(s.P90Ms), f(s.P95Ms), f(s.P99Ms), f(s.MaxMs),
-			i(c.OK), i(c.Errors), i(c.TransportErrors), i(c.LostUpdates()), i(c.MaxAcked), f(c.AppCPUSeconds), f(c.AppCPUUtil),
-			f(c.ReplicationLagMs), c.Failure}
-		for _, k := range stats {
-			v, ok := c.BackendStats[k]
-			if ok {
-				row = append(row, f(v))
-			} else {
-				row = append(row, "")
-			}
+		row := []string{strconv.Itoa(c.Index), safeCSV(c.Backend), strconv.Itoa(c.Repeat), c.Started.Format("2006-01-02T15:04:05.000Z07:00"), f(c.ElapsedS)}
+		for _, p := range params {
+			row = append(row, safeCSV(c.Params[p]))
 		}
+		for _, m := range metrics {
+			row = append(row, optional(c.Metrics, m, f))
+		}
+		for _, k := range counters {
+			row = append(row, optional(c.Counters, k, func(v int64) string { return strconv.FormatInt(v, 10) }))
+		}
+		for _, k := range stats {
+			row = append(row, optional(c.BackendStats, k, f))
+		}
+		row = append(row, safeCSV(c.Failure))
 		if err := cw.Write(row); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func optional[V any](m map[string]V, k string, format func(V) string) string {
+	if v, ok := m[k]; ok {
+		return format(v)
+	}
+	return ""
+}
+
+// safeCSV keeps a spreadsheet from running a cell as a formula (OWASP's CSV injection advice).
+func safeCSV(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"persistlab/internal/sysinfo"
@@ -18,8 +20,9 @@ import (
 // helperCPUKey is backend.HelperCPUSeconds (report reads results files and does not import backends).
 const helperCPUKey = "helper_cpu_s"
 
-// Schema names the results format; bump it when a field changes meaning.
-const Schema = "persistlab.results/1"
+// Schema names the results format; bump it when a field changes meaning. Files of the first
+// format (the counter's own cell fields) are converted on load.
+const Schema = "persistlab.results/2"
 
 // Run statuses.
 const (
@@ -31,19 +34,21 @@ const (
 
 // Results is one results.json: the scenario as run, where and with what it ran, and every cell.
 type Results struct {
-	Schema     string            `json:"schema"`
-	Status     string            `json:"status"`
-	Error      string            `json:"error,omitempty"`
-	Command    []string          `json:"command"`
-	Started    time.Time         `json:"started"`
-	Finished   time.Time         `json:"finished"`
-	Scenario   *scenario.Spec    `json:"scenario"`
-	Machine    sysinfo.Machine   `json:"machine"`
-	Versions   map[string]string `json:"versions"`
-	Placement  Placement         `json:"placement"`
+	Schema    string            `json:"schema"`
+	Status    string            `json:"status"`
+	Error     string            `json:"error,omitempty"`
+	Command   []string          `json:"command"`
+	Started   time.Time         `json:"started"`
+	Finished  time.Time         `json:"finished"`
+	Scenario  *scenario.Spec    `json:"scenario"`
+	Machine   sysinfo.Machine   `json:"machine"`
+	Versions  map[string]string `json:"versions"`
+	Placement Placement         `json:"placement"`
+	// Units names the unit of each metric, as the workload declared it.
+	Units      map[string]string `json:"units,omitempty"`
 	Cells      []Cell            `json:"cells"`
 	Aggregates []Aggregate       `json:"aggregates"`
-	Fits       []Fit             `json:"fits"`
+	Fits       []Fit             `json:"fits,omitempty"`
 	// Crashes and CrashSummaries are filled by crash runs instead of Cells and Aggregates.
 	Crashes        []CrashRun     `json:"crashes,omitempty"`
 	CrashSummaries []CrashSummary `json:"crash_summaries,omitempty"`
@@ -55,64 +60,69 @@ type Placement struct {
 	DriverCPUs []int `json:"driver_cpus,omitempty"`
 }
 
-// Cell is one measured run.
+// Cell is one measured run, in the shape every workload fills.
 type Cell struct {
 	scenario.Cell
-	Started         time.Time        `json:"started"`
-	ElapsedS        float64          `json:"elapsed_s"`
-	Summary         measure.Summary  `json:"summary"`
-	Histogram       string           `json:"histogram"` // HdrHistogram V2 compressed base64, µs
-	Service         *measure.Summary `json:"service,omitempty"`
-	OK              int64            `json:"ok"`
-	Errors          int64            `json:"errors"`
-	Statuses        map[int]int64    `json:"statuses,omitempty"`
-	TransportErrors int64            `json:"transport_errors"`
-	ErrorSamples    []string         `json:"error_samples,omitempty"`
-	MaxAcked        int64            `json:"max_acked"`
-	// CountDelta is how much the counter grew during the cell; below OK means lost updates.
-	CountDelta int64 `json:"count_delta"`
-	// Instances and Integrity are set when several app instances shared the backend: how many, and
-	// PRAGMA integrity_check of the database read afterwards through a fresh mount.
-	Instances     int                `json:"instances,omitempty"`
-	Integrity     string             `json:"integrity,omitempty"`
-	AppCPUSeconds float64            `json:"app_cpu_s"`
-	AppCPUUtil    float64            `json:"app_cpu_util"` // of the CPUs the app was pinned to
-	BackendStats  map[string]float64 `json:"backend_stats,omitempty"`
-	// ReplicationLagMs is how long after the last acknowledged write the bucket held it (Litestream).
-	ReplicationLagMs float64 `json:"replication_lag_ms,omitempty"`
-	Failure          string  `json:"failure,omitempty"`
+	Started  time.Time `json:"started"`
+	ElapsedS float64   `json:"elapsed_s"`
+	// Metrics are named numbers (units in Results.Units); Histograms are HdrHistogram V2
+	// compressed, base64, in microseconds; Series are samples over the cell's time.
+	Metrics      map[string]float64         `json:"metrics,omitempty"`
+	Histograms   map[string]string          `json:"histograms,omitempty"`
+	Series       map[string][]measure.Point `json:"series,omitempty"`
+	Counters     map[string]int64           `json:"counters,omitempty"`
+	Facts        map[string]string          `json:"facts,omitempty"`
+	ErrorSamples []string                   `json:"error_samples,omitempty"`
+	BackendStats map[string]float64         `json:"backend_stats,omitempty"`
+	Failure      string                     `json:"failure,omitempty"`
 }
 
-// LostUpdates is how many 200 answers the counter does not reflect.
-func (c Cell) LostUpdates() int64 { return max(0, c.OK-c.CountDelta) }
+// M is a metric of the cell, 0 if it was not measured.
+func (c Cell) M(name string) float64 { return c.Metrics[name] }
 
-// Aggregate is the seed's summary of one backend at one VU level: each metric's median over runs.
+// Summary is the cell's latency summary (the counter's columns), from its metrics.
+func (c Cell) Summary() measure.Summary { return measure.SummaryFrom("", c.Metrics) }
+
+// Aggregate summarises one backend at one point of the sweep over its runs, as the seeds do: each
+// metric's median over runs, taken independently; counts are also summed.
 type Aggregate struct {
-	Backend     string          `json:"backend"`
-	VUs         int             `json:"vus"`
-	Runs        int             `json:"runs"`
-	Median      measure.Summary `json:"median"`
-	Errors      int64           `json:"errors"`       // over all runs
-	LostUpdates int64           `json:"lost_updates"` // over all runs
-	AppCPUUtil  float64         `json:"app_cpu_util"` // median
-	// HelperCPUUtil is the backend process's CPU (gcsfuse, Litestream) as a share of the app's CPUs, median.
-	HelperCPUUtil float64 `json:"helper_cpu_util,omitempty"`
-	// Bucket requests per 1,000 answered app requests, medians over runs (bucket backends only).
+	Backend string             `json:"backend"`
+	Point   string             `json:"point"` // "vus=2 rw=read"
+	Params  map[string]string  `json:"params,omitempty"`
+	Runs    int                `json:"runs"`
+	Median  map[string]float64 `json:"median"`
+	Total   map[string]float64 `json:"total"`
+	// Bucket is what the bucket did per unit of the workload's work (bucket backends only).
 	Bucket *BucketUse `json:"bucket,omitempty"`
-	// ReplicationLagMs is the median over runs of how long the last write stayed local (Litestream).
-	ReplicationLagMs float64 `json:"replication_lag_ms,omitempty"`
 }
 
-// BucketUse is what the bucket did per 1,000 app requests, and what that costs.
+// Param is the aggregate's value of a swept parameter as a number (0 if not numeric).
+func (a Aggregate) Param(name string) float64 { return paramNumber(a.Params[name]) }
+
+func paramNumber(v string) float64 {
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		return f
+	}
+	if n, err := scenario.ParseSize(v); err == nil {
+		return float64(n)
+	}
+	if d, err := time.ParseDuration(v); err == nil {
+		return d.Seconds()
+	}
+	return 0
+}
+
+// BucketUse is what the bucket did per unit of work (1 app request, 1 GiB moved), and its cost.
 type BucketUse struct {
-	ClassAPer1k    float64 `json:"class_a_per_1k"`
-	ClassBPer1k    float64 `json:"class_b_per_1k"`
-	BytesInPerReq  float64 `json:"bytes_in_per_req"`
-	BytesOutPerReq float64 `json:"bytes_out_per_req"`
-	Throttled      float64 `json:"throttled"` // 429 answers per run
-	ClassAPerS     float64 `json:"class_a_per_s"`
-	ClassBPerS     float64 `json:"class_b_per_s"`
-	Costs          []Cost  `json:"costs"` // per price list, from the median run's operations
+	Unit       string  `json:"unit"`
+	ClassA     float64 `json:"class_a_per_unit"`
+	ClassB     float64 `json:"class_b_per_unit"`
+	BytesIn    float64 `json:"bytes_in_per_unit"`
+	BytesOut   float64 `json:"bytes_out_per_unit"`
+	Throttled  float64 `json:"throttled"` // 429 answers per run
+	ClassAPerS float64 `json:"class_a_per_s"`
+	ClassBPerS float64 `json:"class_b_per_s"`
+	Costs      []Cost  `json:"costs"` // per price list, from the median run's operations
 }
 
 // Fit is seed 000's zero-intercept least-squares slope of avg latency against VUs, over every run.
@@ -124,74 +134,86 @@ type Fit struct {
 	PublishedFrom string  `json:"published_from,omitempty"`
 }
 
-// Summarize recomputes Aggregates and Fits from Cells, and CrashSummaries from Crashes.
+// Summarize recomputes Aggregates from Cells, CrashSummaries from Crashes, and what the
+// workload's presenter derives (seed 000's slopes).
 func (r *Results) Summarize() {
 	summarizeCrashes(r)
-	groups, order := groupByBackendVUs(r, r.Cells, func(c Cell) (cellKey, bool) { return cellKey{c.Backend, c.VUs}, c.Failure == "" })
+	pres := presenterOf(r)
+	groups, order := groupByPoint(r, r.Cells, func(c Cell) (pointKey, bool) { return r.key(c.Cell), c.Failure == "" })
 	r.Aggregates = r.Aggregates[:0]
-	x, y := map[string][]float64{}, map[string][]float64{}
 	for _, k := range order {
 		cells := groups[k]
-		a := Aggregate{Backend: k.backend, VUs: k.vus, Runs: len(cells)}
-		sums := make([]measure.Summary, len(cells))
-		util, helper := make([]float64, len(cells)), make([]float64, len(cells))
-		for i, c := range cells {
-			sums[i], util[i] = c.Summary, c.AppCPUUtil
-			if c.AppCPUUtil > 0 && c.AppCPUSeconds > 0 {
-				helper[i] = c.BackendStats[helperCPUKey] / c.AppCPUSeconds * c.AppCPUUtil // same CPUs, same interval
-			}
-			a.Errors += c.Errors
-			a.LostUpdates += c.LostUpdates()
-			if c.Summary.Count > 0 {
-				x[k.backend] = append(x[k.backend], float64(c.VUs))
-				y[k.backend] = append(y[k.backend], c.Summary.AvgMs)
-			}
-		}
-		a.Median = measure.MedianOfRuns(sums)
-		a.AppCPUUtil = measure.Median(util)
-		a.HelperCPUUtil = measure.Median(helper)
-		a.Bucket = bucketUse(cells, r.prices())
-		var lags []float64
+		a := Aggregate{Backend: k.backend, Point: k.point, Params: cells[0].Params, Runs: len(cells),
+			Median: map[string]float64{}, Total: map[string]float64{}}
+		names := map[string]bool{}
 		for _, c := range cells {
-			if c.ReplicationLagMs > 0 {
-				lags = append(lags, c.ReplicationLagMs)
+			for m := range c.Metrics {
+				names[m] = true
 			}
 		}
-		if len(lags) > 0 {
-			a.ReplicationLagMs = measure.Median(lags)
+		for m := range names {
+			vals := make([]float64, 0, len(cells))
+			for _, c := range cells {
+				if v, ok := c.Metrics[m]; ok {
+					vals = append(vals, v)
+					a.Total[m] += v
+				}
+			}
+			a.Median[m] = measure.Median(vals)
 		}
+		var helper []float64
+		for _, c := range cells {
+			if cpu, ok := c.BackendStats[helperCPUKey]; ok && c.ElapsedS > 0 {
+				helper = append(helper, cpu/c.ElapsedS/float64(r.AppCPUCount()))
+			}
+		}
+		if len(helper) > 0 {
+			a.Median["helper_cpu_util"] = measure.Median(helper)
+		}
+		a.Bucket = bucketUse(cells, r.prices(), pres.Work)
 		r.Aggregates = append(r.Aggregates, a)
 	}
-	r.Fits = r.Fits[:0]
-	for _, b := range r.backendOrder() {
-		if len(x[b]) == 0 {
-			continue
-		}
-		f := Fit{Backend: b, AvgMsPerVU: measure.SlopeThroughOrigin(x[b], y[b]), Points: len(x[b])}
-		if p := r.published(b); p != nil && p.Slope > 0 {
-			f.Published, f.PublishedFrom = p.Slope, p.Source
-		}
-		r.Fits = append(r.Fits, f)
+	r.Fits = nil
+	if pres.Summarize != nil {
+		pres.Summarize(r)
 	}
 }
 
-// cellKey names a backend at one VU level.
-type cellKey struct {
-	backend string
-	vus     int
+// AppCPUCount is how many CPUs the system under test had: its pinned ones, else the machine's.
+func (r *Results) AppCPUCount() int {
+	if n := len(r.Placement.AppCPUs); n > 0 {
+		return n
+	}
+	return max(1, r.Machine.Cores)
 }
 
-// groupByBackendVUs groups the items key accepts by backend and VU level, ordered as the scenario
-// lists its backends, then by VUs.
-func groupByBackendVUs[T any](r *Results, items []T, key func(T) (cellKey, bool)) (map[cellKey][]T, []cellKey) {
-	groups := map[cellKey][]T{}
-	var order []cellKey
+// pointKey names a backend at one point of the sweep.
+type pointKey struct {
+	backend string
+	point   string
+}
+
+func (r *Results) key(c scenario.Cell) pointKey {
+	var sweep scenario.Sweep
+	if r.Scenario != nil {
+		sweep = r.Scenario.Sweep
+	}
+	return pointKey{c.Backend, c.Point(sweep)}
+}
+
+// groupByPoint groups the items key accepts by backend and sweep point, ordered as the scenario
+// lists its backends, then by the sweep's values in their order.
+func groupByPoint[T any](r *Results, items []T, key func(T) (pointKey, bool)) (map[pointKey][]T, []pointKey) {
+	groups := map[pointKey][]T{}
+	var order []pointKey
+	firstSeen := map[pointKey]int{}
 	for _, it := range items {
 		k, ok := key(it)
 		if !ok {
 			continue
 		}
 		if _, seen := groups[k]; !seen {
+			firstSeen[k] = len(order)
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], it)
@@ -200,21 +222,57 @@ func groupByBackendVUs[T any](r *Results, items []T, key func(T) (cellKey, bool)
 		if order[i].backend != order[j].backend {
 			return r.backendRank(order[i].backend) < r.backendRank(order[j].backend)
 		}
-		return order[i].vus < order[j].vus
+		return r.pointLess(order[i].point, order[j].point, firstSeen[order[i]] < firstSeen[order[j]])
 	})
 	return groups, order
 }
 
-// bucketUse is the median over cells of their bucket counters per app request; nil if none counted.
-func bucketUse(cells []Cell, prices []scenario.Price) *BucketUse {
+// pointLess orders sweep points by each axis's values in the order the sweep lists them; points
+// the sweep does not know keep their order of appearance.
+func (r *Results) pointLess(a, b string, fallback bool) bool {
+	if r.Scenario == nil || a == b {
+		return fallback
+	}
+	pa, pb := parsePoint(a), parsePoint(b)
+	for _, axis := range r.Scenario.Sweep {
+		ia, ib := indexOf(axis.Values, pa[axis.Name]), indexOf(axis.Values, pb[axis.Name])
+		if ia != ib {
+			return ia < ib
+		}
+	}
+	return fallback
+}
+
+func parsePoint(p string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range strings.Fields(p) {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func indexOf(list []string, v string) int {
+	for i, x := range list {
+		if x == v {
+			return i
+		}
+	}
+	return len(list)
+}
+
+// bucketUse is the median over cells of their bucket counters per unit of work; nil if none counted.
+func bucketUse(cells []Cell, prices []scenario.Price, work WorkUnit) *BucketUse {
 	var a, b, in, out, thr, aps, bps []float64
 	for _, c := range cells {
-		if _, ok := c.BackendStats["bucket_class_a"]; !ok || c.OK == 0 {
+		units := work.units(c)
+		if _, ok := c.BackendStats["bucket_class_a"]; !ok || units <= 0 || c.ElapsedS <= 0 {
 			continue
 		}
-		per := func(k string) float64 { return c.BackendStats[k] / float64(c.OK) }
-		a = append(a, 1000*per("bucket_class_a"))
-		b = append(b, 1000*per("bucket_class_b"))
+		per := func(k string) float64 { return c.BackendStats[k] / units }
+		a = append(a, per("bucket_class_a"))
+		b = append(b, per("bucket_class_b"))
 		in = append(in, per("bucket_bytes_in"))
 		out = append(out, per("bucket_bytes_out"))
 		thr = append(thr, c.BackendStats["bucket_throttled"])
@@ -224,15 +282,9 @@ func bucketUse(cells []Cell, prices []scenario.Price) *BucketUse {
 	if len(a) == 0 {
 		return nil
 	}
-	u := &BucketUse{ClassAPer1k: measure.Median(a), ClassBPer1k: measure.Median(b), BytesInPerReq: measure.Median(in),
-		BytesOutPerReq: measure.Median(out), Throttled: measure.Median(thr), ClassAPerS: measure.Median(aps), ClassBPerS: measure.Median(bps)}
-	// Priced per million from the per-request medians, per month from the per-second medians.
-	perMillion := costs(prices, u.ClassAPer1k*1000, u.ClassBPer1k*1000, 1e6, 0)
-	perMonth := costs(prices, u.ClassAPerS, u.ClassBPerS, 0, 1)
-	for i := range perMillion {
-		perMillion[i].USDPerMonth = perMonth[i].USDPerMonth
-	}
-	u.Costs = perMillion
+	u := &BucketUse{Unit: work.Name, ClassA: measure.Median(a), ClassB: measure.Median(b), BytesIn: measure.Median(in),
+		BytesOut: measure.Median(out), Throttled: measure.Median(thr), ClassAPerS: measure.Median(aps), ClassBPerS: measure.Median(bps)}
+	u.Costs = costs(prices, u.ClassA, u.ClassB, u.ClassAPerS, u.ClassBPerS)
 	return u
 }
 
@@ -268,6 +320,14 @@ func (r *Results) published(backend string) *scenario.Published {
 	return nil
 }
 
+// workloadType is the scenario's workload, "" without a scenario.
+func (r *Results) workloadType() string {
+	if r.Scenario == nil {
+		return ""
+	}
+	return r.Scenario.Workload.Type
+}
+
 // Save writes the results atomically (a reader never sees half a file), summarising first.
 func (r *Results) Save(path string) error {
 	r.Summarize()
@@ -282,27 +342,44 @@ func (r *Results) Save(path string) error {
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("results: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("results: %w", err)
 	}
 	return nil
 }
 
-// Load reads a results file.
+// Load reads a results file, converting the first format.
 func Load(path string) (*Results, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("results %s: %w", path, err)
 	}
-	var r Results
-	if err := json.Unmarshal(data, &r); err != nil {
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("results %s: not a results file: %w", path, err)
+	}
+	var r *Results
+	switch head.Schema {
+	case Schema:
+		r = &Results{}
+		err = json.Unmarshal(data, r)
+	case schemaV1:
+		r, err = fromV1(data)
+	default:
+		return nil, fmt.Errorf("results %s: schema %q: this persistlab reads %q and %q", path, head.Schema, Schema, schemaV1)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("results %s: %w", path, err)
 	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("results %s: schema %q: this persistlab reads %q", path, r.Schema, Schema)
+	if r.Scenario == nil {
+		return nil, fmt.Errorf("results %s: no scenario: the file is incomplete", path)
 	}
 	r.Summarize() // aggregates are derived: recompute them with this version's code
-	return &r, nil
+	return r, nil
 }

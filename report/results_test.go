@@ -2,8 +2,11 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,26 +15,38 @@ import (
 )
 
 func cell(backend string, vus, repeat int, avg, med float64, ok, delta int64) Cell {
-	return Cell{Cell: scenario.Cell{Backend: backend, VUs: vus, Repeat: repeat},
-		Summary: measure.Summary{Count: ok, AvgMs: avg, MedMs: med}, OK: ok, CountDelta: delta}
+	m := map[string]float64{}
+	measure.Summary{Count: ok, AvgMs: avg, MedMs: med}.Metrics("", m)
+	m["ok"], m["count_delta"], m["lost_updates"] = float64(ok), float64(delta), float64(max(0, ok-delta))
+	return Cell{Cell: scenario.Cell{Backend: backend, Params: map[string]string{"vus": strconv.Itoa(vus)}, Repeat: repeat}, Metrics: m}
+}
+
+// counterSpec is a counter scenario over the given backends, sweeping vus.
+func counterSpec(backends ...string) *scenario.Spec {
+	s := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "counter"}, Sweep: scenario.Sweep{{Name: "vus", Text: "2,4", Values: []string{"2", "4"}}}, Repeat: 1}
+	for _, b := range backends {
+		s.Backends = append(s.Backends, scenario.BackendSpec{Name: b})
+	}
+	return s
 }
 
 func TestSummarizeMediansFitsAndLostUpdates(t *testing.T) {
-	r := &Results{Schema: Schema, Scenario: &scenario.Spec{Name: "t",
-		Backends:  []scenario.BackendSpec{{Name: "b"}, {Name: "a"}},
-		Published: []scenario.Published{{Backend: "a", Slope: 2, Source: "seed"}}}}
+	spec := counterSpec("b", "a")
+	spec.Published = []scenario.Published{{Backend: "a", Slope: 2, Source: "seed", Columns: []string{"vus", "avg_ms"},
+		Rows: [][]scenario.Value{{"2", "10"}}}}
+	r := &Results{Schema: Schema, Scenario: spec}
 	r.Cells = []Cell{
 		cell("a", 2, 1, 4, 3, 100, 100), cell("a", 2, 2, 5, 1, 100, 97), cell("a", 2, 3, 9, 2, 100, 100),
 		cell("a", 4, 1, 8, 8, 50, 50),
 		cell("b", 2, 1, 10, 10, 10, 10),
-		{Cell: scenario.Cell{Backend: "b", VUs: 4}, Failure: "boom"},
+		{Cell: scenario.Cell{Backend: "b", Params: map[string]string{"vus": "4"}}, Failure: "boom"},
 	}
 	r.Summarize()
 	if len(r.Aggregates) != 3 || r.Aggregates[0].Backend != "b" {
 		t.Fatalf("aggregates %+v (want scenario order b, a)", r.Aggregates)
 	}
 	a2 := r.Aggregates[1]
-	if a2.VUs != 2 || a2.Runs != 3 || a2.Median.AvgMs != 5 || a2.Median.MedMs != 2 || a2.LostUpdates != 3 {
+	if a2.Point != "vus=2" || a2.Runs != 3 || a2.Median["avg_ms"] != 5 || a2.Median["med_ms"] != 2 || a2.Total["lost_updates"] != 3 {
 		t.Errorf("a@2 %+v", a2)
 	}
 	// a: points (2,4) (2,5) (2,9) (4,8): Σxy = 8+10+18+32 = 68, Σx² = 4+4+4+16 = 28.
@@ -46,7 +61,8 @@ func TestSummarizeMediansFitsAndLostUpdates(t *testing.T) {
 	}
 	var out bytes.Buffer
 	WriteTables(&out, r)
-	for _, want := range []string{"backend a", "backend b", "seed: 2.00", "b / a", "1 cell(s) failed"} {
+	// The seed's avg at 2 VUs is 10; ours is 5 (median of 4, 5, 9): ratio 0.50.
+	for _, want := range []string{"backend a", "backend b", "seed: 2.00", "b / a", "1 cell(s) failed", "boom", "a beside the seed", "5.00  10.00  0.50x"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
@@ -54,9 +70,13 @@ func TestSummarizeMediansFitsAndLostUpdates(t *testing.T) {
 }
 
 func TestSaveLoadRoundTrip(t *testing.T) {
-	sw, _ := scenario.ParseIntSweep("2..6/2")
-	r := &Results{Schema: Schema, Status: StatusComplete, Scenario: &scenario.Spec{Name: "t", Sweep: scenario.Sweep{VUs: sw}, Duration: scenario.Duration(5e9)},
-		Cells: []Cell{cell("a", 2, 1, 4, 3, 10, 10)}}
+	spec := counterSpec("a")
+	spec.Sweep[0].Text = "2..6/2"
+	spec.Duration = scenario.Duration(5e9)
+	r := &Results{Schema: Schema, Status: StatusComplete, Scenario: spec, Cells: []Cell{cell("a", 2, 1, 4, 3, 10, 10)}}
+	r.Cells[0].Series = map[string][]measure.Point{"iops": {{T: 1, V: 100}, {T: 2, V: 120}}}
+	r.Cells[0].Counters = map[string]int64{"http_500": 3}
+	r.Cells[0].Facts = map[string]string{"integrity": "ok"}
 	path := filepath.Join(t.TempDir(), "sub", "r.json")
 	if err := r.Save(path); err != nil {
 		t.Fatal(err)
@@ -65,8 +85,9 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Scenario.Sweep.VUs.Text != "2..6/2" || len(back.Scenario.Sweep.VUs.Values) != 3 || back.Scenario.Duration != r.Scenario.Duration || len(back.Cells) != 1 {
-		t.Errorf("round trip lost data: %+v", back.Scenario)
+	same := func(a, b any) bool { x, _ := json.Marshal(a); y, _ := json.Marshal(b); return bytes.Equal(x, y) }
+	if !same(back.Scenario, r.Scenario) || !same(back.Cells, r.Cells) || back.Cells[0].Series["iops"][1].V != 120 {
+		t.Errorf("round trip lost data:\n%+v\n%+v\n%+v\n%+v", back.Scenario, r.Scenario, back.Cells, r.Cells)
 	}
 	r.Schema = "other/9"
 	r.Save(path)
@@ -77,12 +98,12 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 
 func TestCrashResultsChartAndSummarize(t *testing.T) {
 	pos := int64(5)
-	r := &Results{Schema: Schema, Scenario: &scenario.Spec{Name: "c", Workload: scenario.Workload{Type: "counter"},
-		Backends: []scenario.BackendSpec{{Name: "local"}, {Name: "litestream"}}}}
+	r := &Results{Schema: Schema, Scenario: counterSpec("local", "litestream")}
+	vus := map[string]string{"vus": "2"}
 	for i := 1; i <= 3; i++ {
 		r.Crashes = append(r.Crashes,
-			CrashRun{Cell: scenario.Cell{Backend: "local", VUs: 2, Repeat: i}, MaxAcked: 100, Lost: 100, Integrity: "ok"},
-			CrashRun{Cell: scenario.Cell{Backend: "litestream", VUs: 2, Repeat: i}, MaxAcked: 100, Recovered: 90 + int64(i), Lost: 10 - int64(i),
+			CrashRun{Cell: scenario.Cell{Backend: "local", Params: vus, Repeat: i}, MaxAcked: 100, Lost: 100, Integrity: "ok"},
+			CrashRun{Cell: scenario.Cell{Backend: "litestream", Params: vus, Repeat: i}, MaxAcked: 100, Recovered: 90 + int64(i), Lost: 10 - int64(i),
 				Position: &pos, Integrity: "ok", LostReachMs: 500, LoadS: 2, OKBeforeKill: 100,
 				BackendStats: map[string]float64{"bucket_class_a": 4, "bucket_class_b": 0}})
 	}
@@ -93,7 +114,7 @@ func TestCrashResultsChartAndSummarize(t *testing.T) {
 	ls := r.CrashSummaries[1]
 	// 4 class A uploads in 2 s: 2/s, for 30 days at $0.005 per 1,000 = $25.92; and 4 per 100
 	// requests is 40,000 per million requests = $0.20.
-	if ls.ClassAPerS != 2 || len(ls.Costs) != 2 || math.Abs(ls.Costs[0].USDPerMonth-25.92) > 1e-9 || math.Abs(ls.Costs[0].USDPerMillion-0.2) > 1e-9 {
+	if ls.ClassAPerS != 2 || len(ls.Costs) != 2 || math.Abs(ls.Costs[0].USDPerMonth-25.92) > 1e-9 || math.Abs(ls.Costs[0].USDPerUnit*1e6-0.2) > 1e-9 {
 		t.Errorf("litestream cost %+v %+v", ls.ClassAPerS, ls.Costs)
 	}
 	charts, err := ChartsFor(r)
@@ -107,5 +128,40 @@ func TestCrashResultsChartAndSummarize(t *testing.T) {
 	WriteTables(&out, r)
 	if !strings.Contains(out.String(), "local lost every acknowledged write in every crash") {
 		t.Errorf("table:\n%s", out.String())
+	}
+}
+
+// A results file of the first format (a real run of cloudrun-sqlite --quick, before workloads
+// were plug-ins) loads as generic cells with the same numbers.
+func TestFirstFormatLoads(t *testing.T) {
+	r, err := Load(recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Cells []struct {
+			VUs     int             `json:"vus"`
+			OK      int64           `json:"ok"`
+			Summary measure.Summary `json:"summary"`
+		} `json:"cells"`
+	}
+	data, _ := os.ReadFile(recorded)
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if r.Schema != Schema || len(r.Cells) != len(raw.Cells) || len(raw.Cells) == 0 {
+		t.Fatalf("schema %s, %d cells of %d", r.Schema, len(r.Cells), len(raw.Cells))
+	}
+	for i, c := range r.Cells {
+		old := raw.Cells[i]
+		if c.Params["vus"] != strconv.Itoa(old.VUs) || c.M("ok") != float64(old.OK) || c.Summary() != old.Summary || c.Histograms["latency"] == "" {
+			t.Errorf("cell %d: %+v from %+v", i, c, old)
+		}
+	}
+	if v, _ := r.Scenario.Workload.Param("cpus"); v != "1" || r.Scenario.Workload.Sections["app"] != nil {
+		t.Errorf("app section not flattened: %+v", r.Scenario.Workload)
+	}
+	if len(r.Fits) != 3 || len(r.Aggregates) == 0 {
+		t.Errorf("fits %d aggregates %d", len(r.Fits), len(r.Aggregates))
 	}
 }

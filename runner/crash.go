@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"persistlab/app/counter"
 	"persistlab/backend"
+	"persistlab/measure"
 	"persistlab/report"
 	"persistlab/scenario"
-	workload "persistlab/workload/counter"
+	"persistlab/workload"
 )
 
 // crashDraws gives each crash cell its kill moment from the scenario's seed, so a run can be repeated.
@@ -26,40 +26,48 @@ func crashDraws(spec *scenario.Spec, cells []scenario.Cell) map[int]time.Duratio
 	return out
 }
 
-// runCrashCell loses one instance under load and recovers it. Whatever fails is recorded in the
-// run; everything it started is stopped before it returns.
-func runCrashCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, killAfter time.Duration, res *report.Results, opts Options) (out report.CrashRun) {
+// crashCell loses one instance under load and recovers it: load with every acknowledgement
+// recorded, SIGKILL at killAfter with the backend's instance thrown away, a new instance from
+// what persisted, and the acknowledged writes it lacks. Everything started is stopped.
+func (r *run) crashCell(ctx context.Context, cell scenario.Cell, killAfter time.Duration) (out report.CrashRun) {
 	out = report.CrashRun{Cell: cell, KillAfterS: killAfter.Seconds()}
 	fail := func(err error) report.CrashRun { out.Failure = err.Error(); return out }
-	be, cellDir, err := newCellBackend(spec, cell, res, opts)
+	life, err := r.open(cell)
 	if err != nil {
 		return fail(err)
 	}
-	defer stopCellBackend(ctx, be, &out.Failure)
-	crasher, ok := be.(backend.Crasher)
+	defer life.close(ctx, &out.Failure)
+	crasher := life.be.(backend.Crasher) // checked before the first cell
+	inspector := r.wl.(workload.Inspector)
+	target, err := life.startBackend(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	started, err := life.startWorkload(ctx, target)
+	if err != nil {
+		return fail(err)
+	}
+	in, ok := started.(workload.Acknowledged)
 	if !ok {
-		return fail(fmt.Errorf("backend %q cannot lose an instance", cell.Backend))
+		return fail(fmt.Errorf("workload %s does not number its acknowledged writes", r.info.Name))
 	}
-	target, err := be.Start(ctx)
-	if err != nil {
+	if err := life.warmUp(ctx, in); err != nil {
 		return fail(err)
 	}
-	app, err := StartApp(opts.Self, filepath.Join(target.Dir, backend.DBFile), filepath.Join(cellDir, "app.log"), spec.Workload.App)
-	if err != nil {
-		return fail(err)
-	}
-	defer withCleanupDeadline(ctx, app.Stop)
 
 	// Load runs past the kill; the kill ends it.
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
-	drive := workload.Config{URL: app.URL + spec.Workload.Path, Method: spec.Workload.Method, Mode: spec.Workload.Mode,
-		VUs: cell.VUs, Rate: spec.Workload.Rate, Timeout: 5 * time.Second, Duration: killAfter + time.Minute, RecordAcks: true}
-	statsBefore, loadStart := be.Stats(), time.Now()
-	results := make(chan *workload.Result, 1)
+	statsBefore, loadStart := life.be.Stats(), time.Now()
+	type loaded struct {
+		res  *workload.Result
+		acks *measure.AckLog
+		err  error
+	}
+	done := make(chan loaded, 1)
 	go func() {
-		r, _ := workload.Run(loadCtx, drive)
-		results <- r
+		res, acks, err := in.DriveAcked(loadCtx, killAfter+time.Minute)
+		done <- loaded{res, acks, err}
 	}()
 	select {
 	case <-time.After(killAfter):
@@ -67,31 +75,35 @@ func runCrashCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, 
 		return fail(context.Cause(ctx))
 	}
 
-	// The instance dies at once: the app by SIGKILL, then the backend's processes and local disk.
-	statsAtKill := be.Stats()
+	// The instance dies at once: the system under test by SIGKILL, then the backend's processes
+	// and local disk.
+	statsAtKill := life.be.Stats()
 	killAt := time.Now()
-	app.Child.SignalKill()
+	in.Kill()
 	crashErr := crasher.Crash()
 	select {
-	case <-app.Child.Done():
+	case <-in.Exited():
 	case <-time.After(30 * time.Second):
-		return fail(errors.New("the killed app did not exit within 30 s"))
+		return fail(errors.New("the killed instance did not exit within 30 s"))
 	}
 	stopLoad()
-	load := <-results
+	load := <-done
 	if crashErr != nil {
 		return fail(crashErr)
 	}
-	out.MaxAcked, out.OKBeforeKill = load.MaxAcked, load.OK
+	if load.err != nil {
+		return fail(load.err)
+	}
+	out.MaxAcked, out.OKBeforeKill = load.acks.Max(), int64(load.res.Metrics["ok"])
 	out.LoadS = killAt.Sub(loadStart).Seconds()
 	out.BackendStats = statsDelta(statsBefore, statsAtKill)
 
-	if p, ok := be.(backend.Positioner); ok {
-		posDB := filepath.Join(cellDir, "position.db")
+	if p, ok := life.be.(backend.Positioner); ok {
+		posDB := filepath.Join(life.dir, "position.db")
 		if err := p.RestorePosition(ctx, posDB); err != nil {
 			return fail(err)
 		}
-		n := counter.Inspect(posDB).Count
+		n := inspector.Inspect("", posDB).Count
 		out.Position = &n
 	}
 
@@ -101,39 +113,21 @@ func runCrashCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, 
 	if err != nil {
 		return fail(err)
 	}
-	dbPath := filepath.Join(target.Dir, backend.DBFile)
-	found := counter.Inspect(dbPath) // before the new app touches it
+	found := inspector.Inspect(target.Dir, "") // before the new instance touches it
 	out.DBExisted, out.Integrity = found.Exists, found.Integrity
-	app2, err := StartApp(opts.Self, dbPath, filepath.Join(cellDir, "app-recovered.log"), spec.Workload.App)
+	again, err := life.startWorkload(ctx, target)
 	if err != nil {
-		return fail(fmt.Errorf("the recovered database does not open: %w", err))
+		return fail(fmt.Errorf("the recovered data does not open: %w", err))
 	}
-	defer withCleanupDeadline(ctx, app2.Stop)
-	out.Recovered, err = app2.Count()
-	if err != nil {
+	recovered, ok := again.(workload.Acknowledged)
+	if !ok {
+		return fail(fmt.Errorf("workload %s does not number its acknowledged writes", r.info.Name))
+	}
+	if out.Recovered, err = recovered.Count(ctx); err != nil {
 		return fail(fmt.Errorf("read the recovered count: %w", err))
 	}
 	out.RecoveryMs = float64(time.Since(recoverStart)) / float64(time.Millisecond)
-
-	out.Lost = max(0, out.MaxAcked-out.Recovered)
-	out.UnackedKept = max(0, out.Recovered-out.MaxAcked)
-	if out.Lost > 0 {
-		first, last := firstAckAfter(load, out.Recovered), load.Acks[len(load.Acks)-1].At
-		if at, ok := load.AckedAt(out.MaxAcked); ok {
-			last = at
-		}
-		out.LostWindowMs = float64(last.Sub(first)) / float64(time.Millisecond)
-		out.LostReachMs = float64(killAt.Sub(first)) / float64(time.Millisecond)
-	}
+	loss := load.acks.Loss(out.Recovered, killAt)
+	out.Lost, out.UnackedKept, out.LostWindowMs, out.LostReachMs = loss.Lost, loss.UnackedKept, loss.WindowMs, loss.ReachMs
 	return out
-}
-
-// firstAckAfter is when the lowest acknowledged count above n was acknowledged.
-func firstAckAfter(r *workload.Result, n int64) time.Time {
-	for _, a := range r.Acks { // sorted by count
-		if a.Count > n {
-			return a.At
-		}
-	}
-	return r.LastAck
 }

@@ -3,36 +3,34 @@ package runner
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"time"
 
-	"persistlab/app/counter"
 	"persistlab/backend"
-	"persistlab/internal/proc"
 	"persistlab/measure"
 	"persistlab/report"
 	"persistlab/scenario"
-	workload "persistlab/workload/counter"
+	"persistlab/workload"
 )
 
-// runInstancesCell runs several app instances on one backend at once, each through its own mount,
-// with the VUs split between them; then stops them all and reads the count and integrity_check
-// through a fresh mount. Lost updates are 200 answers the final count does not reflect.
-func runInstancesCell(ctx context.Context, spec *scenario.Spec, cell scenario.Cell, res *report.Results, opts Options) (out report.Cell) {
-	n := spec.Workload.Instances
-	out = report.Cell{Cell: cell, Started: time.Now().UTC(), Instances: n}
+// instancesCell runs n instances of the workload on one backend at once, each through its own
+// mount, with the load split between them; then stops them all (as Cloud Run stops an instance:
+// SIGTERM, data closed) and reads what persisted through a fresh mount. Lost updates are
+// acknowledged writes the final count lacks.
+func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out report.Cell) {
+	out = report.Cell{Cell: cell, Started: time.Now().UTC()}
 	fail := func(err error) report.Cell { out.Failure = err.Error(); return out }
-	be, cellDir, err := newCellBackend(spec, cell, res, opts)
+	life, err := r.open(cell)
 	if err != nil {
 		return fail(err)
 	}
-	defer stopCellBackend(ctx, be, &out.Failure)
-	multi, ok := be.(backend.MultiInstance)
+	defer life.close(ctx, &out.Failure)
+	multi := life.be.(backend.MultiInstance) // checked before the first cell
+	inspector, ok := r.wl.(workload.Inspector)
 	if !ok {
-		return fail(fmt.Errorf("backend %q cannot be shared by %d instances (each would have a disk of its own)", cell.Backend, n))
+		return fail(fmt.Errorf("workload %s cannot read what several instances left", r.info.Name))
 	}
-	first, err := be.Start(ctx)
+	first, err := life.startBackend(ctx)
 	if err != nil {
 		return fail(err)
 	}
@@ -44,63 +42,69 @@ func runInstancesCell(ctx context.Context, spec *scenario.Spec, cell scenario.Ce
 		}
 		targets = append(targets, t)
 	}
-	apps := make([]*App, 0, n)
-	defer func() {
-		for _, a := range apps {
-			withCleanupDeadline(ctx, a.Stop)
-		}
-	}()
-	for i, t := range targets {
-		a, err := StartApp(opts.Self, filepath.Join(t.Dir, backend.DBFile), filepath.Join(cellDir, fmt.Sprintf("app-%d.log", i+1)), spec.Workload.App)
+	var instances []workload.Shared
+	for _, t := range targets {
+		in, err := life.startWorkload(ctx, t)
 		if err != nil {
 			return fail(err)
 		}
-		apps = append(apps, a)
+		shared, ok := in.(workload.Shared)
+		if !ok {
+			return fail(fmt.Errorf("workload %s cannot share its load between instances", r.info.Name))
+		}
+		instances = append(instances, shared)
 	}
-	before, err := apps[0].Count()
-	if err != nil {
+	if err := life.warmUp(ctx, instances[0]); err != nil {
 		return fail(err)
 	}
-
-	cpuBefore, statsBefore := appsCPU(apps), be.Stats()
-	var wg sync.WaitGroup
+	before := inspector.Inspect(first.Dir, "")
+	statsBefore := life.be.Stats()
 	results := make([]*workload.Result, n)
 	errs := make([]error, n)
-	for i, a := range apps {
-		vus := cell.VUs / n
-		if i < cell.VUs%n {
-			vus++
-		}
+	var wg sync.WaitGroup
+	for i, in := range instances {
 		wg.Add(1)
-		go func(i, vus int, url string) {
+		go func(i int, in workload.Shared) {
 			defer wg.Done()
-			results[i], errs[i] = workload.Run(ctx, workload.Config{URL: url + spec.Workload.Path, Method: spec.Workload.Method,
-				Mode: spec.Workload.Mode, VUs: max(vus, 1), Rate: spec.Workload.Rate / float64(n), Duration: time.Duration(spec.Duration)})
-		}(i, vus, a.URL)
+			results[i], errs[i] = in.DriveShare(ctx, time.Duration(r.spec.Duration), workload.Share{Index: i, Of: n})
+		}(i, in)
 	}
 	wg.Wait()
-	out.AppCPUSeconds = (appsCPU(apps) - cpuBefore).Seconds()
-	out.BackendStats = statsDelta(statsBefore, be.Stats())
-	all := measure.NewRecorder()
-	var elapsed time.Duration
-	for i, r := range results {
+	out.BackendStats = statsDelta(statsBefore, life.be.Stats())
+	merged := workload.NewResult()
+	latency := measure.NewRecorder()
+	for i, res := range results {
 		if errs[i] != nil {
 			return fail(errs[i])
 		}
-		all.Merge(r.Latency)
-		elapsed = max(elapsed, r.Elapsed)
-		out.OK += r.OK
-		out.Errors += r.Errors()
-		out.TransportErrors += r.TransportErrors
-		out.MaxAcked = max(out.MaxAcked, r.MaxAcked)
-		out.ErrorSamples = append(out.ErrorSamples, r.ErrorSamples...)
+		merged.Elapsed = max(merged.Elapsed, res.Elapsed)
+		for k, v := range res.Metrics {
+			merged.Metrics[k] += v // counts add up; latency figures are recomputed below
+		}
+		for k, v := range res.Counters {
+			merged.Counters[k] += v
+		}
+		if h := res.Histograms["latency"]; h != nil {
+			latency.Merge(h)
+		}
+		merged.Errors = append(merged.Errors, res.Errors...)
+		if res.LastWrite.After(merged.LastWrite) {
+			merged.LastWrite = res.LastWrite
+		}
 	}
 	if ctx.Err() != nil {
 		return fail(context.Cause(ctx))
 	}
-	// Every instance stops as Cloud Run stops it (SIGTERM): its database is closed and flushed.
-	for _, a := range apps {
-		if err := withCleanupDeadline(ctx, a.Stop); err != nil {
+	latency.Summarize(merged.Elapsed).Metrics("", merged.Metrics)
+	merged.Histograms["latency"] = latency
+	merged.Metrics["max_acked"] = 0
+	for _, res := range results {
+		merged.Metrics["max_acked"] = max(merged.Metrics["max_acked"], res.Metrics["max_acked"])
+	}
+	merged.Metrics["app_cpu_util"] = merged.Metrics["app_cpu_s"] / merged.Elapsed.Seconds() / float64(r.res.AppCPUCount())
+	// Every instance stops as Cloud Run stops it (SIGTERM): its data is closed and flushed.
+	for _, in := range instances {
+		if err := withDeadline(ctx, in.Stop); err != nil {
 			return fail(err)
 		}
 	}
@@ -108,24 +112,21 @@ func runInstancesCell(ctx context.Context, spec *scenario.Spec, cell scenario.Ce
 	if err != nil {
 		return fail(err)
 	}
-	found := counter.Inspect(filepath.Join(fresh.Dir, backend.DBFile))
-	out.CountDelta, out.Integrity = found.Count-before, found.Integrity
-	out.ElapsedS = elapsed.Seconds()
-	out.AppCPUUtil = appCPUUtil(out.AppCPUSeconds, elapsed, res)
-	out.Summary = all.Summarize(elapsed)
-	if out.Histogram, err = all.Encode(); err != nil {
+	after := inspector.Inspect(fresh.Dir, "")
+	delta := after.Count - before.Count
+	merged.Metrics["instances"] = float64(n)
+	merged.Metrics["count_delta"] = float64(delta)
+	merged.Metrics["lost_updates"] = max(0, merged.Metrics["ok"]-float64(delta))
+	merged.Facts["integrity"] = after.Integrity
+	if err := fill(&out, merged); err != nil {
 		return fail(err)
 	}
 	return out
 }
 
-// appsCPU is the CPU time the apps have used so far.
-func appsCPU(apps []*App) time.Duration {
-	var total time.Duration
-	for _, a := range apps {
-		if t, err := proc.CPUTime(a.Child.Pid()); err == nil {
-			total += t
-		}
-	}
-	return total
+// withDeadline runs stop with a context that outlives a cancelled ctx, but not forever.
+func withDeadline(ctx context.Context, stop func(context.Context) error) error {
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupDeadline)
+	defer cancel()
+	return stop(c)
 }

@@ -11,8 +11,9 @@ import (
 func TestProgressShowsCellElapsedAndETA(t *testing.T) {
 	var buf bytes.Buffer
 	p := newProgress(&buf, 3)
-	p.start(scenario.Cell{Backend: "gcsfuse", VUs: 2, Repeat: 1})
-	p.start(scenario.Cell{Backend: "gcsfuse", VUs: 4, Repeat: 1})
+	sweep := scenario.Sweep{{Name: "vus"}}
+	p.start(scenario.Cell{Backend: "gcsfuse", Params: map[string]string{"vus": "2"}, Repeat: 1}, sweep)
+	p.start(scenario.Cell{Backend: "gcsfuse", Params: map[string]string{"vus": "4"}, Repeat: 1}, sweep)
 	p.done()
 	out := buf.String()
 	for _, want := range []string{"cell 1/3", "gcsfuse vus=2 run 1", "eta ?", "cell 2/3", "elapsed", "eta 0s", "2 cells in"} {
@@ -21,6 +22,6 @@ func TestProgressShowsCellElapsedAndETA(t *testing.T) {
 		}
 	}
 	quiet := newProgress(nil, 3)
-	quiet.start(scenario.Cell{})
+	quiet.start(scenario.Cell{}, nil)
 	quiet.done() // must not panic or print anywhere
 }

@@ -1,25 +1,12 @@
 package runner
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"time"
 
 	"persistlab/scenario"
 )
-
-func decodeJSON(resp *http.Response, into any) error {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: HTTP %d: %.200s", resp.Request.URL.Path, resp.StatusCode, body)
-	}
-	return json.Unmarshal(body, into)
-}
 
 // progress prints "cell i/n, elapsed, ETA" lines; it is silent when given no writer.
 type progress struct {
@@ -33,7 +20,7 @@ func newProgress(w io.Writer, total int) *progress {
 	return &progress{w: w, total: total, t0: time.Now()}
 }
 
-func (p *progress) start(c scenario.Cell) {
+func (p *progress) start(c scenario.Cell, sweep scenario.Sweep) {
 	if p.w == nil {
 		return
 	}
@@ -43,7 +30,7 @@ func (p *progress) start(c scenario.Cell) {
 		eta = (elapsed / time.Duration(p.index) * time.Duration(p.total-p.index)).Round(time.Second).String()
 	}
 	p.index++
-	fmt.Fprintf(p.w, "\r\033[Kcell %d/%d  %s vus=%d run %d  elapsed %s  eta %s", p.index, p.total, c.Backend, c.VUs, c.Repeat, elapsed, eta)
+	fmt.Fprintf(p.w, "\r\033[Kcell %d/%d  %s %s run %d  elapsed %s  eta %s", p.index, p.total, c.Backend, c.Point(sweep), c.Repeat, elapsed, eta)
 }
 
 func (p *progress) done() {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,9 +30,11 @@ type Spec struct {
 	Description string        `yaml:"description,omitempty" json:"description,omitempty"`
 	Workload    Workload      `yaml:"workload" json:"workload"`
 	Backends    []BackendSpec `yaml:"backends" json:"backends"`
-	Sweep       Sweep         `yaml:"sweep" json:"sweep"`
-	Duration    Duration      `yaml:"duration" json:"duration"`
-	Repeat      int           `yaml:"repeat" json:"repeat"`
+	Sweep       Sweep         `yaml:"sweep,omitempty" json:"sweep"`
+	// Duration and Warmup drive workloads that run for a set time (the counter's load); others
+	// (fio, with its own runtime parameter) leave them out.
+	Duration Duration `yaml:"duration,omitempty" json:"duration"`
+	Repeat   int      `yaml:"repeat" json:"repeat"`
 	// Warmup runs before each measured cell and is not recorded (k6 users do the same by hand).
 	Warmup Duration `yaml:"warmup,omitempty" json:"warmup"`
 	Quick  *Quick   `yaml:"quick,omitempty" json:"quick,omitempty"`
@@ -42,27 +45,98 @@ type Spec struct {
 	Published []Published `yaml:"published,omitempty" json:"published,omitempty"`
 }
 
-// Workload says what load to drive and how to run the system under test.
+// Workload names the workload and sets its parameters. Scalar fields are parameters the workload
+// declares (fixed for every cell unless swept); mappings and lists are sections of the workload's
+// own settings (the counter's SQLite pragmas), which the workload checks itself.
 type Workload struct {
-	Type    string   `yaml:"type" json:"type"`                     // "counter"
-	Mode    string   `yaml:"mode,omitempty" json:"mode"`           // closed | open
-	Method  string   `yaml:"method,omitempty" json:"method"`       // default POST
-	Path    string   `yaml:"path,omitempty" json:"path"`           // default /count_up
-	Rate    float64  `yaml:"rate,omitempty" json:"rate,omitempty"` // open loop: requests/s
-	Timeout Duration `yaml:"timeout,omitempty" json:"timeout"`     // per request
-	App     AppSpec  `yaml:"app,omitempty" json:"app"`             // the counter app
-	// Instances runs this many app instances on one backend at once (Cloud Run scaled out), each
-	// with its own mount of the same bucket; the VUs are split between them.
-	Instances int `yaml:"instances,omitempty" json:"instances,omitempty"`
+	Type     string
+	Params   map[string]string
+	Sections map[string]any
 }
 
-// AppSpec configures the counter app process.
-type AppSpec struct {
-	CPUs     int      `yaml:"cpus,omitempty" json:"cpus"`           // 0: not pinned
-	MaxConns int      `yaml:"max_conns,omitempty" json:"max_conns"` // 0: Rails' pool of 5
-	Pragmas  []string `yaml:"pragmas,omitempty" json:"pragmas"`     // overrides of Rails 8's, name=value
-	// CPUPerRequest is CPU work per request besides SQLite's, standing in for a framework's cost.
-	CPUPerRequest Duration `yaml:"cpu_per_request,omitempty" json:"cpu_per_request"`
+// Param is the value the scenario fixes for a parameter, if any.
+func (w Workload) Param(name string) (string, bool) {
+	v, ok := w.Params[name]
+	return v, ok
+}
+
+// SetParam fixes a parameter's value.
+func (w *Workload) SetParam(name, value string) {
+	if w.Params == nil {
+		w.Params = map[string]string{}
+	}
+	w.Params[name] = value
+}
+
+// UnmarshalYAML splits the mapping into type, parameters and sections.
+func (w *Workload) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return &FieldError{Field: "workload", Value: n.Value, Allowed: "a mapping with a type and the workload's parameters"}
+	}
+	*w = Workload{Params: map[string]string{}, Sections: map[string]any{}}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, v := n.Content[i].Value, n.Content[i+1]
+		switch {
+		case key == "type":
+			w.Type = v.Value
+		case v.Kind == yaml.ScalarNode:
+			w.Params[key] = v.Value
+		default:
+			var section any
+			if err := v.Decode(&section); err != nil {
+				return fmt.Errorf("workload.%s: %w", key, err)
+			}
+			w.Sections[key] = section
+		}
+	}
+	return nil
+}
+
+// flat is the workload as one mapping, as it is written.
+func (w Workload) flat() map[string]any {
+	m := map[string]any{"type": w.Type}
+	for k, v := range w.Params {
+		m[k] = v
+	}
+	for k, v := range w.Sections {
+		m[k] = v
+	}
+	return m
+}
+
+// MarshalYAML writes the workload as it is written: one mapping.
+func (w Workload) MarshalYAML() (any, error) { return w.flat(), nil }
+
+// MarshalJSON writes the workload as one object.
+func (w Workload) MarshalJSON() ([]byte, error) { return json.Marshal(w.flat()) }
+
+// UnmarshalJSON reads one object: scalars are parameters, objects and lists sections.
+func (w *Workload) UnmarshalJSON(data []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	*w = Workload{Params: map[string]string{}, Sections: map[string]any{}}
+	for k, raw := range m {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return err
+		}
+		switch x := v.(type) {
+		case string:
+			if k == "type" {
+				w.Type = x
+			} else {
+				w.Params[k] = x
+			}
+		case float64, bool:
+			w.Params[k] = strings.TrimSpace(string(raw))
+		case nil:
+		default:
+			w.Sections[k] = x
+		}
+	}
+	return nil
 }
 
 // BackendSpec names a backend and its options. Label tells apart two entries of one backend with
@@ -81,18 +155,15 @@ func (b BackendSpec) ID() string {
 	return b.Name
 }
 
-// Sweep holds the parameters a scenario varies.
-type Sweep struct {
-	VUs IntSweep `yaml:"vus" json:"vus"`
-}
-
-// Quick is the short variant of a scenario (`--quick`), for demos and smoke tests.
+// Quick is the short variant of a scenario (`--quick`), for demos and smoke tests. Its sweep
+// replaces the axes it names.
 type Quick struct {
-	VUs      *IntSweep `yaml:"vus,omitempty" json:"vus,omitempty"`
-	Duration *Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
-	Repeat   int       `yaml:"repeat,omitempty" json:"repeat,omitempty"`
-	Warmup   *Duration `yaml:"warmup,omitempty" json:"warmup,omitempty"`
-	Crashes  int       `yaml:"crashes,omitempty" json:"crashes,omitempty"` // crash runs per cell
+	Sweep    Sweep             `yaml:"sweep,omitempty" json:"sweep,omitempty"`
+	Params   map[string]string `yaml:"params,omitempty" json:"params,omitempty"` // fixed parameters replaced
+	Duration *Duration         `yaml:"duration,omitempty" json:"duration,omitempty"`
+	Repeat   int               `yaml:"repeat,omitempty" json:"repeat,omitempty"`
+	Warmup   *Duration         `yaml:"warmup,omitempty" json:"warmup,omitempty"`
+	Crashes  int               `yaml:"crashes,omitempty" json:"crashes,omitempty"` // crash runs per cell
 }
 
 // Price is a price list for bucket operations, in USD per 1,000.
@@ -161,14 +232,48 @@ func (r *DurRange) UnmarshalJSON(data []byte) error {
 // have replicated, early enough to keep runs short.
 var DefaultCrashAfter = DurRange{From: time.Second, To: 4 * time.Second}
 
-// Published is a seed's own table for one backend, reported beside ours.
+// Published is a seed's own table for one backend, reported beside ours. Columns that name a
+// parameter pick our cell (with Params fixing others); the rest name metrics.
 type Published struct {
-	Backend string      `yaml:"backend" json:"backend"`
-	Source  string      `yaml:"source" json:"source"`
-	Columns []string    `yaml:"columns" json:"columns"`
-	Rows    [][]float64 `yaml:"rows" json:"rows"`
-	Slope   float64     `yaml:"slope,omitempty" json:"slope,omitempty"` // avg ms per VU, zero intercept
-	Notes   string      `yaml:"notes,omitempty" json:"notes,omitempty"`
+	Backend string            `yaml:"backend" json:"backend"`
+	Source  string            `yaml:"source" json:"source"`
+	Params  map[string]string `yaml:"params,omitempty" json:"params,omitempty"`
+	Columns []string          `yaml:"columns" json:"columns"`
+	Rows    [][]Value         `yaml:"rows" json:"rows"`
+	Slope   float64           `yaml:"slope,omitempty" json:"slope,omitempty"` // avg ms per VU, zero intercept
+	Notes   string            `yaml:"notes,omitempty" json:"notes,omitempty"`
+}
+
+// Value is one entry of a published table: a number or a parameter's text (128KiB, randread).
+type Value string
+
+// Float is the entry as a number; ok is false for text.
+func (v Value) Float() (float64, bool) {
+	f, err := strconv.ParseFloat(string(v), 64)
+	return f, err == nil
+}
+
+// UnmarshalJSON reads a number or a string.
+func (v *Value) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err == nil {
+		*v = Value(s)
+		return nil
+	}
+	var f json.Number
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	*v = Value(f.String())
+	return nil
+}
+
+// MarshalJSON writes numbers as numbers.
+func (v Value) MarshalJSON() ([]byte, error) {
+	if _, ok := v.Float(); ok {
+		return []byte(v), nil
+	}
+	return json.Marshal(string(v))
 }
 
 // Duration is a time.Duration written like "120s" or "2m".
@@ -261,17 +366,13 @@ func Parse(data []byte, source string) (*Spec, error) {
 }
 
 func (s *Spec) fillDefaults() {
-	w := &s.Workload
-	if w.Mode == "" {
-		w.Mode = "closed"
-	}
-	if w.Method == "" {
-		w.Method = "POST"
-	}
-	if w.Path == "" {
-		w.Path = "/count_up"
-	}
 	if s.Repeat == 0 {
 		s.Repeat = 1
 	}
+	if s.Workload.Params == nil {
+		s.Workload.Params = map[string]string{}
+	}
 }
+
+// String writes Go duration text.
+func (d Duration) String() string { return time.Duration(d).String() }

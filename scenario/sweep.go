@@ -9,95 +9,179 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// IntSweep is a list of integers written as a list (`[2, 4, 8]`), a comma list (`2,4,8`), a single
-// value (`4`) or a range with a step (`2..20/2`, step 1 when left out). It keeps what was written
-// so errors and results show the user's own words.
-type IntSweep struct {
-	Values []int
-	Text   string
+// Sweep is the parameters a scenario varies, in the order written; cells are their product.
+type Sweep []Axis
+
+// Axis is one swept parameter. Text keeps what the user wrote (`2..20/2`, `[10KiB, 1GiB]`) so errors
+// and results show their own words; Values is the expansion, filled by Validate.
+type Axis struct {
+	Name   string   `json:"name"`
+	Text   string   `json:"text"`
+	Values []string `json:"values"`
 }
 
-const sweepSyntax = "a list like 2,4,8, a range like 2..20/2, or one integer"
+// MaxSweepValues bounds one axis: a range is refused before it is expanded.
+const MaxSweepValues = 10000
 
-// ParseIntSweep reads the text forms of an IntSweep.
-func ParseIntSweep(s string) (IntSweep, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return IntSweep{}, fmt.Errorf("empty: want %s", sweepSyntax)
+const sweepSyntax = "a list like 2,4,8 or [10KiB, 1GiB], a range like 2..20/2 (whole numbers), or one value"
+
+// Get finds the axis of a parameter.
+func (s Sweep) Get(name string) (*Axis, bool) {
+	for i := range s {
+		if s[i].Name == name {
+			return &s[i], true
+		}
 	}
-	if lo, rest, ok := strings.Cut(s, ".."); ok {
-		hi, stepText, hasStep := strings.Cut(rest, "/")
-		step := 1
-		from, err1 := strconv.Atoi(strings.TrimSpace(lo))
-		to, err2 := strconv.Atoi(strings.TrimSpace(hi))
-		var err3 error
-		if hasStep {
-			step, err3 = strconv.Atoi(strings.TrimSpace(stepText))
-		}
-		if err1 != nil || err2 != nil || err3 != nil {
-			return IntSweep{}, fmt.Errorf("%q: want %s", s, sweepSyntax)
-		}
-		if step < 1 || to < from {
-			return IntSweep{}, fmt.Errorf("%q: a range needs FROM <= TO and a step of at least 1", s)
-		}
-		sw := IntSweep{Text: s}
-		for v := from; v <= to; v += step {
-			sw.Values = append(sw.Values, v)
-		}
-		return sw, nil
+	return nil, false
+}
+
+// Set replaces (or adds) the axis of a parameter.
+func (s *Sweep) Set(a Axis) {
+	if old, ok := s.Get(a.Name); ok {
+		*old = a
+		return
 	}
-	sw := IntSweep{Text: s}
-	for _, part := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(part))
+	*s = append(*s, a)
+}
+
+// UnmarshalYAML reads a mapping of parameter names to a list or a text form.
+func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return &FieldError{Field: "sweep", Value: n.Value, Allowed: "a mapping of parameter names to values, like {vus: 2..20/2}"}
+	}
+	*s = nil
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name, v := n.Content[i].Value, n.Content[i+1]
+		a, err := axisFromNode(name, v)
 		if err != nil {
-			return IntSweep{}, fmt.Errorf("%q: want %s", s, sweepSyntax)
+			return err
 		}
-		sw.Values = append(sw.Values, v)
-	}
-	return sw, nil
-}
-
-// UnmarshalYAML accepts every form ParseIntSweep does, and YAML lists of integers.
-func (s *IntSweep) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.SequenceNode {
-		parts := make([]string, len(n.Content))
-		for i, c := range n.Content {
-			parts[i] = c.Value
+		if _, dup := s.Get(name); dup {
+			return &FieldError{Field: "sweep." + name, Value: a.Text, Allowed: "each parameter once"}
 		}
-		n = &yaml.Node{Kind: yaml.ScalarNode, Value: strings.Join(parts, ",")}
+		*s = append(*s, a)
 	}
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: want %s", n.Line, sweepSyntax)
-	}
-	parsed, err := ParseIntSweep(n.Value)
-	if err != nil {
-		return &FieldError{Field: "sweep", Value: n.Value, Allowed: sweepSyntax}
-	}
-	*s = parsed
 	return nil
 }
 
-// MarshalYAML writes the sweep as the user wrote it.
-func (s IntSweep) MarshalYAML() (any, error) { return s.Text, nil }
-
-// MarshalJSON records both the text and the expanded values in results files.
-func (s IntSweep) MarshalJSON() ([]byte, error) {
-	vals := make([]string, len(s.Values))
-	for i, v := range s.Values {
-		vals[i] = strconv.Itoa(v)
+func axisFromNode(name string, v *yaml.Node) (Axis, error) {
+	switch v.Kind {
+	case yaml.SequenceNode:
+		parts := make([]string, len(v.Content))
+		for i, c := range v.Content {
+			if c.Kind != yaml.ScalarNode {
+				return Axis{}, &FieldError{Field: "sweep." + name, Value: fmt.Sprintf("line %d", c.Line), Allowed: sweepSyntax}
+			}
+			parts[i] = c.Value
+		}
+		return Axis{Name: name, Text: "[" + strings.Join(parts, ", ") + "]"}, nil
+	case yaml.ScalarNode:
+		return Axis{Name: name, Text: v.Value}, nil
 	}
-	return []byte(fmt.Sprintf(`{"text":%q,"values":[%s]}`, s.Text, strings.Join(vals, ","))), nil
+	return Axis{}, &FieldError{Field: "sweep." + name, Value: v.Value, Allowed: sweepSyntax}
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote.
-func (s *IntSweep) UnmarshalJSON(data []byte) error {
-	var v struct {
-		Text   string `json:"text"`
-		Values []int  `json:"values"`
+// MarshalYAML writes the axes as the user wrote them.
+func (s Sweep) MarshalYAML() (any, error) {
+	n := &yaml.Node{Kind: yaml.MappingNode}
+	for _, a := range s {
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: a.Name}, &yaml.Node{Kind: yaml.ScalarNode, Value: a.Text})
 	}
-	if err := json.Unmarshal(data, &v); err != nil {
+	return n, nil
+}
+
+// UnmarshalJSON reads the list Sweep's default encoding writes, and the first results format's
+// {"vus": {"text": ..., "values": [2, 4]}}.
+func (s *Sweep) UnmarshalJSON(data []byte) error {
+	var axes []Axis
+	if err := json.Unmarshal(data, &axes); err == nil {
+		*s = axes
+		return nil
+	}
+	var old struct {
+		VUs *struct {
+			Text   string `json:"text"`
+			Values []int  `json:"values"`
+		} `json:"vus"`
+	}
+	if err := json.Unmarshal(data, &old); err != nil {
 		return err
 	}
-	s.Text, s.Values = v.Text, v.Values
+	*s = nil
+	if old.VUs != nil {
+		a := Axis{Name: "vus", Text: old.VUs.Text}
+		for _, v := range old.VUs.Values {
+			a.Values = append(a.Values, strconv.Itoa(v))
+		}
+		*s = append(*s, a)
+	}
+	return nil
+}
+
+// items splits the text of an axis into its written values.
+func (a Axis) items() []string {
+	t := strings.TrimSpace(a.Text)
+	t = strings.TrimSuffix(strings.TrimPrefix(t, "["), "]")
+	var out []string
+	for _, p := range strings.Split(t, ",") {
+		out = append(out, strings.TrimSpace(p))
+	}
+	return out
+}
+
+// Expand checks every value of the axis against p and fills Values. A range (FROM..TO/STEP) is
+// only for whole numbers, and its bounds are checked before it is expanded.
+func (a *Axis) Expand(p Param) error {
+	fail := func(allowed string) error {
+		return &FieldError{Field: "sweep." + a.Name, Value: a.Text, Allowed: allowed}
+	}
+	t := strings.TrimSpace(a.Text)
+	if t == "" || t == "[]" {
+		return fail(sweepSyntax)
+	}
+	if lo, rest, ok := strings.Cut(t, ".."); ok && !strings.Contains(t, ",") {
+		if p.Kind != KindInt {
+			return fail(p.allowed() + " (ranges are for whole numbers; list the values)")
+		}
+		hi, stepText, hasStep := strings.Cut(rest, "/")
+		from, err1 := strconv.ParseInt(strings.TrimSpace(lo), 10, 64)
+		to, err2 := strconv.ParseInt(strings.TrimSpace(hi), 10, 64)
+		step, err3 := int64(1), error(nil)
+		if hasStep {
+			step, err3 = strconv.ParseInt(strings.TrimSpace(stepText), 10, 64)
+		}
+		if err1 != nil || err2 != nil || err3 != nil {
+			return fail(sweepSyntax)
+		}
+		if step < 1 || to < from {
+			return fail("a range FROM..TO/STEP with FROM <= TO and a step of at least 1")
+		}
+		for _, end := range []int64{from, to} {
+			if err := p.Check("sweep."+a.Name, strconv.FormatInt(end, 10)); err != nil {
+				return fail(p.allowed())
+			}
+		}
+		if (to-from)/step >= MaxSweepValues {
+			return fail(fmt.Sprintf("at most %d values in one range", MaxSweepValues))
+		}
+		a.Values = nil
+		for v := from; v <= to; v += step {
+			a.Values = append(a.Values, strconv.FormatInt(v, 10))
+		}
+		return nil
+	}
+	items := a.items()
+	if len(items) > MaxSweepValues {
+		return fail(fmt.Sprintf("at most %d values", MaxSweepValues))
+	}
+	for _, v := range items {
+		if v == "" {
+			return fail(sweepSyntax)
+		}
+		if err := p.Check("sweep."+a.Name, v); err != nil {
+			return fail(p.allowed())
+		}
+	}
+	a.Values = items
 	return nil
 }

@@ -1,69 +1,86 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Known lists what this build of persistlab can run, for validation messages.
+// Known lists what this build of persistlab can run: each workload's declared parameters, and
+// the backends.
 type Known struct {
-	Workloads []string
+	Workloads map[string][]Param
 	Backends  []string
 }
 
-// MaxVUs bounds a sweep value: beyond it the driver, not the system under test, is measured on
-// the 2-core machines this project targets.
-const MaxVUs = 10000
+func (k Known) workloadNames() []string {
+	var names []string
+	for n := range k.Workloads {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
 
-// Validate checks every field and returns the first problem as a *FieldError.
+// FindParam looks up a declared parameter.
+func FindParam(params []Param, name string) (Param, bool) {
+	for _, p := range params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Param{}, false
+}
+
+func paramNames(params []Param) string {
+	var names []string
+	for _, p := range params {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// MaxCells bounds a plan (sweep product x backends x repeats).
+const MaxCells = 100000
+
+// Validate checks every field the scenario itself can check and returns the first problem as a
+// *FieldError; it expands the sweep. Checks that need a workload's or a backend's own knowledge
+// (an option's value, fio's reading of a job) are the runner's, also before the first cell.
 func (s *Spec) Validate(known Known) error {
 	fail := func(field, value, allowed string) error {
 		return &FieldError{Scenario: s.Name, Field: field, Value: value, Allowed: allowed}
+	}
+	named := func(err error) error {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			fe.Scenario = s.Name
+		}
+		return err
 	}
 	if strings.TrimSpace(s.Name) == "" {
 		return fail("name", s.Name, "a non-empty name")
 	}
 	w := s.Workload
-	if !contains(known.Workloads, w.Type) {
-		return fail("workload.type", w.Type, "one of "+strings.Join(known.Workloads, ", "))
+	params, ok := known.Workloads[w.Type]
+	if !ok {
+		return fail("workload.type", w.Type, "one of "+strings.Join(known.workloadNames(), ", "))
 	}
-	if w.Mode != "closed" && w.Mode != "open" {
-		return fail("workload.mode", w.Mode, `"closed" (virtual users, like k6 constant-vus) or "open" (constant arrival rate)`)
+	keys := make([]string, 0, len(w.Params))
+	for k := range w.Params {
+		keys = append(keys, k)
 	}
-	if w.Mode == "open" && w.Rate <= 0 {
-		return fail("workload.rate", strconv.FormatFloat(w.Rate, 'g', -1, 64), "requests per second above 0 for an open-loop workload")
-	}
-	if w.Mode == "closed" && w.Rate != 0 {
-		return fail("workload.rate", strconv.FormatFloat(w.Rate, 'g', -1, 64), "no rate for a closed-loop workload (its rate is what it measures)")
-	}
-	if !strings.HasPrefix(w.Path, "/") {
-		return fail("workload.path", w.Path, "a path starting with /")
-	}
-	switch w.Method {
-	case "GET", "POST", "PUT", "DELETE", "PATCH":
-	default:
-		return fail("workload.method", w.Method, "GET, POST, PUT, DELETE or PATCH")
-	}
-	if w.Timeout < 0 {
-		return fail("workload.timeout", time.Duration(w.Timeout).String(), "a duration of 0 (k6's 60s) or more")
-	}
-	if w.Instances < 0 || w.Instances > 8 {
-		return fail("workload.instances", strconv.Itoa(w.Instances), "0 or 1 (one instance) up to 8")
-	}
-	if w.App.CPUs < 0 {
-		return fail("workload.app.cpus", strconv.Itoa(w.App.CPUs), "0 (not pinned) or a number of CPUs")
-	}
-	if w.App.MaxConns < 0 {
-		return fail("workload.app.max_conns", strconv.Itoa(w.App.MaxConns), "0 (Rails' pool of 5) or more")
-	}
-	if w.App.CPUPerRequest < 0 || time.Duration(w.App.CPUPerRequest) > time.Second {
-		return fail("workload.app.cpu_per_request", time.Duration(w.App.CPUPerRequest).String(), "a duration from 0 to 1s")
-	}
-	for i, p := range w.App.Pragmas {
-		if name, value, ok := strings.Cut(p, "="); !ok || name == "" || value == "" {
-			return fail(fmt.Sprintf("workload.app.pragmas[%d]", i), p, "name=value, e.g. journal_mode=DELETE")
+	sort.Strings(keys)
+	for _, k := range keys {
+		p, ok := FindParam(params, k)
+		if !ok {
+			return fail("workload."+k, w.Params[k], "a parameter of workload "+w.Type+": "+paramNames(params))
+		}
+		if err := p.Check("workload."+k, w.Params[k]); err != nil {
+			return named(err)
 		}
 	}
 	if len(s.Backends) == 0 {
@@ -74,20 +91,33 @@ func (s *Spec) Validate(known Known) error {
 		if !contains(known.Backends, b.Name) {
 			return fail(fmt.Sprintf("backends[%d].name", i), b.Name, "one of "+strings.Join(known.Backends, ", "))
 		}
+		if !validLabel(b.ID()) {
+			return fail(fmt.Sprintf("backends[%d].label", i), b.ID(), "letters, digits, '.', '_' and '-', starting with a letter or digit (it names files)")
+		}
 		if seen[b.ID()] {
 			return fail(fmt.Sprintf("backends[%d].label", i), b.ID(), "a label of its own for each entry of one backend")
 		}
 		seen[b.ID()] = true
 	}
-	if len(s.Sweep.VUs.Values) == 0 {
-		return fail("sweep.vus", s.Sweep.VUs.Text, sweepSyntax)
-	}
-	for _, v := range s.Sweep.VUs.Values {
-		if v < 1 || v > MaxVUs {
-			return fail("sweep.vus", s.Sweep.VUs.Text, fmt.Sprintf("virtual users from 1 to %d", MaxVUs))
+	cells := len(s.Backends)
+	for i := range s.Sweep {
+		a := &s.Sweep[i]
+		p, ok := FindParam(params, a.Name)
+		if !ok {
+			return fail("sweep."+a.Name, a.Text, "a parameter of workload "+w.Type+": "+paramNames(params))
+		}
+		if _, fixed := w.Params[a.Name]; fixed {
+			return fail("sweep."+a.Name, a.Text, "a parameter not also fixed in workload."+a.Name)
+		}
+		if err := a.Expand(p); err != nil {
+			return named(err)
+		}
+		cells *= len(a.Values)
+		if cells > MaxCells {
+			return fail("sweep", a.Name, fmt.Sprintf("at most %d cells in all (the product of the sweep, backends and repeats)", MaxCells))
 		}
 	}
-	if s.Duration <= 0 {
+	if s.Duration < 0 {
 		return fail("duration", time.Duration(s.Duration).String(), "a duration above 0, like 120s")
 	}
 	if s.Warmup < 0 {
@@ -96,14 +126,17 @@ func (s *Spec) Validate(known Known) error {
 	if s.Repeat < 1 || s.Repeat > 100 {
 		return fail("repeat", strconv.Itoa(s.Repeat), "1 to 100 runs per cell")
 	}
+	if cells*s.Repeat > MaxCells {
+		return fail("repeat", strconv.Itoa(s.Repeat), fmt.Sprintf("at most %d cells in all (the product of the sweep, backends and repeats)", MaxCells))
+	}
 	for i, p := range s.Prices {
 		if p.Name == "" || p.ClassAPer1000 < 0 || p.ClassBPer1000 < 0 {
 			return fail(fmt.Sprintf("prices[%d]", i), fmt.Sprintf("%+v", p), "a name and prices of 0 or more per 1,000 operations")
 		}
 	}
 	if c := s.Crash; c != nil {
-		if w.Instances > 1 {
-			return fail("crash", fmt.Sprintf("with workload.instances %d", w.Instances), "crash runs of one instance (leave out crash or instances)")
+		if v, _ := w.Param("instances"); v != "" && v != "0" && v != "1" {
+			return fail("crash", "with workload.instances "+v, "crash runs of one instance (leave out crash or instances)")
 		}
 		if c.Count < 1 || c.Count > 1000 {
 			return fail("crash.count", strconv.Itoa(c.Count), "1 to 1000 crashes per backend and VU level")
@@ -113,8 +146,8 @@ func (s *Spec) Validate(known Known) error {
 		}
 	}
 	for i, p := range s.Published {
-		if len(p.Columns) == 0 || p.Columns[0] != "vus" {
-			return fail(fmt.Sprintf("published[%d].columns", i), strings.Join(p.Columns, ","), "a column list starting with vus")
+		if len(p.Columns) == 0 {
+			return fail(fmt.Sprintf("published[%d].columns", i), "", "a list of parameter and metric names")
 		}
 		for j, row := range p.Rows {
 			if len(row) != len(p.Columns) {
@@ -123,6 +156,20 @@ func (s *Spec) Validate(known Known) error {
 		}
 	}
 	return nil
+}
+
+// validLabel keeps a backend's label usable as part of a file name.
+func validLabel(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || (i > 0 && (r == '.' || r == '_' || r == '-'))
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func contains(list []string, s string) bool {
@@ -138,12 +185,16 @@ func contains(list []string, s string) bool {
 type Overrides struct {
 	Quick    bool
 	Backends []string // keep only these labels or names, in this order (adding ones the scenario lacks)
-	VUs      string
+	// Set fixes parameters (name=value), replacing a sweep of the same parameter; Sweep sweeps them
+	// (name=values, any sweep form).
+	Set      []string
+	Sweep    []string
+	VUs      string // shorthand for Sweep vus=...
 	Duration string
 	Warmup   string
 	Repeat   int
-	Rate     float64
-	// CPUPerRequest replaces workload.app.cpu_per_request.
+	Rate     float64 // shorthand for Set mode=open and rate=...
+	// CPUPerRequest is shorthand for Set cpu_per_request=...
 	CPUPerRequest string
 	// Crashes turns the run into crash runs with this many crashes per cell; CrashAfter sets when.
 	Crashes    int
@@ -152,21 +203,25 @@ type Overrides struct {
 
 // Apply changes s as the overrides say: first the quick variant, then each explicit flag.
 func (s *Spec) Apply(o Overrides) error {
-	if o.Quick && s.Quick != nil && s.Crash != nil && s.Quick.Crashes > 0 {
-		s.Crash.Count = s.Quick.Crashes
-	}
 	if o.Quick && s.Quick != nil {
-		if s.Quick.VUs != nil {
-			s.Sweep.VUs = *s.Quick.VUs
+		q := s.Quick
+		if s.Crash != nil && q.Crashes > 0 {
+			s.Crash.Count = q.Crashes
 		}
-		if s.Quick.Duration != nil {
-			s.Duration = *s.Quick.Duration
+		for _, a := range q.Sweep {
+			s.Sweep.Set(a)
 		}
-		if s.Quick.Repeat > 0 {
-			s.Repeat = s.Quick.Repeat
+		for k, v := range q.Params {
+			s.Workload.SetParam(k, v)
 		}
-		if s.Quick.Warmup != nil {
-			s.Warmup = *s.Quick.Warmup
+		if q.Duration != nil {
+			s.Duration = *q.Duration
+		}
+		if q.Repeat > 0 {
+			s.Repeat = q.Repeat
+		}
+		if q.Warmup != nil {
+			s.Warmup = *q.Warmup
 		}
 	}
 	if len(o.Backends) > 0 {
@@ -191,25 +246,49 @@ func (s *Spec) Apply(o Overrides) error {
 		}
 		s.Backends = picked
 	}
+	sweeps := o.Sweep
 	if o.VUs != "" {
-		sw, err := ParseIntSweep(o.VUs)
-		if err != nil {
-			return &FieldError{Scenario: s.Name, Field: "--vus", Value: o.VUs, Allowed: sweepSyntax}
+		sweeps = append(sweeps, "vus="+o.VUs)
+	}
+	for _, kv := range sweeps {
+		name, values, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || values == "" {
+			return &FieldError{Scenario: s.Name, Field: "--sweep", Value: kv, Allowed: "NAME=VALUES, like vus=2..20/2 or rw=read,write"}
 		}
-		s.Sweep.VUs = sw
+		delete(s.Workload.Params, name)
+		s.Sweep.Set(Axis{Name: name, Text: values})
+	}
+	var sets []string // shorthands first, so an explicit --set has the last word
+	if o.Rate != 0 {
+		sets = append(sets, "mode=open", "rate="+strconv.FormatFloat(o.Rate, 'g', -1, 64))
+	}
+	if o.CPUPerRequest != "" {
+		sets = append(sets, "cpu_per_request="+o.CPUPerRequest)
+	}
+	sets = append(sets, o.Set...)
+	for _, kv := range sets {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return &FieldError{Scenario: s.Name, Field: "--set", Value: kv, Allowed: "NAME=VALUE, like bs=4k"}
+		}
+		s.Sweep = slices.DeleteFunc(s.Sweep, func(a Axis) bool { return a.Name == name })
+		s.Workload.SetParam(name, value)
 	}
 	for _, d := range []struct {
 		flag, text string
 		into       *Duration
-	}{{"--duration", o.Duration, &s.Duration}, {"--warmup", o.Warmup, &s.Warmup}, {"--cpu-per-request", o.CPUPerRequest, &s.Workload.App.CPUPerRequest}} {
+	}{{"--duration", o.Duration, &s.Duration}, {"--warmup", o.Warmup, &s.Warmup}} {
 		if d.text == "" {
 			continue
 		}
 		v, err := time.ParseDuration(d.text)
-		if err != nil {
+		if err != nil || v < 0 {
 			return &FieldError{Scenario: s.Name, Field: d.flag, Value: d.text, Allowed: "a duration like 500ms, 120s or 2m"}
 		}
 		*d.into = Duration(v)
+	}
+	if o.Repeat < 0 {
+		return &FieldError{Scenario: s.Name, Field: "--repeat", Value: strconv.Itoa(o.Repeat), Allowed: "1 to 100 runs per cell"}
 	}
 	if o.Repeat != 0 {
 		s.Repeat = o.Repeat
@@ -229,25 +308,48 @@ func (s *Spec) Apply(o Overrides) error {
 			s.Crash.After = r
 		}
 	}
-	if o.Rate != 0 {
-		s.Workload.Rate = o.Rate
-		s.Workload.Mode = "open"
-	}
 	return nil
 }
 
-// Cell is one measured run: a backend at one parameter value, one repeat.
+// Cell is one measured run: a backend at one point of the sweep, one repeat.
 type Cell struct {
-	Index   int    `json:"index"`
-	Backend string `json:"backend"` // the entry's ID: its label, or its backend's name
-	VUs     int    `json:"vus"`
-	Repeat  int    `json:"repeat"` // 1-based
+	Index   int               `json:"index"`
+	Backend string            `json:"backend"` // the entry's ID: its label, or its backend's name
+	Params  map[string]string `json:"params,omitempty"`
+	Repeat  int               `json:"repeat"` // 1-based
+}
+
+// Point names the cell's place in the sweep, "vus=2 rw=read" in sweep order: cells of one point
+// (repeats) are summarised together.
+func (c Cell) Point(sweep Sweep) string {
+	var parts []string
+	for _, a := range sweep {
+		if v, ok := c.Params[a.Name]; ok {
+			parts = append(parts, a.Name+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // Plan expands the sweep into cells, repeat-major so that drift over a long run spreads evenly
-// across backends and VU levels instead of landing on one of them. In a crash run each crash is a
-// cell, numbered by Repeat.
+// across backends and sweep points instead of landing on one of them. In a crash run each crash
+// is a cell, numbered by Repeat. Validate must have expanded the sweep.
 func (s *Spec) Plan() []Cell {
+	points := []map[string]string{{}}
+	for _, a := range s.Sweep {
+		var next []map[string]string
+		for _, p := range points {
+			for _, v := range a.Values {
+				q := make(map[string]string, len(p)+1)
+				for k, x := range p {
+					q[k] = x
+				}
+				q[a.Name] = v
+				next = append(next, q)
+			}
+		}
+		points = next
+	}
 	var cells []Cell
 	runs := s.Repeat
 	if s.Crash != nil {
@@ -255,8 +357,8 @@ func (s *Spec) Plan() []Cell {
 	}
 	for r := 1; r <= runs; r++ {
 		for _, b := range s.Backends {
-			for _, v := range s.Sweep.VUs.Values {
-				cells = append(cells, Cell{Index: len(cells), Backend: b.ID(), VUs: v, Repeat: r})
+			for _, p := range points {
+				cells = append(cells, Cell{Index: len(cells), Backend: b.ID(), Params: p, Repeat: r})
 			}
 		}
 	}

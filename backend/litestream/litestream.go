@@ -49,6 +49,9 @@ func New(env backend.Env) (backend.Backend, error) {
 	if err := backend.CheckOptions(Name, env.Options, allowed...); err != nil {
 		return nil, err
 	}
+	if env.Needs.SQLite == "" {
+		return nil, fmt.Errorf("backend %q replicates one SQLite database, and this workload keeps none: use local or gcsfuse", Name)
+	}
 	l := &Litestream{env: env, syncInterval: DefaultSyncInterval, dir: filepath.Join(env.WorkDir, "data")}
 	var err error
 	if l.bin, err = tools.Find("litestream"); err != nil {
@@ -73,7 +76,7 @@ func (l *Litestream) Name() string { return Name }
 func (l *Litestream) Versions() map[string]string { return map[string]string{"litestream": l.version} }
 
 // ReplicaPath is where in the bucket the database's replica lives.
-func (l *Litestream) ReplicaPath() string { return backend.DBFile }
+func (l *Litestream) ReplicaPath() string { return l.env.Needs.SQLite }
 
 // Start serves the lab bucket and starts `litestream replicate` for the database file.
 func (l *Litestream) Start(ctx context.Context) (backend.Target, error) {
@@ -92,7 +95,7 @@ func (l *Litestream) Start(ctx context.Context) (backend.Target, error) {
 func (l *Litestream) startReplicate(ctx context.Context) (backend.Target, error) {
 	config := filepath.Join(l.env.WorkDir, "litestream.yml")
 	yml := fmt.Sprintf("dbs:\n  - path: %s\n    replicas:\n      - url: gs://%s/%s\n        sync-interval: %s\n",
-		filepath.Join(l.dir, backend.DBFile), BucketName, l.ReplicaPath(), l.syncInterval)
+		filepath.Join(l.dir, l.env.Needs.SQLite), BucketName, l.ReplicaPath(), l.syncInterval)
 	if err := os.WriteFile(config, []byte(yml), 0o644); err != nil {
 		return backend.Target{}, err
 	}
@@ -135,7 +138,7 @@ func (l *Litestream) Recover(ctx context.Context) (backend.Target, error) {
 	if err := os.MkdirAll(l.dir, 0o755); err != nil {
 		return backend.Target{}, err
 	}
-	if err := l.restore(ctx, BucketName, filepath.Join(l.dir, backend.DBFile)); err != nil {
+	if err := l.restore(ctx, BucketName, filepath.Join(l.dir, l.env.Needs.SQLite)); err != nil {
 		return backend.Target{}, err
 	}
 	return l.startReplicate(ctx)

@@ -14,9 +14,12 @@ import (
 	"persistlab/backend/conformance"
 )
 
+// needs is what the counter asks: one SQLite database to replicate.
+var needs = backend.Needs{SQLite: "test.db"}
+
 func TestConformance(t *testing.T) {
 	conformance.Run(t, func(work string) (backend.Backend, error) {
-		return backend.New(Name, backend.Env{WorkDir: work, Options: map[string]string{"model": "no-delay"}})
+		return backend.New(Name, backend.Env{WorkDir: work, Options: map[string]string{"model": "no-delay"}, Needs: needs})
 	})
 }
 
@@ -24,7 +27,7 @@ func TestConformance(t *testing.T) {
 // gives back every committed row.
 func TestReplicatesAndRestores(t *testing.T) {
 	work := t.TempDir()
-	b, err := New(backend.Env{WorkDir: work, Options: map[string]string{"model": "no-delay", "sync_interval": "200ms"}})
+	b, err := New(backend.Env{WorkDir: work, Options: map[string]string{"model": "no-delay", "sync_interval": "200ms"}, Needs: needs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +36,7 @@ func TestReplicatesAndRestores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(target.Dir, backend.DBFile)+"?_journal_mode=WAL")
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(target.Dir, needs.SQLite)+"?_journal_mode=WAL")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,12 +82,15 @@ func TestReplicatesAndRestores(t *testing.T) {
 func TestBadOptions(t *testing.T) {
 	for opt, want := range map[string]string{"sync_interval=soon": "sync_interval", "model=s3": "model", "syncinterval=1s": "syncinterval"} {
 		k, v, _ := strings.Cut(opt, "=")
-		if _, err := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{k: v}}); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{k: v}, Needs: needs}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v", opt, err)
 		}
 	}
+	if _, err := New(backend.Env{WorkDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "SQLite") {
+		t.Errorf("a workload without a database: %v", err)
+	}
 	t.Setenv("PERSISTLAB_LITESTREAM", "/no/such/litestream")
-	if _, err := New(backend.Env{WorkDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "PERSISTLAB_LITESTREAM") {
+	if _, err := New(backend.Env{WorkDir: t.TempDir(), Needs: needs}); err == nil || !strings.Contains(err.Error(), "PERSISTLAB_LITESTREAM") {
 		t.Errorf("missing binary: %v", err)
 	}
 }

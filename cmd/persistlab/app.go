@@ -14,7 +14,6 @@ import (
 
 	"persistlab/app/counter"
 	"persistlab/internal/proc"
-	"persistlab/runner"
 )
 
 func cmdApp(args []string) error {
@@ -88,7 +87,7 @@ func cmdApp(args []string) error {
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	fmt.Printf("%shttp://%s\n", runner.ListeningMarker, ln.Addr())
+	fmt.Printf("%shttp://%s\n", counter.ListeningMarker, ln.Addr())
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -75,24 +75,25 @@ func TestRunTinyScenarioWritesCompleteResults(t *testing.T) {
 		t.Fatalf("status %s, %d cells, %d aggregates, %d fits", r.Status, len(r.Cells), len(r.Aggregates), len(r.Fits))
 	}
 	for _, c := range r.Cells {
-		if c.Failure != "" || c.OK == 0 || c.Summary.Count != c.OK {
+		ok := int64(c.M("ok"))
+		if c.Failure != "" || ok == 0 || c.Summary().Count != ok {
 			t.Errorf("cell %+v", c)
 		}
-		if c.CountDelta != c.OK {
-			t.Errorf("cell %d: counter grew %d for %d OK answers", c.Index, c.CountDelta, c.OK)
+		if int64(c.M("count_delta")) != ok {
+			t.Errorf("cell %d: counter grew %v for %d OK answers", c.Index, c.M("count_delta"), ok)
 		}
-		if c.MaxAcked < c.OK {
-			t.Errorf("cell %d: highest acknowledged count %d below %d OK answers", c.Index, c.MaxAcked, c.OK)
+		if int64(c.M("max_acked")) < ok {
+			t.Errorf("cell %d: highest acknowledged count %v below %d OK answers", c.Index, c.M("max_acked"), ok)
 		}
-		h, err := measure.DecodeHistogram(c.Histogram)
-		if err != nil || h.TotalCount() != c.OK {
+		h, err := measure.DecodeHistogram(c.Histograms["latency"])
+		if err != nil || h.TotalCount() != ok {
 			t.Errorf("cell %d: histogram %v, %v", c.Index, h, err)
 		}
-		if s := c.Summary; !(s.MinMs <= s.MedMs && s.MedMs <= s.P90Ms && s.P90Ms <= s.P95Ms && s.P95Ms <= s.P99Ms && s.P99Ms <= s.MaxMs) {
+		if s := c.Summary(); !(s.MinMs <= s.MedMs && s.MedMs <= s.P90Ms && s.P90Ms <= s.P95Ms && s.P95Ms <= s.P99Ms && s.P99Ms <= s.MaxMs) {
 			t.Errorf("cell %d: percentiles out of order %+v", c.Index, s)
 		}
-		if c.AppCPUSeconds <= 0 {
-			t.Errorf("cell %d: app CPU %v", c.Index, c.AppCPUSeconds)
+		if c.M("app_cpu_s") <= 0 {
+			t.Errorf("cell %d: app CPU %v", c.Index, c.M("app_cpu_s"))
 		}
 	}
 	for _, a := range r.Aggregates {
@@ -106,7 +107,7 @@ func TestRunTinyScenarioWritesCompleteResults(t *testing.T) {
 	if r.Versions["sqlite"] == "" || r.Versions["go"] == "" || len(r.Placement.AppCPUs) != 1 {
 		t.Errorf("versions %v placement %+v", r.Versions, r.Placement)
 	}
-	if r.Scenario.Repeat != 2 || len(r.Scenario.Sweep.VUs.Values) != 2 || r.Scenario.Published == nil {
+	if vus, _ := r.Scenario.Sweep.Get("vus"); r.Scenario.Repeat != 2 || len(vus.Values) != 2 || r.Scenario.Published == nil || r.Units["avg_ms"] != "ms" {
 		t.Errorf("scenario as run not recorded: %+v", r.Scenario)
 	}
 	if left := processesUsing(work); len(left) > 0 {
@@ -146,15 +147,15 @@ func TestRunOnEveryBackend(t *testing.T) {
 		t.Fatalf("status %s, %d cells", r.Status, len(r.Cells))
 	}
 	for _, c := range r.Cells {
-		if c.Failure != "" || c.OK == 0 || c.CountDelta != c.OK {
-			t.Errorf("%s: failure %q, ok %d, counter grew %d", c.Backend, c.Failure, c.OK, c.CountDelta)
+		if c.Failure != "" || c.M("ok") == 0 || c.M("count_delta") != c.M("ok") {
+			t.Errorf("%s: failure %q, ok %v, counter grew %v", c.Backend, c.Failure, c.M("ok"), c.M("count_delta"))
 		}
 		_, counted := c.BackendStats["bucket_class_a"]
 		if counted != (c.Backend != "local") {
 			t.Errorf("%s: bucket stats %v", c.Backend, c.BackendStats)
 		}
-		if c.Backend == "litestream" && (c.ReplicationLagMs <= 0 || c.BackendStats["bucket_class_a"] < 1) {
-			t.Errorf("litestream: lag %v ms, uploads %v", c.ReplicationLagMs, c.BackendStats["bucket_class_a"])
+		if c.Backend == "litestream" && (c.M("replication_lag_ms") <= 0 || c.BackendStats["bucket_class_a"] < 1) {
+			t.Errorf("litestream: lag %v ms, uploads %v", c.M("replication_lag_ms"), c.BackendStats["bucket_class_a"])
 		}
 	}
 	if r.Versions["gcsfuse"] == "" || r.Versions["litestream"] == "" {
@@ -180,7 +181,10 @@ func TestBadInputNamesFieldAndValue(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"run", "cloudrun-sqlite", "--vus", "2..x"}, []string{"--vus", "2..x", "range"}},
+		{[]string{"run", "cloudrun-sqlite", "--vus", "2..x"}, []string{"sweep.vus", "2..x", "range"}},
+		{[]string{"run", "cloudrun-sqlite", "--vus", "1..2000000000"}, []string{"sweep.vus", "1..2000000000", "10000"}},
+		{[]string{"run", "cloudrun-sqlite", "--set", "speed=3"}, []string{"workload.speed", "vus, mode"}},
+		{[]string{"run", "cloudrun-sqlite", "--rate", "0.5", "--set", "mode=closed"}, []string{"workload.rate", "closed-loop"}},
 		{[]string{"run", "cloudrun-sqlite", "--backend", "nfs"}, []string{"backends[0].name", "nfs", "local"}},
 		{[]string{"run", "cloudrun-sqlite", "--duration", "soon"}, []string{"--duration", "soon"}},
 		{[]string{"run", "no-such"}, []string{"no-such", "cloudrun-sqlite"}},
@@ -238,7 +242,7 @@ func TestInterruptKeepsFinishedCellsAndStopsEverything(t *testing.T) {
 		t.Errorf("status %s with %d cells", r.Status, len(r.Cells))
 	}
 	for _, c := range r.Cells {
-		if c.Failure != "" || c.OK == 0 {
+		if c.Failure != "" || c.M("ok") == 0 {
 			t.Errorf("kept a partial cell: %+v", c)
 		}
 	}

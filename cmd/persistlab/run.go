@@ -12,16 +12,21 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	_ "persistlab/backend/all" // every backend
 	"persistlab/report"
 	"persistlab/runner"
 	"persistlab/scenario"
+	_ "persistlab/workload/all" // every workload
 )
 
 func cmdRun(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var o scenario.Overrides
 	backends := fs.String("backend", "", "comma-separated backends to run (replaces the scenario's list)")
-	fs.StringVar(&o.VUs, "vus", "", "virtual users: a list 2,4,8 or a range 2..20/2")
+	fs.StringVar(&o.VUs, "vus", "", "virtual users: a list 2,4,8 or a range 2..20/2 (shorthand for --sweep vus=...)")
+	var sets, sweeps listFlag
+	fs.Var(&sets, "set", "fix a workload parameter, NAME=VALUE (repeatable), e.g. --set bs=1M")
+	fs.Var(&sweeps, "sweep", "sweep a workload parameter, NAME=VALUES (repeatable), e.g. --sweep rw=read,randread")
 	fs.StringVar(&o.Duration, "duration", "", "measured time per run, e.g. 120s")
 	fs.StringVar(&o.Warmup, "warmup", "", "unmeasured load before each run, e.g. 2s")
 	fs.IntVar(&o.Repeat, "repeat", 0, "runs per cell; rows show each metric's median over runs")
@@ -40,6 +45,7 @@ func cmdRun(args []string) error {
 	if len(positional) != 1 {
 		return fmt.Errorf("want one scenario name or YAML file (built-ins: %s)", strings.Join(scenario.Builtins(), ", "))
 	}
+	o.Set, o.Sweep = sets, sweeps
 	if *backends != "" {
 		o.Backends = strings.Split(*backends, ",")
 	}

@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -23,7 +23,7 @@ func cmdScenarios(args []string) error {
 		return fmt.Errorf("want no arguments, or: show NAME")
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSEED\tBACKENDS\tVUS\tDURATION\tREPEAT\tTITLE")
+	fmt.Fprintln(tw, "NAME\tSEED\tWORKLOAD\tBACKENDS\tSWEEP\tREPEAT\tTITLE")
 	for _, name := range scenario.Builtins() {
 		s, err := scenario.Load(name)
 		if err != nil {
@@ -33,7 +33,11 @@ func cmdScenarios(args []string) error {
 		for _, b := range s.Backends {
 			backends = append(backends, b.ID())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%d\t%s\n", s.Name, s.Seed, backends, s.Sweep.VUs.Text, time.Duration(s.Duration), s.Repeat, s.Title)
+		var sweep []string
+		for _, a := range s.Sweep {
+			sweep = append(sweep, a.Name+"="+a.Text)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%d\t%s\n", s.Name, s.Seed, s.Workload.Type, backends, strings.Join(sweep, " "), s.Repeat, s.Title)
 	}
 	return tw.Flush()
 }

@@ -43,10 +43,7 @@ type Config struct {
 }
 
 // Ack is one acknowledged count and when its answer arrived.
-type Ack struct {
-	Count int64
-	At    time.Time
-}
+type Ack = measure.Ack
 
 // Result is what one run measured. Latencies of 200 answers go into the histogram; every other
 // answer and every transport error is counted, never dropped.

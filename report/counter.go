@@ -1,0 +1,139 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"persistlab/measure"
+)
+
+// The counter workload's presentation: seed 000's table per backend, the slope of avg latency
+// against VUs, latency charts, and the notes of runs with several instances.
+func init() {
+	RegisterPresenter("counter", Presenter{
+		Tables:    counterTables,
+		Charts:    counterCharts,
+		Summarize: counterFits,
+		Compare: []CompareMetric{{Name: "med_ms"}, {Name: "avg_ms"}, {Name: "p95_ms"}, {Name: "p99_ms"},
+			{Name: "rate", HigherBetter: true}},
+		Work: WorkUnit{Name: "app request", Units: func(c Cell) float64 { return c.M("ok") },
+			Scale: 1000, Label: "1,000 app requests", CostScale: 1e6, CostLabel: "1M req"},
+	})
+}
+
+// counterTables prints, per backend, the seed's table (vus, med, avg, p(90), p(95), min, max in ms)
+// with rate, errors and the app's CPU use, then the slope of avg against VUs with the seed's own.
+func counterTables(w io.Writer, r *Results) {
+	mode, _ := r.Scenario.Workload.Param("mode")
+	if mode == "" {
+		mode = "closed"
+	}
+	fmt.Fprintf(w, "%s loop, %s per run, %d run(s) per row, each column the median over runs; latency in ms\n",
+		mode, r.Scenario.Duration, r.Scenario.Repeat)
+	for _, b := range r.backendOrder() {
+		var rows []Aggregate
+		for _, a := range r.Aggregates {
+			if a.Backend == b {
+				rows = append(rows, a)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nbackend %s\n", b)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "vus\tmed\tavg\tp(90)\tp(95)\tp(99)\tmin\tmax\treq/s\terrors\tlost\tapp cpu\t"+b+" cpu\t")
+		for _, a := range rows {
+			m := a.Median
+			helper := "-"
+			if h := m["helper_cpu_util"]; h > 0 {
+				helper = fmt.Sprintf("%.0f%%", h*100)
+			}
+			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.0f\t%.0f\t%.0f%%\t%s\t%s\n",
+				a.Params["vus"], m["med_ms"], m["avg_ms"], m["p90_ms"], m["p95_ms"], m["p99_ms"], m["min_ms"], m["max_ms"], m["rate"],
+				a.Total["errors"], a.Total["lost_updates"], m["app_cpu_util"]*100, helper, rowMark(a))
+		}
+		tw.Flush()
+	}
+	if len(r.Fits) > 0 {
+		fmt.Fprintf(w, "\nslope of avg latency against VUs (least squares through 0, every run)\n")
+		for _, f := range r.Fits {
+			fmt.Fprintf(w, "  %-12s %6.2f ms/VU", f.Backend, f.AvgMsPerVU)
+			if f.Published > 0 {
+				fmt.Fprintf(w, "   seed: %.2f ms/VU, ours/seed %.2fx", f.Published, f.AvgMsPerVU/f.Published)
+			}
+			fmt.Fprintln(w)
+		}
+		for i := 0; i < len(r.Fits); i++ {
+			for j := i + 1; j < len(r.Fits); j++ {
+				a, b := r.Fits[i], r.Fits[j]
+				fmt.Fprintf(w, "  %s / %s = %.2fx", a.Backend, b.Backend, a.AvgMsPerVU/b.AvgMsPerVU)
+				if a.Published > 0 && b.Published > 0 {
+					fmt.Fprintf(w, "   (seed: %.2fx)", a.Published/b.Published)
+				}
+				fmt.Fprintln(w)
+			}
+		}
+	}
+	writeInstancesNote(w, r)
+}
+
+// rowMark flags a row whose numbers describe failures more than the storage.
+func rowMark(a Aggregate) string {
+	answered := a.Total["ok"] + a.Total["errors"]
+	if answered > 0 && a.Total["errors"]/answered > 0.01 {
+		return fmt.Sprintf("! %.0f%% errors", 100*a.Total["errors"]/answered)
+	}
+	return ""
+}
+
+// counterFits is seed 000's slope of avg latency against VUs per backend, over every run.
+func counterFits(r *Results) {
+	x, y := map[string][]float64{}, map[string][]float64{}
+	for _, c := range r.Cells {
+		if c.Failure != "" || c.M("count") == 0 {
+			continue
+		}
+		x[c.Backend] = append(x[c.Backend], paramNumber(c.Params["vus"]))
+		y[c.Backend] = append(y[c.Backend], c.M("avg_ms"))
+	}
+	for _, b := range r.backendOrder() {
+		if len(x[b]) == 0 {
+			continue
+		}
+		f := Fit{Backend: b, AvgMsPerVU: measure.SlopeThroughOrigin(x[b], y[b]), Points: len(x[b])}
+		if p := r.published(b); p != nil && p.Slope > 0 {
+			f.Published, f.PublishedFrom = p.Slope, p.Source
+		}
+		r.Fits = append(r.Fits, f)
+	}
+}
+
+// writeInstancesNote says how runs with several instances on one backend ended.
+func writeInstancesNote(w io.Writer, r *Results) {
+	for _, b := range r.backendOrder() {
+		var runs, lostRuns, failed, instances int
+		var lost, ok float64
+		for _, c := range r.Cells {
+			if c.Backend != b || c.M("instances") < 2 || c.Failure != "" {
+				continue
+			}
+			runs++
+			instances = int(c.M("instances"))
+			lost += c.M("lost_updates")
+			ok += c.M("ok")
+			if c.M("lost_updates") > 0 {
+				lostRuns++
+			}
+			if c.Facts["integrity"] != "ok" {
+				failed++
+			}
+		}
+		if runs == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s shared by %d instances at once: %d of %d runs lost updates (%.0f of %.0f answered writes, %.1f%%); integrity_check failed in %d\n",
+			b, instances, lostRuns, runs, lost, ok, 100*lost/max(ok, 1), failed)
+	}
+}

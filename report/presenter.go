@@ -1,0 +1,72 @@
+package report
+
+import (
+	"io"
+	"sync"
+)
+
+// Presenter is how one workload's results are shown: its tables, charts and the metrics a
+// comparison rates. Workloads without one get the generic table of every metric's median.
+type Presenter struct {
+	// Tables prints the workload's own tables; the report adds the published numbers beside ours,
+	// the bucket's use and cost, and failures.
+	Tables func(w io.Writer, r *Results)
+	Charts func(r *Results) ([]Chart, error)
+	// Compare lists the metrics `compare` rates, in order.
+	Compare []CompareMetric
+	// Work is the unit the bucket's requests and cost are counted per.
+	Work WorkUnit
+	// Summarize derives what the workload's tables need beyond medians (seed 000's slopes).
+	Summarize func(r *Results)
+}
+
+// CompareMetric is a metric `compare` rates, and which way is better.
+type CompareMetric struct {
+	Name         string
+	HigherBetter bool
+}
+
+// WorkUnit is what a workload's bucket use is counted per: one app request, one GiB moved.
+type WorkUnit struct {
+	Name  string               // "app request", "GiB moved"
+	Units func(c Cell) float64 // how many units a cell did
+	// Tables show requests per Scale units (Label: "1,000 app requests") and cost per CostScale
+	// units (CostLabel: "1M req").
+	Scale     float64
+	Label     string
+	CostScale float64
+	CostLabel string
+}
+
+func (u WorkUnit) units(c Cell) float64 {
+	if u.Units == nil {
+		return 0
+	}
+	return u.Units(c)
+}
+
+var (
+	presentersMu sync.RWMutex
+	presenters   = map[string]Presenter{}
+)
+
+// RegisterPresenter sets how a workload's results are shown; a second registration panics.
+func RegisterPresenter(workload string, p Presenter) {
+	presentersMu.Lock()
+	defer presentersMu.Unlock()
+	if _, dup := presenters[workload]; dup {
+		panic("presenter for workload " + workload + " registered twice")
+	}
+	presenters[workload] = p
+}
+
+// presenterOf is r's workload's presenter, or the generic one.
+func presenterOf(r *Results) Presenter {
+	presentersMu.RLock()
+	p, ok := presenters[r.workloadType()]
+	presentersMu.RUnlock()
+	if !ok {
+		return Presenter{Tables: writeGenericTable, Charts: genericCharts}
+	}
+	return p
+}

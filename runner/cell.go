@@ -1,0 +1,131 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"persistlab/backend"
+	"persistlab/internal/sysinfo"
+	"persistlab/report"
+	"persistlab/scenario"
+	"persistlab/workload"
+)
+
+// CleanupDeadline bounds how long a cell's clean-up may take once the run is cancelled.
+const CleanupDeadline = time.Minute
+
+// cellLife is one cell's lifetime, shared by every mode: its directory, its backend, the
+// workload instances it started, and their clean-up in reverse order with a deadline.
+type cellLife struct {
+	r      *run
+	cell   scenario.Cell
+	dir    string
+	be     backend.Backend
+	params workload.Params
+	stops  []func(context.Context) error
+}
+
+// open makes the cell's directory and its backend.
+func (r *run) open(cell scenario.Cell) (*cellLife, error) {
+	entry, ok := r.spec.BackendByID(cell.Backend)
+	if !ok {
+		return nil, fmt.Errorf("cell %d names backend %q, which the scenario lacks", cell.Index, cell.Backend)
+	}
+	name := fmt.Sprintf("cell-%03d-%s-r%d", cell.Index, cell.Backend, cell.Repeat)
+	dir := filepath.Join(r.opts.WorkDir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	be, err := backend.New(entry.Name, backend.Env{WorkDir: dir, CPUs: r.res.Placement.AppCPUs, Options: entry.Options, Needs: r.info.Needs})
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range be.Versions() {
+		r.res.Versions[k] = v
+	}
+	return &cellLife{r: r, cell: cell, dir: dir, be: be, params: r.params(cell)}, nil
+}
+
+// startBackend starts the backend and records its file system.
+func (l *cellLife) startBackend(ctx context.Context) (backend.Target, error) {
+	t, err := l.be.Start(ctx)
+	if err != nil {
+		return t, err
+	}
+	l.r.res.Machine.FileSystems[t.Dir] = sysinfo.FileSystemOf(t.Dir)
+	return t, nil
+}
+
+// startWorkload starts a workload instance on target; close stops it.
+func (l *cellLife) startWorkload(ctx context.Context, target backend.Target) (workload.Instance, error) {
+	in, err := l.r.wl.Start(ctx, workload.Env{Target: target, CellDir: l.dir, Params: l.params,
+		CPUs: l.r.res.Placement.AppCPUs, Self: l.r.opts.Self})
+	if err != nil {
+		return nil, err
+	}
+	l.stops = append(l.stops, in.Stop)
+	return in, nil
+}
+
+// warmUp drives unmeasured load first, for timed workloads with a warm-up.
+func (l *cellLife) warmUp(ctx context.Context, in workload.Instance) error {
+	if !l.r.info.Timed || l.r.spec.Warmup <= 0 {
+		return nil
+	}
+	_, err := in.Drive(ctx, time.Duration(l.r.spec.Warmup))
+	return err
+}
+
+// close stops every workload instance, then the backend, with a deadline that outlives a
+// cancelled ctx (Ctrl-C must still unmount and stop processes). The first error is recorded as
+// the cell's failure unless it already failed.
+func (l *cellLife) close(ctx context.Context, failure *string) {
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupDeadline)
+	defer cancel()
+	var errs []string
+	for i := len(l.stops) - 1; i >= 0; i-- {
+		if err := l.stops[i](c); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if err := l.be.Stop(c); err != nil {
+		errs = append(errs, "backend stop: "+err.Error())
+	}
+	if len(errs) > 0 && *failure == "" {
+		*failure = strings.Join(errs, "; ")
+	}
+}
+
+// fill records a workload's result in a cell of the results.
+func fill(out *report.Cell, r *workload.Result) error {
+	out.ElapsedS = r.Elapsed.Seconds()
+	out.Metrics, out.Series, out.Counters, out.Facts = r.Metrics, r.Series, r.Counters, r.Facts
+	out.ErrorSamples = append(out.ErrorSamples, r.Errors...)
+	if len(r.Histograms) > 0 {
+		out.Histograms = map[string]string{}
+	}
+	for name, h := range r.Histograms {
+		enc, err := h.Encode()
+		if err != nil {
+			return fmt.Errorf("histogram %s: %w", name, err)
+		}
+		out.Histograms[name] = enc
+	}
+	return nil
+}
+
+// statsDelta is what the backend counted between two snapshots.
+func statsDelta(before, after backend.Stats) map[string]float64 {
+	if len(after) == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(after))
+	for k, v := range after {
+		out[k] = v - before[k]
+	}
+	return out
+}

@@ -1,0 +1,220 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"persistlab/backend"
+	"persistlab/report"
+	"persistlab/scenario"
+	"persistlab/workload"
+)
+
+// A fake backend and a fake workload let the runner be tested without FUSE or processes: they
+// count what was started and stopped, and fail on request.
+var (
+	ledgerMu sync.Mutex
+	ledger   []string // "backend start cell-...", "instance stop n=2", ...
+)
+
+func record(format string, args ...any) {
+	ledgerMu.Lock()
+	defer ledgerMu.Unlock()
+	ledger = append(ledger, fmt.Sprintf(format, args...))
+}
+
+func takeLedger() []string {
+	ledgerMu.Lock()
+	defer ledgerMu.Unlock()
+	out := ledger
+	ledger = nil
+	return out
+}
+
+func count(entries []string, prefix string) int {
+	n := 0
+	for _, e := range entries {
+		if strings.HasPrefix(e, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+type fakeBackend struct{ env backend.Env }
+
+func (b *fakeBackend) Name() string { return "fakedisk" }
+func (b *fakeBackend) Start(context.Context) (backend.Target, error) {
+	record("backend start %s", filepath.Base(b.env.WorkDir))
+	return backend.Target{Dir: b.env.WorkDir}, nil
+}
+func (b *fakeBackend) Stats() backend.Stats { return backend.Stats{"bucket_class_a": 1} }
+func (b *fakeBackend) Stop(context.Context) error {
+	record("backend stop %s", filepath.Base(b.env.WorkDir))
+	return nil
+}
+func (b *fakeBackend) Versions() map[string]string { return map[string]string{"fakedisk": "1"} }
+
+type fakeWorkload struct{}
+
+func (fakeWorkload) Check(_ context.Context, p workload.Params) error {
+	if p["n"] == "13" {
+		return &scenario.FieldError{Field: "workload.n", Value: "13", Allowed: "anything but 13"}
+	}
+	return nil
+}
+func (fakeWorkload) Versions() map[string]string { return map[string]string{"faketool": "2"} }
+func (fakeWorkload) Start(_ context.Context, env workload.Env) (workload.Instance, error) {
+	record("instance start n=%s", env.Params["n"])
+	return &fakeInstance{p: env.Params}, nil
+}
+
+type fakeInstance struct{ p workload.Params }
+
+func (f *fakeInstance) Drive(ctx context.Context, _ time.Duration) (*workload.Result, error) {
+	if f.p["n"] == "7" {
+		return nil, errors.New("drive failed at 7")
+	}
+	if f.p["block"] == "true" {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	n, _ := strconv.Atoi(f.p["n"])
+	r := workload.NewResult()
+	r.Elapsed = time.Second
+	r.Metrics["twice_n"] = float64(2 * n)
+	return r, nil
+}
+func (f *fakeInstance) Stop(context.Context) error {
+	record("instance stop n=%s", f.p["n"])
+	return nil
+}
+
+func init() {
+	backend.Register("fakedisk", func(env backend.Env) (backend.Backend, error) {
+		if err := backend.CheckOptions("fakedisk", env.Options, "speed"); err != nil {
+			return nil, err
+		}
+		return &fakeBackend{env: env}, nil
+	})
+	workload.Register(workload.Info{
+		Name: "fake",
+		Params: []scenario.Param{
+			{Name: "n", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 100},
+			{Name: "block", Kind: scenario.KindBool, Default: "false"},
+		},
+		Metrics: []workload.Metric{{Name: "twice_n", Unit: "count"}},
+		New:     func(scenario.Workload) (workload.Workload, error) { return fakeWorkload{}, nil },
+	})
+}
+
+func fakeSpec(sweep string, backends ...scenario.BackendSpec) *scenario.Spec {
+	return &scenario.Spec{Name: "fake", Workload: scenario.Workload{Type: "fake", Params: map[string]string{}},
+		Backends: backends, Sweep: scenario.Sweep{{Name: "n", Text: sweep}}, Repeat: 2}
+}
+
+func runFake(t *testing.T, ctx context.Context, spec *scenario.Spec) (*report.Results, error) {
+	t.Helper()
+	takeLedger()
+	work := t.TempDir()
+	return Run(ctx, spec, Options{Out: filepath.Join(work, "r.json"), WorkDir: filepath.Join(work, "scratch")})
+}
+
+func TestEveryCellRunsAndEverythingStartedIsStopped(t *testing.T) {
+	spec := fakeSpec("1,7,3", scenario.BackendSpec{Name: "fakedisk", Label: "a"}, scenario.BackendSpec{Name: "fakedisk", Label: "b"})
+	res, err := runFake(t, context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := takeLedger()
+	// 3 points x 2 backends x 2 repeats; n=7 fails in Drive but is still stopped.
+	if len(res.Cells) != 12 || count(log, "backend start") != 12 || count(log, "backend stop") != 12 ||
+		count(log, "instance start") != 12 || count(log, "instance stop") != 12 {
+		t.Fatalf("%d cells; ledger %v", len(res.Cells), log)
+	}
+	failed := 0
+	for _, c := range res.Cells {
+		n, _ := strconv.Atoi(c.Params["n"])
+		switch {
+		case n == 7:
+			failed++
+			if !strings.Contains(c.Failure, "drive failed at 7") {
+				t.Errorf("cell %d failure %q", c.Index, c.Failure)
+			}
+		case c.Failure != "" || c.M("twice_n") != float64(2*n) || c.BackendStats["bucket_class_a"] != 0:
+			t.Errorf("cell %+v", c)
+		}
+	}
+	if failed != 4 || res.Versions["fakedisk"] != "1" || res.Versions["faketool"] != "2" || res.Units["twice_n"] != "count" {
+		t.Errorf("failed %d, versions %v, units %v", failed, res.Versions, res.Units)
+	}
+	if len(res.Aggregates) != 4 || res.Aggregates[0].Point != "n=1" || res.Aggregates[1].Point != "n=3" || res.Aggregates[0].Runs != 2 {
+		t.Errorf("aggregates %+v", res.Aggregates)
+	}
+}
+
+func TestWhatIsKnowableIsCheckedBeforeTheFirstCell(t *testing.T) {
+	for name, tc := range map[string]struct {
+		spec  *scenario.Spec
+		field string
+	}{
+		"a workload's own check of one point": {fakeSpec("1,13", scenario.BackendSpec{Name: "fakedisk"}), "workload.n (at n=13)"},
+		"the second backend's option": {fakeSpec("1", scenario.BackendSpec{Name: "fakedisk", Label: "a"},
+			scenario.BackendSpec{Name: "fakedisk", Label: "b", Options: map[string]string{"sped": "2"}}), "backends[1]"},
+		"a duration the workload does not use": {func() *scenario.Spec {
+			s := fakeSpec("1", scenario.BackendSpec{Name: "fakedisk"})
+			s.Duration = scenario.Duration(time.Second)
+			return s
+		}(), "duration"},
+		"crash runs of a workload that cannot tell what was lost": {func() *scenario.Spec {
+			s := fakeSpec("1", scenario.BackendSpec{Name: "fakedisk"})
+			s.Crash = &scenario.Crash{Count: 1, After: scenario.DefaultCrashAfter}
+			return s
+		}(), "crash"},
+	} {
+		res, err := runFake(t, context.Background(), tc.spec)
+		var fe *scenario.FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field || res != nil {
+			t.Errorf("%s: %v (field %q)", name, err, tc.field)
+		}
+		if log := takeLedger(); len(log) > 0 {
+			t.Errorf("%s: started %v before refusing", name, log)
+		}
+	}
+}
+
+func TestInterruptDropsThePartialCellAndStopsIt(t *testing.T) {
+	spec := fakeSpec("1", scenario.BackendSpec{Name: "fakedisk"})
+	spec.Workload.Params["block"] = "true"
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			if count(snapshotLedger(), "instance start") > 0 {
+				cancel()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	res, err := runFake(t, ctx, spec)
+	if err == nil || res.Status != report.StatusInterrupted || len(res.Cells) != 0 {
+		t.Fatalf("err %v, results %+v", err, res)
+	}
+	log := takeLedger()
+	if count(log, "instance stop") != 1 || count(log, "backend stop") != 1 {
+		t.Errorf("ledger %v", log)
+	}
+}
+
+func snapshotLedger() []string {
+	ledgerMu.Lock()
+	defer ledgerMu.Unlock()
+	return append([]string(nil), ledger...)
+}

@@ -1,0 +1,368 @@
+package counter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	appcounter "persistlab/app/counter"
+	"persistlab/backend"
+	"persistlab/internal/proc"
+	"persistlab/measure"
+	"persistlab/scenario"
+	"persistlab/workload"
+)
+
+// Name is the workload's name in scenarios.
+const Name = "counter"
+
+// DBFile is the database the app keeps in the backend's directory.
+const DBFile = "counter.db"
+
+// Params are the counter's parameters: the load (k6's) and the app (seed 000's Rails app).
+var Params = []scenario.Param{
+	{Name: "vus", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 10000, Unit: "VUs", Help: "virtual users (closed loop) or connections (open loop)"},
+	{Name: "mode", Kind: scenario.KindEnum, Default: ModeClosed, Allowed: []string{ModeClosed, ModeOpen}, Help: "closed: k6 constant-vus; open: constant arrival rate"},
+	{Name: "rate", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1e6, Unit: "requests/s", Help: "open loop: requests started per second"},
+	{Name: "method", Kind: scenario.KindEnum, Default: "POST", Allowed: []string{"GET", "POST", "PUT", "DELETE", "PATCH"}},
+	{Name: "path", Kind: scenario.KindString, Default: "/count_up"},
+	{Name: "timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.001, Max: 3600, Help: "per request (k6's default 60s)"},
+	{Name: "instances", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 8, Help: "app instances sharing one backend, each on its own mount; VUs split"},
+	{Name: "cpus", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin the app to this many CPUs (0: not pinned); the driver gets the others"},
+	{Name: "cpu_per_request", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "the app's own CPU per request besides SQLite's (a framework's cost)"},
+	{Name: "max_conns", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "SQLite connection pool (0: Rails' 5)"},
+}
+
+// Metrics are what a counter cell reports.
+var Metrics = []workload.Metric{
+	{Name: "med_ms", Unit: "ms"}, {Name: "avg_ms", Unit: "ms"}, {Name: "p90_ms", Unit: "ms"}, {Name: "p95_ms", Unit: "ms"},
+	{Name: "p99_ms", Unit: "ms"}, {Name: "min_ms", Unit: "ms"}, {Name: "max_ms", Unit: "ms"},
+	{Name: "rate", Unit: "requests/s", HigherBetter: true, Help: "200 answers per second"},
+	{Name: "ok", Unit: "count", Help: "200 answers"},
+	{Name: "errors", Unit: "count", Help: "answers other than 200, and requests without an answer"},
+	{Name: "lost_updates", Unit: "count", Help: "200 answers the counter does not reflect"},
+	{Name: "app_cpu_util", Unit: "share", Help: "the app's CPU time over the run, as a share of its CPUs"},
+}
+
+func init() {
+	workload.Register(workload.Info{
+		Name:        Name,
+		Description: "seed 000's Rails-style counter app on SQLite under k6-style HTTP load",
+		Params:      Params,
+		Metrics:     Metrics,
+		Timed:       true,
+		Needs:       backend.Needs{SQLite: DBFile},
+		New:         New,
+	})
+}
+
+// Workload is the counter app and its load driver, configured.
+type Workload struct {
+	pragmas []string
+}
+
+var (
+	_ workload.Workload     = (*Workload)(nil)
+	_ workload.Inspector    = (*Workload)(nil)
+	_ workload.Acknowledged = (*instance)(nil)
+	_ workload.Shared       = (*instance)(nil)
+)
+
+// New reads the counter's one section: pragmas, SQLite pragmas over Rails 8's defaults.
+func New(spec scenario.Workload) (workload.Workload, error) {
+	w := &Workload{}
+	for name, section := range spec.Sections {
+		if name != "pragmas" {
+			return nil, &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section), Allowed: "pragmas (a list of name=value), or a parameter: " + paramNames()}
+		}
+		list, ok := section.([]any)
+		if !ok {
+			return nil, &scenario.FieldError{Field: "workload.pragmas", Value: fmt.Sprint(section), Allowed: "a list of name=value, e.g. [journal_mode=DELETE]"}
+		}
+		for i, item := range list {
+			p := fmt.Sprint(item)
+			if name, value, ok := strings.Cut(p, "="); !ok || name == "" || value == "" {
+				return nil, &scenario.FieldError{Field: fmt.Sprintf("workload.pragmas[%d]", i), Value: p, Allowed: "name=value, e.g. journal_mode=DELETE"}
+			}
+			w.pragmas = append(w.pragmas, p)
+		}
+	}
+	return w, nil
+}
+
+func paramNames() string {
+	var names []string
+	for _, p := range Params {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// settings are one cell's parameters, read.
+type settings struct {
+	vus, instances, cpus, maxConns int
+	mode, method, path             string
+	rate                           float64
+	timeout, cpuPerRequest         time.Duration
+}
+
+func read(p workload.Params) (settings, error) {
+	var s settings
+	for _, d := range Params { // bounds and enums first: a cell may be given values directly
+		if err := d.Check("workload."+d.Name, p[d.Name]); err != nil {
+			return s, err
+		}
+	}
+	var err error
+	atoi := func(name string) int {
+		v, e := strconv.Atoi(p[name])
+		if e != nil && err == nil {
+			err = &scenario.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a whole number"}
+		}
+		return v
+	}
+	dur := func(name string) time.Duration {
+		v, e := time.ParseDuration(p[name])
+		if e != nil && err == nil {
+			err = &scenario.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a duration like 60s"}
+		}
+		return v
+	}
+	s.vus, s.instances, s.cpus, s.maxConns = atoi("vus"), atoi("instances"), atoi("cpus"), atoi("max_conns")
+	s.mode, s.method, s.path = p["mode"], p["method"], p["path"]
+	s.timeout, s.cpuPerRequest = dur("timeout"), dur("cpu_per_request")
+	s.rate, _ = strconv.ParseFloat(p["rate"], 64)
+	if err != nil {
+		return s, err
+	}
+	switch {
+	case s.mode == ModeOpen && s.rate <= 0:
+		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "requests per second above 0 for an open-loop workload"}
+	case s.mode == ModeClosed && s.rate != 0:
+		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "no rate for a closed-loop workload (its rate is what it measures)"}
+	case !strings.HasPrefix(s.path, "/"):
+		return s, &scenario.FieldError{Field: "workload.path", Value: s.path, Allowed: "a path starting with /"}
+	case s.vus < s.instances:
+		return s, &scenario.FieldError{Field: "workload.vus", Value: p["vus"], Allowed: fmt.Sprintf("at least one VU per instance (%d)", s.instances)}
+	}
+	return s, nil
+}
+
+// Check implements workload.Workload.
+func (w *Workload) Check(_ context.Context, p workload.Params) error {
+	_, err := read(p)
+	return err
+}
+
+// Versions implements workload.Workload: the app is this persistlab, with SQLite's version.
+func (w *Workload) Versions() map[string]string { return nil }
+
+// Inspect implements workload.Inspector: the count and integrity_check of the database in dir
+// (or of file), read-only, before anything writes to it.
+func (w *Workload) Inspect(dir, file string) workload.Survivor {
+	if file == "" {
+		file = filepath.Join(dir, DBFile)
+	}
+	in := appcounter.Inspect(file)
+	return workload.Survivor{Exists: in.Exists, Count: in.Count, Integrity: in.Integrity}
+}
+
+// Start prepares the database as a Rails 8 container's entrypoint does (`bin/rails db:prepare`:
+// create, migrate, close), then runs `persistlab app counter` on it, bound to a free loopback port.
+func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
+	s, err := read(env.Params)
+	if err != nil {
+		return nil, err
+	}
+	db := filepath.Join(env.Target.Dir, DBFile)
+	prepare := exec.CommandContext(ctx, env.Self, "app", "counter", "--db", db, "--prepare")
+	if out, err := prepare.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("prepare %s: %v: %s", db, err, out)
+	}
+	args := []string{env.Self, "app", "counter", "--db", db, "--listen", "127.0.0.1:0"}
+	if s.cpus > 0 {
+		args = append(args, "--cpus", strconv.Itoa(s.cpus))
+	}
+	if s.cpuPerRequest > 0 {
+		args = append(args, "--cpu-per-request", s.cpuPerRequest.String())
+	}
+	if s.maxConns > 0 {
+		args = append(args, "--max-conns", strconv.Itoa(s.maxConns))
+	}
+	for _, p := range w.pragmas {
+		args = append(args, "--pragma", p)
+	}
+	log := filepath.Join(env.CellDir, "app.log")
+	for i := 2; fileExists(log); i++ { // a recovered or second instance logs beside the first
+		log = filepath.Join(env.CellDir, fmt.Sprintf("app-%d.log", i))
+	}
+	child, line, err := proc.StartAndWaitFor("counter app", log, os.Environ(), appcounter.ListeningMarker, 30*time.Second, args...)
+	if err != nil {
+		return nil, err
+	}
+	return &instance{s: s, child: child, url: line[len(appcounter.ListeningMarker):], cpus: len(env.CPUs)}, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// instance is a running counter app.
+type instance struct {
+	s     settings
+	child *proc.Child
+	url   string // http://127.0.0.1:PORT
+	cpus  int    // the app's pinned CPUs, 0 if not pinned
+}
+
+func (in *instance) config(d time.Duration, share workload.Share) Config {
+	c := Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: in.s.vus, Rate: in.s.rate,
+		Duration: d, Timeout: in.s.timeout}
+	if share.Of > 1 {
+		c.VUs = in.s.vus / share.Of
+		if share.Index < in.s.vus%share.Of {
+			c.VUs++
+		}
+		c.Rate = in.s.rate / float64(share.Of)
+	}
+	return c
+}
+
+// Drive runs the load for d and reads how much the counter grew meanwhile.
+func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Result, error) {
+	before, err := in.Count(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read count before run: %w", err)
+	}
+	cpuBefore, _ := proc.CPUTime(in.child.Pid())
+	r, err := Run(ctx, in.config(d, workload.Share{}))
+	if err != nil {
+		return nil, err
+	}
+	cpuAfter, _ := proc.CPUTime(in.child.Pid())
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	after, err := in.Count(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read count after run: %w", err)
+	}
+	out := in.result(r)
+	out.Metrics["count_delta"] = float64(after - before)
+	out.Metrics["lost_updates"] = float64(max(0, r.OK-(after-before)))
+	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
+	out.Metrics["app_cpu_util"] = cpuUtil(cpuAfter-cpuBefore, r.Elapsed, in.cpus)
+	return out, nil
+}
+
+// DriveAcked implements workload.Acknowledged: load with every acknowledgement recorded, until d
+// passes or ctx ends (a crash run's kill ends it).
+func (in *instance) DriveAcked(ctx context.Context, d time.Duration) (*workload.Result, *measure.AckLog, error) {
+	c := in.config(d, workload.Share{})
+	c.RecordAcks = true
+	r, err := Run(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return in.result(r), measure.NewAckLog(r.Acks), nil
+}
+
+// DriveShare implements workload.Shared: this instance's share of the VUs and of the rate.
+func (in *instance) DriveShare(ctx context.Context, d time.Duration, share workload.Share) (*workload.Result, error) {
+	cpuBefore, _ := proc.CPUTime(in.child.Pid())
+	r, err := Run(ctx, in.config(d, share))
+	if err != nil {
+		return nil, err
+	}
+	cpuAfter, _ := proc.CPUTime(in.child.Pid())
+	out := in.result(r)
+	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
+	return out, nil
+}
+
+// result turns the driver's measurements into a workload result.
+func (in *instance) result(r *Result) *workload.Result {
+	out := workload.NewResult()
+	out.Elapsed = r.Elapsed
+	r.Latency.Summarize(r.Elapsed).Metrics("", out.Metrics)
+	out.Histograms["latency"] = r.Latency
+	if in.s.mode == ModeOpen {
+		r.Service.Summarize(r.Elapsed).Metrics("service_", out.Metrics)
+		out.Histograms["service"] = r.Service
+		out.Metrics["late"] = float64(r.Late)
+	}
+	out.Metrics["ok"] = float64(r.OK)
+	out.Metrics["errors"] = float64(r.Errors())
+	out.Metrics["transport_errors"] = float64(r.TransportErrors)
+	out.Metrics["max_acked"] = float64(r.MaxAcked)
+	for code, n := range r.Statuses {
+		out.Counters["http_"+strconv.Itoa(code)] = n
+	}
+	out.Errors = r.ErrorSamples
+	out.LastWrite = r.LastAck
+	return out
+}
+
+// cpuUtil is CPU time over elapsed as a share of the CPUs the app was pinned to (all CPUs when it
+// was not pinned).
+func cpuUtil(cpu, elapsed time.Duration, cpus int) float64 {
+	if cpus == 0 {
+		cpus = runtime.NumCPU()
+	}
+	if elapsed <= 0 {
+		return 0
+	}
+	return cpu.Seconds() / elapsed.Seconds() / float64(cpus)
+}
+
+// Kill implements workload.Acknowledged: SIGKILL, without waiting (a process blocked in a FUSE
+// call cannot exit until the daemon is gone).
+func (in *instance) Kill() { in.child.SignalKill() }
+
+// Exited implements workload.Acknowledged.
+func (in *instance) Exited() <-chan struct{} { return in.child.Done() }
+
+// Count reads the counter through the app (GET /count).
+func (in *instance) Count(ctx context.Context) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.url+"/count", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET /count: HTTP %d: %.200s", resp.StatusCode, body)
+	}
+	var v struct {
+		Count *int64 `json:"count"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return 0, fmt.Errorf("GET /count: %w", err)
+	}
+	if v.Count == nil {
+		return 0, errors.New(`GET /count: no "count" in the answer`)
+	}
+	return *v.Count, nil
+}
+
+// Stop stops the app by its process id (SIGTERM, then SIGKILL): it closes its database, as Cloud
+// Run's SIGTERM lets it.
+func (in *instance) Stop(ctx context.Context) error { return in.child.Stop(ctx) }

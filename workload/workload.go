@@ -1,0 +1,183 @@
+// Package workload is what one operation is: the counter app under HTTP load, a fio job, a bulk
+// load, git commits. Workloads register themselves by name with the parameters they take, run one
+// cell against a backend's target, and return what they measured in a shape any workload fills.
+// The runner knows no workload's internals; workloads know no backend's.
+package workload
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"persistlab/backend"
+	"persistlab/measure"
+	"persistlab/scenario"
+)
+
+// Metric describes one number a workload reports.
+type Metric struct {
+	Name         string
+	Unit         string // ms, MiB/s, IOPS, requests/s, count, share
+	HigherBetter bool
+	Help         string
+}
+
+// Info describes a workload to the runner, to validation and to users.
+type Info struct {
+	Name        string
+	Description string
+	Params      []scenario.Param
+	Metrics     []Metric
+	// Timed workloads are driven for the scenario's duration (after its warm-up); the others run
+	// to their own end (fio's runtime, a load's last row).
+	Timed bool
+	// Needs is what the workload asks of a backend: a directory, a SQLite file to replicate.
+	Needs backend.Needs
+	// New checks the workload's settings (its sections and fixed parameters) and makes it.
+	New func(spec scenario.Workload) (Workload, error)
+}
+
+// Params is one cell's parameters, every declared one present: defaults, then the scenario's
+// fixed values, then the cell's sweep point.
+type Params map[string]string
+
+// Resolve fills a cell's parameters from the declarations, the scenario and the sweep point.
+func Resolve(decl []scenario.Param, fixed, point map[string]string) Params {
+	p := Params{}
+	for _, d := range decl {
+		if d.Default != "" {
+			p[d.Name] = d.Default
+		}
+	}
+	for k, v := range fixed {
+		p[k] = v
+	}
+	for k, v := range point {
+		p[k] = v
+	}
+	return p
+}
+
+// Workload is a configured workload; Start begins one cell of it.
+type Workload interface {
+	// Check validates one cell's parameters before any cell runs, with what the workload alone
+	// knows (fio's own reading of a job, a rate its mode needs).
+	Check(ctx context.Context, p Params) error
+	Start(ctx context.Context, env Env) (Instance, error)
+	// Versions names the programs the workload runs and their versions, for results files.
+	Versions() map[string]string
+}
+
+// Env is what one cell's workload is given.
+type Env struct {
+	Target  backend.Target
+	CellDir string // this cell's own directory for logs and scratch files (not on the target)
+	Params  Params
+	CPUs    []int  // where the system under test runs; nil: anywhere
+	Self    string // the persistlab executable, for workloads that run a part of it as a process
+}
+
+// Instance is a started workload: its system under test is up and its data set in place.
+type Instance interface {
+	// Drive runs the measured part: for d if the workload is timed, else to its own end.
+	Drive(ctx context.Context, d time.Duration) (*Result, error)
+	Stop(ctx context.Context) error
+}
+
+// Result is what one cell measured.
+type Result struct {
+	Elapsed    time.Duration
+	Metrics    map[string]float64
+	Histograms map[string]*measure.Recorder // latencies, encoded into the results file
+	Series     map[string][]measure.Point   // over time within the cell
+	Counters   map[string]int64             // e.g. answers by status code
+	Facts      map[string]string            // text results: integrity_check, a tool's own version
+	Errors     []string                     // distinct samples of what went wrong
+	// LastWrite is when the last acknowledged write was answered; a replicating backend reports
+	// how long after it the write was durable.
+	LastWrite time.Time
+}
+
+// NewResult returns an empty result with its maps made.
+func NewResult() *Result {
+	return &Result{Metrics: map[string]float64{}, Histograms: map[string]*measure.Recorder{},
+		Series: map[string][]measure.Point{}, Counters: map[string]int64{}, Facts: map[string]string{}}
+}
+
+var registry = map[string]Info{}
+
+// Register makes a workload available by name; a second registration of a name panics.
+func Register(info Info) {
+	if _, dup := registry[info.Name]; dup {
+		panic("workload " + info.Name + " registered twice")
+	}
+	registry[info.Name] = info
+}
+
+// Lookup finds a registered workload.
+func Lookup(name string) (Info, error) {
+	info, ok := registry[name]
+	if !ok {
+		return Info{}, fmt.Errorf("workload %q: want one of %s", name, strings.Join(Names(), ", "))
+	}
+	return info, nil
+}
+
+// Names lists the registered workloads.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Declared is every registered workload's parameters, for scenario validation.
+func Declared() map[string][]scenario.Param {
+	out := map[string][]scenario.Param{}
+	for n, info := range registry {
+		out[n] = info.Params
+	}
+	return out
+}
+
+// Share is an instance's part of the load when several instances share one backend.
+type Share struct {
+	Index, Of int
+}
+
+// Acknowledged is an instance whose every acknowledged write carries a count, so crash runs can
+// tell which acknowledged writes a recovery lost.
+type Acknowledged interface {
+	Instance
+	// DriveAcked drives like Drive and records every acknowledgement; cancelling ctx ends it.
+	DriveAcked(ctx context.Context, d time.Duration) (*Result, *measure.AckLog, error)
+	// Kill ends the system under test at once (SIGKILL) without waiting; Exited closes when it has.
+	Kill()
+	Exited() <-chan struct{}
+	// Count is the count the system under test now answers with.
+	Count(ctx context.Context) (int64, error)
+}
+
+// Survivor is what persisted data holds, read without the system under test.
+type Survivor struct {
+	Exists    bool
+	Count     int64
+	Integrity string // "ok" or the check's report
+}
+
+// Inspector is a workload that can read what its data holds in a directory or file.
+type Inspector interface {
+	// Inspect reads the data the workload keeps in dir; file, if set, is a copy of it elsewhere.
+	Inspect(dir, file string) Survivor
+}
+
+// Shared is an instance that can take a share of the load while other instances of the same
+// workload, on other mounts of one backend, take theirs.
+type Shared interface {
+	Instance
+	DriveShare(ctx context.Context, d time.Duration, share Share) (*Result, error)
+}
