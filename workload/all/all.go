@@ -1,6 +1,7 @@
-// Package all registers every workload and its presentation; the CLI imports it, the runner does not.
+// Package all registers every workload; the CLI imports it, the runner does not.
 package all
 
 import (
 	_ "persistlab/workload/counter" // registers itself
+	_ "persistlab/workload/fio"     // registers itself
 )

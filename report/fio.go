@@ -1,0 +1,249 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// The fio workload's presentation: the seeds' columns (MiB/s, IOPS, average and p99 latency) per
+// backend and sweep point, bandwidth charts against the numeric axis of the sweep, and seed 002's
+// four hypotheses answered from the measurements.
+func init() {
+	RegisterPresenter("fio", Presenter{
+		Tables: fioTables,
+		Charts: fioCharts,
+		Compare: []CompareMetric{{Name: "mib_s", HigherBetter: true}, {Name: "iops", HigherBetter: true},
+			{Name: "lat_avg_ms"}, {Name: "read_lat_p99_ms"}, {Name: "write_lat_p99_ms"}},
+		Work: WorkUnit{Name: "GiB moved", Units: func(c Cell) float64 { return c.M("bytes") / (1 << 30) },
+			Scale: 1, Label: "GiB moved", CostScale: 1, CostLabel: "GiB"},
+	})
+}
+
+// fioTables prints one table per backend: each sweep point's medians over runs.
+func fioTables(w io.Writer, r *Results) {
+	fmt.Fprintf(w, "fio, %d run(s) per row, each column the median over runs; latency is fio's total (lat_ns) in ms\n", r.Scenario.Repeat)
+	for _, b := range r.backendOrder() {
+		var rows []Aggregate
+		for _, a := range r.Aggregates {
+			if a.Backend == b {
+				rows = append(rows, a)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nbackend %s\n", b)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		header := ""
+		for _, axis := range r.Scenario.Sweep {
+			header += axis.Name + "\t"
+		}
+		fmt.Fprintln(tw, header+"MiB/s\tIOPS\tavg ms\tread p99\twrite p99\tfsync avg\tGiB\tfio cpu\t"+b+" cpu\t")
+		for _, a := range rows {
+			m := a.Median
+			line := ""
+			for _, axis := range r.Scenario.Sweep {
+				line += a.Params[axis.Name] + "\t"
+			}
+			line += fmt.Sprintf("%.1f\t%.0f\t%.3f\t%s\t%s\t%s\t%.2f\t%.0f%%\t%s\t", m["mib_s"], m["iops"], m["lat_avg_ms"],
+				optMs(m, "read_lat_p99_ms"), optMs(m, "write_lat_p99_ms"), optMs(m, "fsync_avg_ms"), m["bytes"]/(1<<30),
+				m["cpu_util"]*100, optPct(m, "helper_cpu_util"))
+			fmt.Fprintln(tw, line)
+		}
+		tw.Flush()
+	}
+	writeSeed002Hypotheses(w, r)
+}
+
+func optMs(m map[string]float64, k string) string {
+	if v, ok := m[k]; ok {
+		return fmt.Sprintf("%.3f", v)
+	}
+	return "-"
+}
+
+func optPct(m map[string]float64, k string) string {
+	if v, ok := m[k]; ok {
+		return fmt.Sprintf("%.0f%%", v*100)
+	}
+	return "-"
+}
+
+// cacheBackends finds the gcsfuse entries without and with the file cache, by their options.
+func cacheBackends(r *Results) (off, on string) {
+	for _, b := range r.Scenario.Backends {
+		if b.Name != "gcsfuse" {
+			continue
+		}
+		switch b.Options["file_cache"] {
+		case "on", "true":
+			on = b.ID()
+		default:
+			off = b.ID()
+		}
+	}
+	return off, on
+}
+
+// writeSeed002Hypotheses answers seed 002's four hypotheses wherever the run has gcsfuse without
+// and with its file cache over file sizes and read/write modes.
+func writeSeed002Hypotheses(w io.Writer, r *Results) {
+	off, on := cacheBackends(r)
+	sizes, ok := r.Scenario.Sweep.Get("file_size")
+	if off == "" || on == "" || !ok {
+		return
+	}
+	mibs := func(backend, rw, size string) (float64, bool) {
+		for _, a := range r.Aggregates {
+			if a.Backend == backend && r.sameParam("rw", a.Params["rw"], rw) && a.Params["file_size"] == size {
+				return a.Median["mib_s"], true
+			}
+		}
+		return 0, false
+	}
+	type verdict struct {
+		claim string
+		held  []string
+		total int
+	}
+	compare := func(claim, rw string, holds func(offV, onV float64) bool) verdict {
+		v := verdict{claim: claim}
+		for _, s := range sizes.Values {
+			x, ok1 := mibs(off, rw, s)
+			y, ok2 := mibs(on, rw, s)
+			if !ok1 || !ok2 {
+				continue
+			}
+			v.total++
+			mark := fmt.Sprintf("%s %.1f vs %.1f MiB/s", s, x, y)
+			if holds(x, y) {
+				v.held = append(v.held, mark)
+			} else {
+				v.held = append(v.held, "NOT "+mark)
+			}
+		}
+		return v
+	}
+	faster := func(x, y float64) bool { return y > x*1.05 }
+	alike := func(x, y float64) bool { return y >= x*0.8 && y <= x*1.25 }
+	verdicts := []verdict{
+		compare("read is faster with the cache", "read", faster),
+		compare("random read is faster with the cache", "randread", faster),
+	}
+	small := verdict{claim: "gcsfuse handles small files badly (the smallest file's MiB/s is the lowest)"}
+	smallest := sizes.Values[0]
+	for _, s := range sizes.Values {
+		if paramNumber(s) < paramNumber(smallest) {
+			smallest = s
+		}
+	}
+	for _, b := range []string{off, on} {
+		for _, rw := range []string{"read", "randread", "write", "randwrite"} {
+			base, ok := mibs(b, rw, smallest)
+			if !ok {
+				continue
+			}
+			lowest := true
+			for _, s := range sizes.Values {
+				if v, ok := mibs(b, rw, s); ok && s != smallest && v <= base {
+					lowest = false
+				}
+			}
+			small.total++
+			mark := fmt.Sprintf("%s %s", b, rw)
+			if !lowest {
+				mark = "NOT " + mark
+			}
+			small.held = append(small.held, mark)
+		}
+	}
+	writes := compare("writes are alike with and without the cache (within 0.8-1.25x)", "write", alike)
+	rand := compare("", "randwrite", alike)
+	writes.held, writes.total = append(writes.held, rand.held...), writes.total+rand.total
+	verdicts = append(verdicts, small, writes)
+	fmt.Fprintf(w, "\nseed 002's hypotheses, answered (%s without the file cache against %s with it)\n", off, on)
+	for i, v := range verdicts {
+		if v.total == 0 {
+			fmt.Fprintf(w, "  %d. %s: not measured\n", i+1, v.claim)
+			continue
+		}
+		held := 0
+		for _, h := range v.held {
+			if !strings.HasPrefix(h, "NOT ") {
+				held++
+			}
+		}
+		answer := "FALSE"
+		if held == v.total {
+			answer = "TRUE"
+		} else if held > 0 {
+			answer = "PARTLY"
+		}
+		fmt.Fprintf(w, "  %d. %s: %s (%d of %d: %s)\n", i+1, v.claim, answer, held, v.total, strings.Join(v.held, "; "))
+	}
+	fmt.Fprintln(w, "  (the seed answered all four true; its published table is an image, so only its verdicts can be set beside ours)")
+}
+
+// fioCharts draws MiB/s against the sweep's first numeric axis, one chart per combination of the
+// other axes (e.g. per rw), one line per backend.
+func fioCharts(r *Results) ([]Chart, error) {
+	var xAxis string
+	for _, a := range r.Scenario.Sweep {
+		numeric := len(a.Values) > 1
+		for _, v := range a.Values {
+			numeric = numeric && paramNumber(v) > 0
+		}
+		if numeric {
+			xAxis = a.Name
+			break
+		}
+	}
+	if xAxis == "" {
+		return nil, nil
+	}
+	charts := map[string]*Chart{}
+	var order []string
+	for _, a := range r.Aggregates {
+		var rest []string
+		for _, axis := range r.Scenario.Sweep {
+			if axis.Name != xAxis {
+				rest = append(rest, axis.Name+"="+a.Params[axis.Name])
+			}
+		}
+		key := strings.Join(rest, " ")
+		c, ok := charts[key]
+		if !ok {
+			title := "MiB/s against " + xAxis
+			if key != "" {
+				title += " at " + key
+			}
+			c = &Chart{ID: "mib-s-" + fmt.Sprint(len(order)), Title: title, XLabel: xAxis, YLabel: "MiB/s", LogX: true}
+			charts[key] = c
+			order = append(order, key)
+		}
+		var s *Series
+		for i := range c.Series {
+			if c.Series[i].Group == a.Backend {
+				s = &c.Series[i]
+			}
+		}
+		if s == nil {
+			c.Series = append(c.Series, Series{Name: a.Backend, Group: a.Backend, Style: "thick"})
+			s = &c.Series[len(c.Series)-1]
+		}
+		s.Points = append(s.Points, [2]float64{paramNumber(a.Params[xAxis]), a.Median["mib_s"]})
+	}
+	var out []Chart
+	for _, k := range order {
+		c := charts[k]
+		for i := range c.Series {
+			pts := c.Series[i].Points
+			sort.Slice(pts, func(a, b int) bool { return pts[a][0] < pts[b][0] })
+		}
+		out = append(out, *c)
+	}
+	return out, nil
+}

@@ -1,0 +1,307 @@
+package fio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"persistlab/backend"
+	"persistlab/scenario"
+	"persistlab/workload"
+)
+
+// Name is the workload's name in scenarios.
+const Name = "fio"
+
+// Layouts of the files a job works on.
+const (
+	LayoutShared = "shared"  // one file every job shares (seed 002's -filename)
+	LayoutPerJob = "per_job" // a file per job, $jobname.$jobnum.$filenum (gcsfuse's benchmark, seed 003)
+)
+
+// Params are fio's options as persistlab exposes them; anything else goes through `extra`.
+var Params = []scenario.Param{
+	{Name: "rw", Kind: scenario.KindEnum, Default: "read", Allowed: RWModes, Help: "fio rw="},
+	{Name: "bs", Kind: scenario.KindSize, Default: "4KiB", Min: 512, Max: 256 << 20, Help: "block size"},
+	{Name: "layout", Kind: scenario.KindEnum, Default: LayoutShared, Allowed: []string{LayoutShared, LayoutPerJob},
+		Help: "shared: one file all jobs share (seed 002); per_job: a file per job (seed 003)"},
+	{Name: "file_size", Kind: scenario.KindSize, Default: "10MiB", Min: 1, Max: 1 << 40, Help: "size of each file"},
+	{Name: "size", Kind: scenario.KindSize, Default: "0", Min: 0, Max: 1 << 40, Help: "bytes each job moves (0: the file size, fio's default)"},
+	{Name: "nrfiles", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 100000, Help: "files per job (per_job layout)"},
+	{Name: "numjobs", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 4096},
+	{Name: "iodepth", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 65536},
+	{Name: "direct", Kind: scenario.KindBool, Default: "false", Help: "O_DIRECT"},
+	{Name: "engine", Kind: scenario.KindEnum, Default: "psync", Allowed: []string{"psync", "sync", "pvsync", "pvsync2", "libaio", "io_uring", "posixaio", "mmap"}, Help: "ioengine"},
+	{Name: "runtime", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 86400, Help: "stop after this long (0: when size is done)"},
+	{Name: "ramp_time", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 3600, Help: "run this long before measuring"},
+	{Name: "time_based", Kind: scenario.KindBool, Default: "false", Help: "run for the whole runtime, repeating the file"},
+	{Name: "fsync", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1 << 30, Help: "fsync after every N writes (0: never)"},
+	{Name: "thread", Kind: scenario.KindBool, Default: "false", Help: "jobs as threads, not processes"},
+	{Name: "invalidate", Kind: scenario.KindBool, Default: "true", Help: "drop the file's page cache before the job"},
+	{Name: "fadvise_hint", Kind: scenario.KindBool, Default: "true"},
+	{Name: "allrandrepeat", Kind: scenario.KindBool, Default: "false", Help: "the same random offsets on every run"},
+	{Name: "servers", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 64, Help: "run the job on this many fio servers on loopback (client/server mode), each the whole job"},
+}
+
+// Metrics are what a fio cell reports; latencies are total (fio's lat_ns), in ms.
+var Metrics = []workload.Metric{
+	{Name: "mib_s", Unit: "MiB/s", HigherBetter: true, Help: "read + write bandwidth"},
+	{Name: "iops", Unit: "IOPS", HigherBetter: true},
+	{Name: "read_mib_s", Unit: "MiB/s", HigherBetter: true}, {Name: "write_mib_s", Unit: "MiB/s", HigherBetter: true},
+	{Name: "read_iops", Unit: "IOPS", HigherBetter: true}, {Name: "write_iops", Unit: "IOPS", HigherBetter: true},
+	{Name: "lat_avg_ms", Unit: "ms", Help: "mean latency over both directions, weighted by I/Os"},
+	{Name: "read_lat_avg_ms", Unit: "ms"}, {Name: "read_lat_p99_ms", Unit: "ms"},
+	{Name: "write_lat_avg_ms", Unit: "ms"}, {Name: "write_lat_p99_ms", Unit: "ms"},
+	{Name: "fsync_avg_ms", Unit: "ms"}, {Name: "fsyncs", Unit: "count"},
+	{Name: "bytes", Unit: "bytes", HigherBetter: true, Help: "bytes read and written"},
+	{Name: "cpu_util", Unit: "share", Help: "fio's own CPU (usr + sys) per job"},
+}
+
+func init() {
+	workload.Register(workload.Info{
+		Name:        Name,
+		Description: "the real fio (Debian's) on the backend's directory, from parameters; results from fio's JSON",
+		Params:      Params,
+		Metrics:     Metrics,
+		Needs:       backend.Needs{},
+		New:         New,
+	})
+}
+
+// Workload is fio, found and configured.
+type Workload struct {
+	bin     string
+	version string
+	extra   [][2]string
+}
+
+var _ workload.Workload = (*Workload)(nil)
+
+// New finds fio and reads the one section: extra, further fio options passed verbatim.
+func New(spec scenario.Workload) (workload.Workload, error) {
+	bin, err := Find()
+	if err != nil {
+		return nil, &scenario.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: " + err.Error()}
+	}
+	w := &Workload{bin: bin, version: Version(bin)}
+	for name, section := range spec.Sections {
+		if name != "extra" {
+			return nil, &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section), Allowed: "extra (a mapping of further fio options), or a parameter"}
+		}
+		m, ok := section.(map[string]any)
+		if !ok {
+			return nil, &scenario.FieldError{Field: "workload.extra", Value: fmt.Sprint(section), Allowed: "a mapping of fio options to values, like {norandommap: \"\"}"}
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // the same scenario gives the same job file
+		for _, k := range keys {
+			value := ""
+			if m[k] != nil {
+				value = fmt.Sprint(m[k])
+			}
+			w.extra = append(w.extra, [2]string{k, value})
+		}
+	}
+	return w, nil
+}
+
+// Versions implements workload.Workload.
+func (w *Workload) Versions() map[string]string { return map[string]string{"fio": w.version} }
+
+// job builds the fio job of one cell's parameters in dir.
+func (w *Workload) job(p workload.Params, dir string) (Job, int, error) {
+	var err error
+	size := func(name string) int64 {
+		v, e := scenario.ParseSize(p[name])
+		if e != nil && err == nil {
+			err = &scenario.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a size like 4k or 1GiB"}
+		}
+		return v
+	}
+	num := func(name string) int {
+		v, e := strconv.Atoi(p[name])
+		if e != nil && err == nil {
+			err = &scenario.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a whole number"}
+		}
+		return v
+	}
+	flag := func(name string) bool { v, _ := scenario.ParseBool(p[name]); return v }
+	dur := func(name string) time.Duration { v, _ := time.ParseDuration(p[name]); return v }
+	for _, d := range Params { // bounds and enums first: a cell may be given values directly
+		if e := d.Check("workload."+d.Name, p[d.Name]); e != nil {
+			return Job{}, 0, e
+		}
+	}
+	j := Job{Name: "persistlab", Directory: dir, RW: p["rw"], BS: size("bs"), NumJobs: num("numjobs"), IODepth: num("iodepth"),
+		Direct: flag("direct"), Engine: p["engine"], Runtime: dur("runtime"), RampTime: dur("ramp_time"),
+		TimeBased: flag("time_based"), Fsync: num("fsync"), Thread: flag("thread"), AllRandRepeat: flag("allrandrepeat"),
+		GroupReporting: true, Extra: w.extra}
+	invalidate, fadvise := flag("invalidate"), flag("fadvise_hint")
+	j.Invalidate, j.FadviseHint = &invalidate, &fadvise
+	fileSize, perJob := size("file_size"), size("size")
+	switch p["layout"] {
+	case LayoutShared:
+		j.Filename = "persistlab.fio.data"
+		j.Size = fileSize
+		if perJob > 0 {
+			j.Extra = append([][2]string{{"io_size", strconv.FormatInt(perJob, 10)}}, j.Extra...)
+		}
+	default:
+		j.FilenameFormat = "$jobname.$jobnum.$filenum"
+		j.NrFiles, j.FileSize = num("nrfiles"), fileSize
+		j.Size = perJob
+		if j.Size == 0 {
+			j.Size = fileSize * int64(j.NrFiles)
+		}
+	}
+	if err != nil {
+		return Job{}, 0, err
+	}
+	if j.TimeBased && j.Runtime == 0 {
+		return Job{}, 0, &scenario.FieldError{Field: "workload.runtime", Value: p["runtime"], Allowed: "a runtime above 0 when time_based is true"}
+	}
+	return j, num("servers"), j.Validate()
+}
+
+// Check implements workload.Workload: persistlab's own checks, then fio's reading of the job
+// (`fio --parse-only`), so an option fio rejects is refused with fio's words before any cell.
+func (w *Workload) Check(ctx context.Context, p workload.Params) error {
+	dir, err := os.MkdirTemp("", "persistlab-fio-check-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	j, _, err := w.job(p, dir)
+	if err != nil {
+		return err
+	}
+	return Check(ctx, w.bin, j, dir)
+}
+
+// Start builds the cell's job on the target; fio lays its files out when the job runs.
+func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
+	j, servers, err := w.job(env.Params, env.Target.Dir)
+	if err != nil {
+		return nil, err
+	}
+	in := &instance{w: w, job: j, dir: env.CellDir}
+	for i := 0; i < servers; i++ {
+		port, err := FreePort()
+		if err == nil {
+			var s *Server
+			s, err = StartServer(ctx, w.bin, port, filepath.Join(env.CellDir, fmt.Sprintf("fio-server-%d.log", i+1)))
+			if err == nil {
+				in.servers = append(in.servers, s)
+			}
+		}
+		if err != nil {
+			in.Stop(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+type instance struct {
+	w       *Workload
+	job     Job
+	dir     string
+	servers []*Server
+}
+
+// Drive runs the job to its end (fio's runtime or size) and reads fio's report.
+func (in *instance) Drive(ctx context.Context, _ time.Duration) (*workload.Result, error) {
+	start := time.Now()
+	var out *Output
+	var raw []byte
+	var err error
+	if len(in.servers) == 0 {
+		out, raw, err = Run(ctx, in.w.bin, in.job, in.dir)
+	} else {
+		var addrs []string
+		for _, s := range in.servers {
+			addrs = append(addrs, s.Addr())
+		}
+		out, raw, err = RunClients(ctx, in.w.bin, in.job, in.dir, addrs)
+	}
+	if len(raw) > 0 {
+		_ = os.WriteFile(filepath.Join(in.dir, "fio.json"), raw, 0o644) // kept with --keep, for fio's own tools
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := Result(out)
+	res.Elapsed = time.Since(start)
+	res.Facts["job"] = in.job.File()
+	return res, nil
+}
+
+// Result turns fio's report into a workload result.
+func Result(out *Output) *workload.Result {
+	res := workload.NewResult()
+	a := out.Aggregate
+	const mib = 1 << 20
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	m := res.Metrics
+	m["read_mib_s"], m["write_mib_s"] = a.Read.BandwidthBytesPerSec/mib, a.Write.BandwidthBytesPerSec/mib
+	m["mib_s"] = m["read_mib_s"] + m["write_mib_s"]
+	m["read_iops"], m["write_iops"] = a.Read.IOPS, a.Write.IOPS
+	m["iops"] = a.Read.IOPS + a.Write.IOPS
+	m["read_bytes"], m["write_bytes"] = float64(a.Read.IOBytes), float64(a.Write.IOBytes)
+	m["bytes"] = m["read_bytes"] + m["write_bytes"]
+	m["ios"] = float64(a.Read.IOs + a.Write.IOs)
+	for _, d := range []struct {
+		name string
+		dir  Direction
+	}{{"read", a.Read}, {"write", a.Write}} {
+		if d.dir.IOs == 0 {
+			continue
+		}
+		m[d.name+"_lat_avg_ms"] = ms(d.dir.Lat.Mean)
+		m[d.name+"_lat_max_ms"] = ms(d.dir.Lat.Max)
+		for _, p := range d.dir.Lat.Percentiles {
+			switch p.P {
+			case 50, 90, 95, 99, 99.9:
+				m[d.name+"_lat_p"+strconv.FormatFloat(p.P, 'f', -1, 64)+"_ms"] = ms(p.Value)
+			}
+		}
+		if d.dir.Lat.UpperBound {
+			res.Facts[d.name+"_percentiles"] = "upper bound: the largest of several jobs' percentiles (fio gave no histogram to merge)"
+		}
+	}
+	if ios := a.Read.IOs + a.Write.IOs; ios > 0 {
+		m["lat_avg_ms"] = (ms(a.Read.Lat.Mean)*float64(a.Read.IOs) + ms(a.Write.Lat.Mean)*float64(a.Write.IOs)) / float64(ios)
+	}
+	if a.Sync.Count > 0 {
+		m["fsyncs"] = float64(a.Sync.Count)
+		m["fsync_avg_ms"] = ms(a.Sync.Mean)
+	}
+	m["cpu_util"] = (a.UsrCPU + a.SysCPU) / 100
+	m["jobs"] = float64(len(out.Jobs))
+	if len(out.Clients) > 0 {
+		m["servers"] = float64(len(out.Clients))
+	}
+	res.Facts["fio_version"] = out.FioVersion
+	if a.Error != 0 {
+		res.Errors = append(res.Errors, fmt.Sprintf("fio reported error %d", a.Error))
+	}
+	return res
+}
+
+// Stop stops the fio servers this cell started; fio itself has ended with Drive.
+func (in *instance) Stop(ctx context.Context) error {
+	var errs []error
+	for _, s := range in.servers {
+		errs = append(errs, s.Stop(ctx))
+	}
+	in.servers = nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,131 @@
+package fio
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"persistlab/backend"
+	"persistlab/scenario"
+	"persistlab/workload"
+)
+
+func cellParams(over map[string]string) workload.Params {
+	return workload.Resolve(Params, nil, over)
+}
+
+// A cell's metrics are fio's own numbers for the same job: bandwidth, IOPS and bytes from the JSON
+// fio wrote, read independently here.
+func TestCellMatchesFiosOwnJSON(t *testing.T) {
+	w, err := New(scenario.Workload{Type: Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, cellDir := t.TempDir(), t.TempDir()
+	p := cellParams(map[string]string{"rw": "randwrite", "bs": "4k", "file_size": "4MiB", "numjobs": "2", "fsync": "16"})
+	if err := w.Check(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	in, err := w.Start(context.Background(), workload.Env{Target: backend.Target{Dir: target}, CellDir: cellDir, Params: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Stop(context.Background())
+	res, err := in.Drive(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(cellDir, "fio.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fio struct {
+		Jobs []struct {
+			Write struct {
+				IOBytes float64 `json:"io_bytes"`
+				BW      float64 `json:"bw_bytes"`
+				IOPS    float64 `json:"iops"`
+			} `json:"write"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal(raw[strings.IndexByte(string(raw), '{'):], &fio); err != nil || len(fio.Jobs) != 1 {
+		t.Fatalf("fio's JSON: %v, %d jobs (group_reporting gives one)", err, len(fio.Jobs))
+	}
+	want := fio.Jobs[0].Write
+	m := res.Metrics
+	if m["write_bytes"] != want.IOBytes || m["write_bytes"] != 2*4<<20 || m["bytes"] != m["write_bytes"] || m["read_bytes"] != 0 {
+		t.Errorf("bytes %v, fio %v", m["write_bytes"], want.IOBytes)
+	}
+	if math.Abs(m["write_mib_s"]-want.BW/(1<<20)) > 1e-9 || m["write_iops"] != want.IOPS || m["mib_s"] != m["write_mib_s"] {
+		t.Errorf("MiB/s %v IOPS %v; fio %v %v", m["write_mib_s"], m["write_iops"], want.BW/(1<<20), want.IOPS)
+	}
+	if m["fsyncs"] < 1 || m["write_lat_p99_ms"] < m["write_lat_p50_ms"] || m["write_lat_avg_ms"] <= 0 {
+		t.Errorf("fsyncs %v, p50 %v p99 %v avg %v", m["fsyncs"], m["write_lat_p50_ms"], m["write_lat_p99_ms"], m["write_lat_avg_ms"])
+	}
+	if res.Facts["fio_version"] == "" || !strings.Contains(res.Facts["job"], "rw=randwrite") {
+		t.Errorf("facts %v", res.Facts)
+	}
+}
+
+func TestParametersAreCheckedBeforeAnyCell(t *testing.T) {
+	w, err := New(scenario.Workload{Type: Name, Sections: map[string]any{"extra": map[string]any{"bogus_option": 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fio itself refuses the unknown option, in its own words.
+	if err := w.Check(context.Background(), cellParams(nil)); err == nil || !strings.Contains(err.Error(), "bogus_option") {
+		t.Errorf("unknown fio option: %v", err)
+	}
+	w, _ = New(scenario.Workload{Type: Name})
+	for _, tc := range []struct {
+		set          map[string]string
+		field, value string
+	}{
+		{map[string]string{"rw": "sideways"}, "workload.rw", "sideways"},
+		{map[string]string{"bs": "4XB"}, "workload.bs", "4XB"},
+		{map[string]string{"bs": "100"}, "workload.bs", "100"},
+		{map[string]string{"numjobs": "0"}, "workload.numjobs", "0"},
+		{map[string]string{"time_based": "true"}, "workload.runtime", "0s"},
+		{map[string]string{"engine": "carrier_pigeon"}, "workload.engine", "carrier_pigeon"},
+	} {
+		var fe *scenario.FieldError
+		if err := w.Check(context.Background(), cellParams(tc.set)); !errors.As(err, &fe) || fe.Field != tc.field || fe.Value != tc.value {
+			t.Errorf("%v: %v", tc.set, err)
+		}
+	}
+	if _, err := New(scenario.Workload{Type: Name, Sections: map[string]any{"jobs": []any{1}}}); err == nil {
+		t.Error("an unknown section was accepted")
+	}
+	t.Setenv(EnvBinary, "/no/such/fio")
+	if _, err := New(scenario.Workload{Type: Name}); err == nil || !strings.Contains(err.Error(), "fio") {
+		t.Errorf("fio missing: %v", err)
+	}
+}
+
+// Seed 002's sweep and seed 003's scaled job validate, and sweeps name fio's parameters.
+func TestSweepOverFioParameters(t *testing.T) {
+	known := scenario.Known{Workloads: map[string][]scenario.Param{Name: Params}, Backends: []string{"local"}}
+	s := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: Name, Params: map[string]string{"bs": "4k"}},
+		Backends: []scenario.BackendSpec{{Name: "local"}}, Repeat: 1,
+		Sweep: scenario.Sweep{{Name: "file_size", Text: "[10KiB, 200MiB, 1GiB]"}, {Name: "rw", Text: "read,write,randread,randwrite"}}}
+	if err := s.Validate(known); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Plan()); n != 12 {
+		t.Errorf("%d cells, want 3 sizes x 4 modes", n)
+	}
+	s.Sweep = scenario.Sweep{{Name: "file_size", Text: "10KiB..1GiB"}}
+	var fe *scenario.FieldError
+	if err := s.Validate(known); !errors.As(err, &fe) || fe.Field != "sweep.file_size" || !strings.Contains(fe.Allowed, "size") {
+		t.Errorf("a range of sizes: %v", err)
+	}
+	s.Sweep = scenario.Sweep{{Name: "blocksize", Text: "4k"}}
+	if err := s.Validate(known); !errors.As(err, &fe) || fe.Field != "sweep.blocksize" || !strings.Contains(fe.Allowed, "bs") {
+		t.Errorf("an unknown parameter: %v", err)
+	}
+}
