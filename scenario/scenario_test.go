@@ -82,7 +82,8 @@ func TestSizes(t *testing.T) {
 	}
 }
 
-func TestBuiltinsLoadAndValidate(t *testing.T) {
+// Every built-in parses; package runner validates them against the real workloads.
+func TestBuiltinsLoad(t *testing.T) {
 	names := Builtins()
 	if len(names) == 0 {
 		t.Fatal("no built-in scenarios embedded")
@@ -92,8 +93,8 @@ func TestBuiltinsLoadAndValidate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if err := s.Validate(known); err != nil {
-			t.Errorf("%s: %v", name, err)
+		if s.Name != name || s.Workload.Type == "" || len(s.Backends) == 0 {
+			t.Errorf("%s: name %q, workload %q, %d backends", name, s.Name, s.Workload.Type, len(s.Backends))
 		}
 	}
 }
