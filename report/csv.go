@@ -11,10 +11,7 @@ import (
 // WriteCSV writes one row per cell: which cell, its parameters, every metric, counter and backend
 // counter. Text that a spreadsheet would run as a formula is quoted with a leading apostrophe.
 func WriteCSV(w io.Writer, r *Results) error {
-	var params []string
-	for _, a := range r.Scenario.Sweep {
-		params = append(params, a.Name)
-	}
+	params := r.Scenario.Sweep.ParamNames()
 	keys := func(get func(Cell) []string) []string {
 		set := map[string]bool{}
 		for _, c := range r.Cells {

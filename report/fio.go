@@ -38,15 +38,15 @@ func fioTables(w io.Writer, r *Results) {
 		fmt.Fprintf(w, "\nbackend %s\n", b)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		header := ""
-		for _, axis := range r.Scenario.Sweep {
-			header += axis.Name + "\t"
+		for _, name := range r.Scenario.Sweep.ParamNames() {
+			header += name + "\t"
 		}
 		fmt.Fprintln(tw, header+"MiB/s\tIOPS\tavg ms\tread p99\twrite p99\tfsync avg\tGiB\tfio cpu\t"+b+" cpu\t")
 		for _, a := range rows {
 			m := a.Median
 			line := ""
-			for _, axis := range r.Scenario.Sweep {
-				line += a.Params[axis.Name] + "\t"
+			for _, name := range r.Scenario.Sweep.ParamNames() {
+				line += a.Params[name] + "\t"
 			}
 			line += fmt.Sprintf("%.1f\t%.0f\t%.3f\t%s\t%s\t%s\t%.2f\t%.0f%%\t%s\t", m["mib_s"], m["iops"], m["lat_avg_ms"],
 				optMs(m, "read_lat_p99_ms"), optMs(m, "write_lat_p99_ms"), optMs(m, "fsync_avg_ms"), m["bytes"]/(1<<30),
@@ -56,6 +56,91 @@ func fioTables(w io.Writer, r *Results) {
 		tw.Flush()
 	}
 	writeSeed002Hypotheses(w, r)
+	writeScaledRatios(w, r)
+}
+
+// writeScaledRatios compares the ratios that survive scaling a benchmark down to this machine:
+// random against sequential read bandwidth of the largest file, and small against large files,
+// ours beside the published ones (seed 003's tables).
+func writeScaledRatios(w io.Writer, r *Results) {
+	type table struct{ ours, seed map[float64]float64 }
+	byMode := map[string]*table{}
+	for _, p := range r.Scenario.Published {
+		rw := p.Params["rw"]
+		sizeCol, bwCol := -1, -1
+		for i, c := range p.Columns {
+			switch c {
+			case "file_size":
+				sizeCol = i
+			case "mib_s":
+				bwCol = i
+			}
+		}
+		if rw == "" || sizeCol < 0 || bwCol < 0 {
+			continue
+		}
+		var paramCols []int
+		for i, c := range p.Columns {
+			if r.isParam(c) {
+				paramCols = append(paramCols, i)
+			}
+		}
+		t := &table{ours: map[float64]float64{}, seed: map[float64]float64{}}
+		for _, row := range p.Rows {
+			a := r.findAggregate(p.Backend, p.Params, p.Columns, paramCols, row)
+			seed, ok := row[bwCol].Float()
+			if a == nil || !ok {
+				continue
+			}
+			size := paramNumber(string(row[sizeCol]))
+			t.ours[size], t.seed[size] = a.Median["mib_s"], seed
+		}
+		if len(t.ours) > 0 {
+			byMode[rw] = t
+		}
+	}
+	var lines []string
+	if rd, rr := byMode["read"], byMode["randread"]; rd != nil && rr != nil {
+		largest := 0.0
+		for size := range rd.ours {
+			if _, ok := rr.ours[size]; ok && size > largest {
+				largest = size
+			}
+		}
+		if largest > 0 {
+			lines = append(lines, fmt.Sprintf("random / sequential read at %s: ours %.2f, seed %.2f", formatBytes(largest),
+				rr.ours[largest]/rd.ours[largest], rr.seed[largest]/rd.seed[largest]))
+		}
+	}
+	for _, rw := range []string{"read", "randread", "write"} {
+		t := byMode[rw]
+		if t == nil || len(t.ours) < 2 {
+			continue
+		}
+		var sizes []float64
+		for size := range t.ours {
+			sizes = append(sizes, size)
+		}
+		sort.Float64s(sizes)
+		small, large := sizes[0], sizes[len(sizes)-1]
+		lines = append(lines, fmt.Sprintf("%s, %s / %s file bandwidth: ours %.2f, seed %.2f", rw, formatBytes(small), formatBytes(large),
+			t.ours[small]/t.ours[large], t.seed[small]/t.seed[large]))
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(w, "\nratios that survive scaling the benchmark down (MiB/s over MiB/s)\n  %s\n", strings.Join(lines, "\n  "))
+	}
+}
+
+func formatBytes(v float64) string {
+	for _, u := range []struct {
+		n    float64
+		name string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if v >= u.n {
+			return fmt.Sprintf("%g%s", v/u.n, u.name)
+		}
+	}
+	return fmt.Sprintf("%gB", v)
 }
 
 func optMs(m map[string]float64, k string) string {
@@ -190,14 +275,17 @@ func writeSeed002Hypotheses(w io.Writer, r *Results) {
 // fioCharts draws MiB/s against the sweep's first numeric axis, one chart per combination of the
 // other axes (e.g. per rw), one line per backend.
 func fioCharts(r *Results) ([]Chart, error) {
-	var xAxis string
+	var xAxis string // the first parameter whose swept values are all numbers
 	for _, a := range r.Scenario.Sweep {
+		first := a.Params()[0]
 		numeric := len(a.Values) > 1
 		for _, v := range a.Values {
-			numeric = numeric && paramNumber(v) > 0
+			p := map[string]string{}
+			a.Set(v, p)
+			numeric = numeric && paramNumber(p[first]) > 0
 		}
 		if numeric {
-			xAxis = a.Name
+			xAxis = first
 			break
 		}
 	}
@@ -209,8 +297,8 @@ func fioCharts(r *Results) ([]Chart, error) {
 	for _, a := range r.Aggregates {
 		var rest []string
 		for _, axis := range r.Scenario.Sweep {
-			if axis.Name != xAxis {
-				rest = append(rest, axis.Name+"="+a.Params[axis.Name])
+			if axis.Params()[0] != xAxis {
+				rest = append(rest, axis.Name+"="+axis.ValueOf(a.Params))
 			}
 		}
 		key := strings.Join(rest, " ")

@@ -44,6 +44,8 @@ type Results struct {
 	Machine   sysinfo.Machine   `json:"machine"`
 	Versions  map[string]string `json:"versions"`
 	Placement Placement         `json:"placement"`
+	// Notes are what the run noticed outside any cell (a shared backend that failed to stop).
+	Notes []string `json:"notes,omitempty"`
 	// Units names the unit of each metric, as the workload declared it.
 	Units      map[string]string `json:"units,omitempty"`
 	Cells      []Cell            `json:"cells"`
@@ -235,7 +237,7 @@ func (r *Results) pointLess(a, b string, fallback bool) bool {
 	}
 	pa, pb := parsePoint(a), parsePoint(b)
 	for _, axis := range r.Scenario.Sweep {
-		ia, ib := indexOf(axis.Values, pa[axis.Name]), indexOf(axis.Values, pb[axis.Name])
+		ia, ib := indexOf(axis.Values, axis.ValueOf(pa)), indexOf(axis.Values, axis.ValueOf(pb))
 		if ia != ib {
 			return ia < ib
 		}

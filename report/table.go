@@ -196,7 +196,7 @@ func writeSeedComparison(w io.Writer, r *Results) {
 
 // isParam says whether name is a parameter of the run (swept or fixed) rather than a metric.
 func (r *Results) isParam(name string) bool {
-	if _, ok := r.Scenario.Sweep.Get(name); ok {
+	if r.Scenario.Sweep.Has(name) {
 		return true
 	}
 	_, ok := r.Scenario.Workload.Params[name]

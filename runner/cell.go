@@ -21,12 +21,13 @@ const CleanupDeadline = time.Minute
 // cellLife is one cell's lifetime, shared by every mode: its directory, its backend, the
 // workload instances it started, and their clean-up in reverse order with a deadline.
 type cellLife struct {
-	r      *run
-	cell   scenario.Cell
-	dir    string
-	be     backend.Backend
-	params workload.Params
-	stops  []func(context.Context) error
+	r       *run
+	cell    scenario.Cell
+	dir     string // the backend's work directory
+	cellDir string // the workload's: dir, or a directory per cell when cells share the backend
+	be      backend.Backend
+	params  workload.Params
+	stops   []func(context.Context) error
 }
 
 // open makes the cell's directory and its backend.
@@ -35,8 +36,7 @@ func (r *run) open(cell scenario.Cell) (*cellLife, error) {
 	if !ok {
 		return nil, fmt.Errorf("cell %d names backend %q, which the scenario lacks", cell.Index, cell.Backend)
 	}
-	name := fmt.Sprintf("cell-%03d-%s-r%d", cell.Index, cell.Backend, cell.Repeat)
-	dir := filepath.Join(r.opts.WorkDir, name)
+	dir := filepath.Join(r.opts.WorkDir, cellDirName(cell))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -47,7 +47,12 @@ func (r *run) open(cell scenario.Cell) (*cellLife, error) {
 	for k, v := range be.Versions() {
 		r.res.Versions[k] = v
 	}
-	return &cellLife{r: r, cell: cell, dir: dir, be: be, params: r.params(cell)}, nil
+	return &cellLife{r: r, cell: cell, dir: dir, cellDir: dir, be: be, params: r.params(cell)}, nil
+}
+
+// cellDirName names a cell's directory (labels are restricted to file-name characters).
+func cellDirName(cell scenario.Cell) string {
+	return fmt.Sprintf("cell-%03d-%s-r%d", cell.Index, cell.Backend, cell.Repeat)
 }
 
 // startBackend starts the backend and records its file system.
@@ -62,7 +67,7 @@ func (l *cellLife) startBackend(ctx context.Context) (backend.Target, error) {
 
 // startWorkload starts a workload instance on target; close stops it.
 func (l *cellLife) startWorkload(ctx context.Context, target backend.Target) (workload.Instance, error) {
-	in, err := l.r.wl.Start(ctx, workload.Env{Target: target, CellDir: l.dir, Params: l.params,
+	in, err := l.r.wl.Start(ctx, workload.Env{Target: target, CellDir: l.cellDir, Params: l.params,
 		CPUs: l.r.res.Placement.AppCPUs, Self: l.r.opts.Self})
 	if err != nil {
 		return nil, err
@@ -84,6 +89,16 @@ func (l *cellLife) warmUp(ctx context.Context, in workload.Instance) error {
 // cancelled ctx (Ctrl-C must still unmount and stop processes). The first error is recorded as
 // the cell's failure unless it already failed.
 func (l *cellLife) close(ctx context.Context, failure *string) {
+	l.stopInstances(ctx, failure)
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupDeadline)
+	defer cancel()
+	if err := l.be.Stop(c); err != nil && *failure == "" {
+		*failure = "backend stop: " + err.Error()
+	}
+}
+
+// stopInstances stops the workload instances started so far, newest first.
+func (l *cellLife) stopInstances(ctx context.Context, failure *string) {
 	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupDeadline)
 	defer cancel()
 	var errs []string
@@ -92,9 +107,7 @@ func (l *cellLife) close(ctx context.Context, failure *string) {
 			errs = append(errs, err.Error())
 		}
 	}
-	if err := l.be.Stop(c); err != nil {
-		errs = append(errs, "backend stop: "+err.Error())
-	}
+	l.stops = nil
 	if len(errs) > 0 && *failure == "" {
 		*failure = strings.Join(errs, "; ")
 	}

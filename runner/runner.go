@@ -42,6 +42,9 @@ type run struct {
 	info workload.Info
 	wl   workload.Workload
 	res  *report.Results
+	// shared is the backend consecutive cells share (scenario share_backend), and its target.
+	shared       *cellLife
+	sharedTarget backend.Target
 }
 
 // Run executes spec. It returns the results (also written to opts.Out) and the first error that
@@ -78,7 +81,12 @@ cells:
 			}
 			res.Crashes = append(res.Crashes, c)
 		default:
-			c := r.measureCell(ctx, cell)
+			var c report.Cell
+			if spec.ShareBackend {
+				c = r.sharedCell(ctx, cell)
+			} else {
+				c = r.measureCell(ctx, cell)
+			}
 			if ctx.Err() != nil && c.Failure != "" {
 				break cells
 			}
@@ -89,6 +97,7 @@ cells:
 			break
 		}
 	}
+	r.closeShared(ctx)
 	progress.done()
 	res.Finished = time.Now().UTC()
 	switch {

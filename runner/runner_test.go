@@ -218,3 +218,28 @@ func snapshotLedger() []string {
 	defer ledgerMu.Unlock()
 	return append([]string(nil), ledger...)
 }
+
+func TestShareBackendStartsEachBackendOncePerRepeat(t *testing.T) {
+	spec := fakeSpec("1,2,3", scenario.BackendSpec{Name: "fakedisk", Label: "a"}, scenario.BackendSpec{Name: "fakedisk", Label: "b"})
+	spec.ShareBackend = true
+	res, err := runFake(t, context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := takeLedger()
+	// 2 backends x 2 repeats started once each; every cell's instance started and stopped.
+	if len(res.Cells) != 12 || count(log, "backend start") != 4 || count(log, "backend stop") != 4 ||
+		count(log, "instance start") != 12 || count(log, "instance stop") != 12 {
+		t.Fatalf("%d cells; ledger %v", len(res.Cells), log)
+	}
+	for _, c := range res.Cells {
+		if c.Failure != "" {
+			t.Errorf("cell %+v", c)
+		}
+	}
+	spec.Crash = &scenario.Crash{Count: 1, After: scenario.DefaultCrashAfter}
+	var fe *scenario.FieldError
+	if _, err := runFake(t, context.Background(), spec); !errors.As(err, &fe) || fe.Field != "share_backend" {
+		t.Errorf("shared backend with crash runs: %v", err)
+	}
+}

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"time"
 
 	"persistlab/backend"
@@ -24,6 +26,59 @@ func (r *run) steadyCell(ctx context.Context, cell scenario.Cell) (out report.Ce
 	if err != nil {
 		return fail(err)
 	}
+	return r.measure(ctx, life, target, out)
+}
+
+// sharedCell measures a cell on a backend that outlives it: consecutive cells of one backend entry
+// and repeat share one started backend (a blog's tests run one after another on one mount, so a
+// later test finds the cache an earlier one filled). The backend is stopped when the next cell
+// needs another, and at the end of the run (closeShared).
+func (r *run) sharedCell(ctx context.Context, cell scenario.Cell) (out report.Cell) {
+	out = report.Cell{Cell: cell, Started: time.Now().UTC()}
+	if s := r.shared; s != nil && (s.cell.Backend != cell.Backend || s.cell.Repeat != cell.Repeat) {
+		r.closeShared(ctx)
+	}
+	if r.shared == nil {
+		life, err := r.open(cell)
+		if err != nil {
+			out.Failure = err.Error()
+			return out
+		}
+		target, err := life.startBackend(ctx)
+		if err != nil {
+			life.close(ctx, &out.Failure)
+			out.Failure = err.Error()
+			return out
+		}
+		r.shared, r.sharedTarget = life, target
+	}
+	life := r.shared
+	life.cell, life.params = cell, r.params(cell)
+	life.cellDir = filepath.Join(r.opts.WorkDir, cellDirName(cell))
+	if err := os.MkdirAll(life.cellDir, 0o755); err != nil {
+		out.Failure = err.Error()
+		return out
+	}
+	defer life.stopInstances(ctx, &out.Failure)
+	return r.measure(ctx, life, r.sharedTarget, out)
+}
+
+// closeShared stops the backend cells have shared, if any.
+func (r *run) closeShared(ctx context.Context) {
+	if r.shared == nil {
+		return
+	}
+	var failure string
+	r.shared.close(ctx, &failure)
+	if failure != "" {
+		r.res.Notes = append(r.res.Notes, "stopping the shared backend "+r.shared.cell.Backend+": "+failure)
+	}
+	r.shared = nil
+}
+
+// measure starts the workload on a started backend and measures one cell.
+func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target, out report.Cell) report.Cell {
+	fail := func(err error) report.Cell { out.Failure = err.Error(); return out }
 	in, err := life.startWorkload(ctx, target)
 	if err != nil {
 		return fail(err)

@@ -316,3 +316,53 @@ func TestCrashSettings(t *testing.T) {
 		t.Errorf("--crash on a plain scenario: %v %+v", err, plain.Crash)
 	}
 }
+
+// Parameters that move together (seed 003's block size follows its file size) form one axis.
+func TestLinkedAxes(t *testing.T) {
+	base := `name: t
+workload: {type: counter}
+backends: [{name: local}]
+sweep:
+  rw: [read, write]
+  file_size+vus: [128KiB/2, 1GiB/4]
+`
+	s, err := Parse([]byte(base), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(known); err != nil {
+		t.Fatal(err)
+	}
+	cells := s.Plan()
+	if len(cells) != 4 || cells[1].Params["file_size"] != "1GiB" || cells[1].Params["vus"] != "4" || cells[2].Params["rw"] != "write" {
+		t.Fatalf("plan %+v", cells)
+	}
+	if got := cells[1].Point(s.Sweep); got != "rw=read file_size=1GiB vus=4" {
+		t.Errorf("point %q", got)
+	}
+	if !s.Sweep.Has("vus") || s.Sweep.Has("mode") {
+		t.Error("Has")
+	}
+	for bad, field := range map[string]string{
+		"[128KiB/2, 1GiB]":   "sweep.file_size+vus",
+		"[128KiB/0, 1GiB/4]": "sweep.file_size+vus",
+		"[128KiB/2/3]":       "sweep.file_size+vus",
+		"[huge/2]":           "sweep.file_size+vus",
+	} {
+		s, _ := Parse([]byte(strings.Replace(base, "[128KiB/2, 1GiB/4]", bad, 1)), "t.yaml")
+		var fe *FieldError
+		if err := s.Validate(known); !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	s, _ = Parse([]byte(strings.Replace(base, "rw: [read, write]", "rw+vus: [read/1]", 1)), "t.yaml")
+	var fe *FieldError
+	if err := s.Validate(known); !errors.As(err, &fe) || !strings.Contains(fe.Allowed, "vus is swept twice") {
+		t.Errorf("a parameter in two axes: %v", err)
+	}
+	// --set of one linked parameter drops its whole axis.
+	s, _ = Parse([]byte(base), "t.yaml")
+	if err := s.Apply(Overrides{Set: []string{"vus=3"}}); err != nil || len(s.Sweep) != 1 || s.Workload.Params["vus"] != "3" {
+		t.Errorf("--set vus: %v %+v", err, s.Sweep)
+	}
+}

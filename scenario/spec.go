@@ -41,8 +41,12 @@ type Spec struct {
 	// Prices override the list prices used for cost (GCS and S3 Standard by default).
 	Prices []Price `yaml:"prices,omitempty" json:"prices,omitempty"`
 	// Crash turns every cell into crash runs: the instance is lost during load and recovered.
-	Crash     *Crash      `yaml:"crash,omitempty" json:"crash,omitempty"`
-	Published []Published `yaml:"published,omitempty" json:"published,omitempty"`
+	Crash *Crash `yaml:"crash,omitempty" json:"crash,omitempty"`
+	// ShareBackend starts each backend once per repeat and runs its cells on it in sweep order, as a
+	// blog's tests ran one after another on one mount (later cells find what earlier ones cached).
+	// By default every cell starts from a fresh backend.
+	ShareBackend bool        `yaml:"share_backend,omitempty" json:"share_backend,omitempty"`
+	Published    []Published `yaml:"published,omitempty" json:"published,omitempty"`
 }
 
 // Workload names the workload and sets its parameters. Scalar fields are parameters the workload

@@ -12,12 +12,61 @@ import (
 // Sweep is the parameters a scenario varies, in the order written; cells are their product.
 type Sweep []Axis
 
-// Axis is one swept parameter. Text keeps what the user wrote (`2..20/2`, `[10KiB, 1GiB]`) so errors
-// and results show their own words; Values is the expansion, filled by Validate.
+// Axis is one swept parameter, or several that move together: `file_size+bs: [128KiB/128KiB,
+// 1MiB/1MiB]` (a published table whose block size follows its file size). Text keeps what the user
+// wrote (`2..20/2`, `[10KiB, 1GiB]`) so errors and results show their own words; Values is the
+// expansion, filled by Validate (for linked parameters, their values joined by "/").
 type Axis struct {
 	Name   string   `json:"name"`
 	Text   string   `json:"text"`
 	Values []string `json:"values"`
+}
+
+// Params names the parameters the axis sets: one, or several linked by "+".
+func (a Axis) Params() []string { return strings.Split(a.Name, "+") }
+
+// Set gives each parameter of the axis its part of value.
+func (a Axis) Set(value string, into map[string]string) {
+	names := a.Params()
+	if len(names) == 1 {
+		into[a.Name] = value
+		return
+	}
+	for i, part := range strings.Split(value, "/") {
+		if i < len(names) {
+			into[names[i]] = strings.TrimSpace(part)
+		}
+	}
+}
+
+// ValueOf is the axis's value at a point of the sweep (params holding each parameter's value).
+func (a Axis) ValueOf(params map[string]string) string {
+	var parts []string
+	for _, n := range a.Params() {
+		parts = append(parts, params[n])
+	}
+	return strings.Join(parts, "/")
+}
+
+// Has says whether the sweep sets a parameter, alone or linked.
+func (s Sweep) Has(param string) bool {
+	for _, a := range s {
+		for _, n := range a.Params() {
+			if n == param {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ParamNames lists every parameter the sweep sets, in order.
+func (s Sweep) ParamNames() []string {
+	var out []string
+	for _, a := range s {
+		out = append(out, a.Params()...)
+	}
+	return out
 }
 
 // MaxSweepValues bounds one axis: a range is refused before it is expanded.
@@ -127,6 +176,47 @@ func (a Axis) items() []string {
 		out = append(out, strings.TrimSpace(p))
 	}
 	return out
+}
+
+// ExpandLinked checks an axis of linked parameters: each value is their values joined by "/",
+// each checked against its own declaration (find), and fills Values.
+func (a *Axis) ExpandLinked(find func(name string) (Param, bool)) error {
+	names := a.Params()
+	if len(names) == 1 {
+		p, ok := find(a.Name)
+		if !ok {
+			return &FieldError{Field: "sweep." + a.Name, Value: a.Text, Allowed: "a declared parameter"}
+		}
+		return a.Expand(p)
+	}
+	fail := func(allowed string) error {
+		return &FieldError{Field: "sweep." + a.Name, Value: a.Text, Allowed: allowed}
+	}
+	syntax := fmt.Sprintf("a list of %d values joined by /, one per parameter (%s), like [%s]", len(names), strings.Join(names, ", "), strings.Repeat("A/", len(names)-1)+"Z")
+	items := a.items()
+	if len(items) > MaxSweepValues {
+		return fail(fmt.Sprintf("at most %d values", MaxSweepValues))
+	}
+	var values []string
+	for _, item := range items {
+		parts := strings.Split(item, "/")
+		if len(parts) != len(names) {
+			return fail(syntax)
+		}
+		for i, n := range names {
+			p, ok := find(n)
+			if !ok {
+				return &FieldError{Field: "sweep." + a.Name, Value: n, Allowed: "declared parameters"}
+			}
+			parts[i] = strings.TrimSpace(parts[i])
+			if err := p.Check("sweep."+a.Name, parts[i]); err != nil {
+				return fail(fmt.Sprintf("%s for %s (%s)", p.allowed(), n, syntax))
+			}
+		}
+		values = append(values, strings.Join(parts, "/"))
+	}
+	a.Values = values
+	return nil
 }
 
 // Expand checks every value of the axis against p and fills Values. A range (FROM..TO/STEP) is

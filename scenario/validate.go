@@ -100,16 +100,22 @@ func (s *Spec) Validate(known Known) error {
 		seen[b.ID()] = true
 	}
 	cells := len(s.Backends)
+	swept := map[string]bool{}
 	for i := range s.Sweep {
 		a := &s.Sweep[i]
-		p, ok := FindParam(params, a.Name)
-		if !ok {
-			return fail("sweep."+a.Name, a.Text, "a parameter of workload "+w.Type+": "+paramNames(params))
+		for _, n := range a.Params() {
+			if _, ok := FindParam(params, n); !ok {
+				return fail("sweep."+a.Name, a.Text, "a parameter of workload "+w.Type+" (or several joined by +): "+paramNames(params))
+			}
+			if _, fixed := w.Params[n]; fixed {
+				return fail("sweep."+a.Name, a.Text, "a parameter not also fixed in workload."+n)
+			}
+			if swept[n] {
+				return fail("sweep."+a.Name, a.Text, "each parameter in one axis only ("+n+" is swept twice)")
+			}
+			swept[n] = true
 		}
-		if _, fixed := w.Params[a.Name]; fixed {
-			return fail("sweep."+a.Name, a.Text, "a parameter not also fixed in workload."+a.Name)
-		}
-		if err := a.Expand(p); err != nil {
+		if err := a.ExpandLinked(func(n string) (Param, bool) { return FindParam(params, n) }); err != nil {
 			return named(err)
 		}
 		cells *= len(a.Values)
@@ -133,6 +139,9 @@ func (s *Spec) Validate(known Known) error {
 		if p.Name == "" || p.ClassAPer1000 < 0 || p.ClassBPer1000 < 0 {
 			return fail(fmt.Sprintf("prices[%d]", i), fmt.Sprintf("%+v", p), "a name and prices of 0 or more per 1,000 operations")
 		}
+	}
+	if s.ShareBackend && s.Crash != nil {
+		return fail("share_backend", "true", "false for crash runs (each crash needs an instance of its own)")
 	}
 	if c := s.Crash; c != nil {
 		if v, _ := w.Param("instances"); v != "" && v != "0" && v != "1" {
@@ -199,6 +208,8 @@ type Overrides struct {
 	// Crashes turns the run into crash runs with this many crashes per cell; CrashAfter sets when.
 	Crashes    int
 	CrashAfter string
+	// ShareBackend turns share_backend on.
+	ShareBackend bool
 }
 
 // Apply changes s as the overrides say: first the quick variant, then each explicit flag.
@@ -255,7 +266,9 @@ func (s *Spec) Apply(o Overrides) error {
 		if !ok || name == "" || values == "" {
 			return &FieldError{Scenario: s.Name, Field: "--sweep", Value: kv, Allowed: "NAME=VALUES, like vus=2..20/2 or rw=read,write"}
 		}
-		delete(s.Workload.Params, name)
+		for _, n := range (Axis{Name: name}).Params() {
+			delete(s.Workload.Params, n)
+		}
 		s.Sweep.Set(Axis{Name: name, Text: values})
 	}
 	var sets []string // shorthands first, so an explicit --set has the last word
@@ -271,7 +284,7 @@ func (s *Spec) Apply(o Overrides) error {
 		if !ok || name == "" {
 			return &FieldError{Scenario: s.Name, Field: "--set", Value: kv, Allowed: "NAME=VALUE, like bs=4k"}
 		}
-		s.Sweep = slices.DeleteFunc(s.Sweep, func(a Axis) bool { return a.Name == name })
+		s.Sweep = slices.DeleteFunc(s.Sweep, func(a Axis) bool { return slices.Contains(a.Params(), name) })
 		s.Workload.SetParam(name, value)
 	}
 	for _, d := range []struct {
@@ -286,6 +299,9 @@ func (s *Spec) Apply(o Overrides) error {
 			return &FieldError{Scenario: s.Name, Field: d.flag, Value: d.text, Allowed: "a duration like 500ms, 120s or 2m"}
 		}
 		*d.into = Duration(v)
+	}
+	if o.ShareBackend {
+		s.ShareBackend = true
 	}
 	if o.Repeat < 0 {
 		return &FieldError{Scenario: s.Name, Field: "--repeat", Value: strconv.Itoa(o.Repeat), Allowed: "1 to 100 runs per cell"}
@@ -323,9 +339,9 @@ type Cell struct {
 // (repeats) are summarised together.
 func (c Cell) Point(sweep Sweep) string {
 	var parts []string
-	for _, a := range sweep {
-		if v, ok := c.Params[a.Name]; ok {
-			parts = append(parts, a.Name+"="+v)
+	for _, name := range sweep.ParamNames() {
+		if v, ok := c.Params[name]; ok {
+			parts = append(parts, name+"="+v)
 		}
 	}
 	return strings.Join(parts, " ")
@@ -344,7 +360,7 @@ func (s *Spec) Plan() []Cell {
 				for k, x := range p {
 					q[k] = x
 				}
-				q[a.Name] = v
+				a.Set(v, q)
 				next = append(next, q)
 			}
 		}

@@ -35,6 +35,7 @@ func cmdRun(args []string) error {
 	fs.IntVar(&o.Crashes, "crash", 0, "crash runs: lose the instance this many times per backend and VU level, and recover")
 	fs.StringVar(&o.CrashAfter, "crash-after", "", "crash runs: kill at a random moment in this range of load, e.g. 1s..4s")
 	fs.BoolVar(&o.Quick, "quick", false, "the scenario's short variant (for demos and smoke tests)")
+	fs.BoolVar(&o.ShareBackend, "share-backend", false, "start each backend once per repeat and run its cells on it in order (later cells find earlier ones' cache)")
 	out := fs.String("out", "results.json", "results file, rewritten after every cell")
 	workDir := fs.String("workdir", "", "scratch directory for databases and logs (default: a new temporary one, removed after)")
 	keep := fs.Bool("keep", false, "keep the scratch directory (logs, databases) after the run")

@@ -149,7 +149,9 @@ func (w *Workload) job(p workload.Params, dir string) (Job, int, error) {
 	fileSize, perJob := size("file_size"), size("size")
 	switch p["layout"] {
 	case LayoutShared:
-		j.Filename = "persistlab.fio.data"
+		// Named by its size, like the blog's test10k and test1g: on a shared backend each size
+		// keeps its own file (and cache).
+		j.Filename = "fio-" + scenario.FormatSize(fileSize) + ".data"
 		j.Size = fileSize
 		if perJob > 0 {
 			j.Extra = append([][2]string{{"io_size", strconv.FormatInt(perJob, 10)}}, j.Extra...)
