@@ -20,9 +20,11 @@ test: setup
 	.tools/bin/staticcheck ./...
 	$(GO) test -count=1 ./...
 
-# The load driver against wrk and k6 on the same endpoints (a benchmark, not a test).
+# The load driver against wrk and k6 on the same endpoints, and the fio workload against fio run
+# by hand with the same job (benchmarks, not tests).
 bench: setup build
 	$(GO) run ./bench/driver --persistlab $(BIN)
+	$(GO) run ./bench/fio --persistlab $(BIN)
 
 clean:
 	rm -rf bin out
