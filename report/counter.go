@@ -52,7 +52,7 @@ func counterTables(w io.Writer, r *Results) {
 			}
 			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.0f\t%.0f\t%.0f%%\t%s\t%s\n",
 				a.Params["vus"], m["med_ms"], m["avg_ms"], m["p90_ms"], m["p95_ms"], m["p99_ms"], m["min_ms"], m["max_ms"], m["rate"],
-				a.Total["errors"], a.Total["lost_updates"], m["app_cpu_util"]*100, helper, rowMark(a))
+				a.Total["errors"], a.Total["lost_updates"], m["app_cpu_util"]*100, helper, rowMark(a, r.Scenario.ErrorRateLimit()))
 		}
 		tw.Flush()
 	}
@@ -79,11 +79,10 @@ func counterTables(w io.Writer, r *Results) {
 	writeInstancesNote(w, r)
 }
 
-// rowMark flags a row whose numbers describe failures more than the storage.
-func rowMark(a Aggregate) string {
-	answered := a.Total["ok"] + a.Total["errors"]
-	if answered > 0 && a.Total["errors"]/answered > 0.01 {
-		return fmt.Sprintf("! %.0f%% errors", 100*a.Total["errors"]/answered)
+// rowMark flags a row whose share of failed requests passed the threshold.
+func rowMark(a Aggregate, limit float64) string {
+	if share, ok := errorShare(a); ok && share > limit {
+		return fmt.Sprintf("! %.1f%% errors", 100*share)
 	}
 	return ""
 }

@@ -3,6 +3,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -354,11 +355,20 @@ func (r *Results) Save(path string) error {
 	return nil
 }
 
+// MaxResultsBytes bounds a results file read back (a full seed-000 run is a few MB).
+const MaxResultsBytes = 512 << 20
+
 // Load reads a results file, converting the first format.
 func Load(path string) (*Results, error) {
+	if st, err := os.Stat(path); err == nil && st.Size() > MaxResultsBytes {
+		return nil, fmt.Errorf("results %s: %d bytes: want a results file under %d MiB", path, st.Size(), MaxResultsBytes>>20)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("results %s: %w", path, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("results %s: the file is empty", path)
 	}
 	var head struct {
 		Schema string `json:"schema"`

@@ -30,6 +30,7 @@ func WriteTables(w io.Writer, r *Results) {
 		writeSeedComparison(w, r)
 	}
 	writeFailures(w, r)
+	writeVerdict(w, r)
 }
 
 // writeFailures lists each failed cell and why.
@@ -235,4 +236,44 @@ func (r *Results) sameParam(name, ours, theirs string) bool {
 	}
 	x, y := paramNumber(ours), paramNumber(theirs)
 	return x != 0 && x == y
+}
+
+// Verdict is how a run ended, for its exit status: cells that failed, and rows whose share of
+// failed requests passed the scenario's max_error_rate.
+func (r *Results) Verdict() (failed int, crossed []string) {
+	for _, c := range r.Cells {
+		if c.Failure != "" {
+			failed++
+		}
+	}
+	for _, c := range r.Crashes {
+		if c.Failure != "" {
+			failed++
+		}
+	}
+	limit := r.Scenario.ErrorRateLimit()
+	for _, a := range r.Aggregates {
+		if share, ok := errorShare(a); ok && share > limit {
+			crossed = append(crossed, fmt.Sprintf("%s %s: %.1f%% of requests failed", a.Backend, a.Point, 100*share))
+		}
+	}
+	return failed, crossed
+}
+
+// errorShare is the share of a row's requests that failed, where the workload counts requests.
+func errorShare(a Aggregate) (float64, bool) {
+	ok, okCounted := a.Total["ok"]
+	errs, errCounted := a.Total["errors"]
+	if !okCounted || !errCounted || ok+errs == 0 {
+		return 0, false
+	}
+	return errs / (ok + errs), true
+}
+
+// writeVerdict says which rows crossed the error threshold.
+func writeVerdict(w io.Writer, r *Results) {
+	if _, crossed := r.Verdict(); len(crossed) > 0 {
+		fmt.Fprintf(w, "\n%d row(s) over the error threshold (max_error_rate %g): their latency describes failures, not storage\n  %s\n",
+			len(crossed), r.Scenario.ErrorRateLimit(), strings.Join(crossed, "\n  "))
+	}
 }

@@ -45,8 +45,22 @@ type Spec struct {
 	// ShareBackend starts each backend once per repeat and runs its cells on it in sweep order, as a
 	// blog's tests ran one after another on one mount (later cells find what earlier ones cached).
 	// By default every cell starts from a fresh backend.
-	ShareBackend bool        `yaml:"share_backend,omitempty" json:"share_backend,omitempty"`
+	ShareBackend bool `yaml:"share_backend,omitempty" json:"share_backend,omitempty"`
+	// MaxErrorRate is the share of failed requests (errors over answered and failed) above which a
+	// row is marked and the run exits non-zero, like a k6 threshold; DefaultMaxErrorRate if unset.
+	MaxErrorRate *float64    `yaml:"max_error_rate,omitempty" json:"max_error_rate,omitempty"`
 	Published    []Published `yaml:"published,omitempty" json:"published,omitempty"`
+}
+
+// DefaultMaxErrorRate is the error share a run tolerates unless the scenario says otherwise.
+const DefaultMaxErrorRate = 0.01
+
+// ErrorRateLimit is the scenario's threshold of failed requests.
+func (s *Spec) ErrorRateLimit() float64 {
+	if s.MaxErrorRate != nil {
+		return *s.MaxErrorRate
+	}
+	return DefaultMaxErrorRate
 }
 
 // Workload names the workload and sets its parameters. Scalar fields are parameters the workload
@@ -286,8 +300,9 @@ type Duration time.Duration
 // UnmarshalYAML reads Go duration text.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := time.ParseDuration(n.Value)
-	if err != nil {
-		return &FieldError{Field: "duration", Value: n.Value, Allowed: "a duration like 500ms, 120s or 2m"}
+	if err != nil || v < 0 {
+		// yaml gives no field name here; the line finds it (duration, warmup, quick.duration, ...).
+		return &FieldError{Field: fmt.Sprintf("the duration on line %d", n.Line), Value: n.Value, Allowed: "a duration like 500ms, 120s or 2m"}
 	}
 	*d = Duration(v)
 	return nil
@@ -337,10 +352,16 @@ func Builtins() []string {
 	return names
 }
 
+// MaxScenarioBytes bounds a scenario file: the built-ins are a few KiB.
+const MaxScenarioBytes = 1 << 20
+
 // Load reads a built-in scenario by name, or a YAML file by path.
 func Load(nameOrPath string) (*Spec, error) {
 	if data, err := builtinFS.ReadFile("builtin/" + nameOrPath + ".yaml"); err == nil {
 		return Parse(data, nameOrPath)
+	}
+	if st, err := os.Stat(nameOrPath); err == nil && st.Size() > MaxScenarioBytes {
+		return nil, fmt.Errorf("scenario %q: %d bytes: want a scenario file under %d KiB", nameOrPath, st.Size(), MaxScenarioBytes>>10)
 	}
 	data, err := os.ReadFile(nameOrPath)
 	if err != nil {
@@ -354,6 +375,12 @@ func Load(nameOrPath string) (*Spec, error) {
 
 // Parse reads a scenario from YAML, rejecting unknown fields, and fills in defaults.
 func Parse(data []byte, source string) (*Spec, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("scenario %q: the file is empty: want a YAML scenario (persistlab scenarios show cloudrun-sqlite prints one)", source)
+	}
+	if len(data) > MaxScenarioBytes {
+		return nil, fmt.Errorf("scenario %q: %d bytes: want a scenario under %d KiB", source, len(data), MaxScenarioBytes>>10)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var s Spec

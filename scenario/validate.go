@@ -44,6 +44,9 @@ func paramNames(params []Param) string {
 	return strings.Join(names, ", ")
 }
 
+// MinDuration is the shortest measured run that says anything.
+const MinDuration = 100 * time.Millisecond
+
 // MaxCells bounds a plan (sweep product x backends x repeats).
 const MaxCells = 100000
 
@@ -123,8 +126,11 @@ func (s *Spec) Validate(known Known) error {
 			return fail("sweep", a.Name, fmt.Sprintf("at most %d cells in all (the product of the sweep, backends and repeats)", MaxCells))
 		}
 	}
-	if s.Duration < 0 {
-		return fail("duration", time.Duration(s.Duration).String(), "a duration above 0, like 120s")
+	if s.Duration < 0 || (s.Duration > 0 && time.Duration(s.Duration) < MinDuration) {
+		return fail("duration", time.Duration(s.Duration).String(), "a duration of at least "+MinDuration.String()+", like 120s")
+	}
+	if r := s.MaxErrorRate; r != nil && (*r < 0 || *r > 1 || *r != *r) {
+		return fail("max_error_rate", strconv.FormatFloat(*r, 'g', -1, 64), "a share of requests from 0 to 1 (0.01: 1%)")
 	}
 	if s.Warmup < 0 {
 		return fail("warmup", time.Duration(s.Warmup).String(), "a duration of 0 or more")
@@ -210,6 +216,10 @@ type Overrides struct {
 	CrashAfter string
 	// ShareBackend turns share_backend on.
 	ShareBackend bool
+	// MaxErrorRate replaces max_error_rate when set.
+	MaxErrorRate *float64
+	// RepeatSet says --repeat was given, so 0 is refused rather than ignored.
+	RepeatSet bool
 }
 
 // Apply changes s as the overrides say: first the quick variant, then each explicit flag.
@@ -303,8 +313,12 @@ func (s *Spec) Apply(o Overrides) error {
 	if o.ShareBackend {
 		s.ShareBackend = true
 	}
-	if o.Repeat < 0 {
+	if o.Repeat < 0 || (o.RepeatSet && o.Repeat == 0) {
 		return &FieldError{Scenario: s.Name, Field: "--repeat", Value: strconv.Itoa(o.Repeat), Allowed: "1 to 100 runs per cell"}
+	}
+	if o.MaxErrorRate != nil {
+		v := *o.MaxErrorRate
+		s.MaxErrorRate = &v
 	}
 	if o.Repeat != 0 {
 		s.Repeat = o.Repeat

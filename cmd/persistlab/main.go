@@ -52,10 +52,38 @@ func main() {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}
-		fmt.Fprintf(os.Stderr, "persistlab %s: %v\n", name, err)
-		os.Exit(1)
+		code := 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		if err.Error() != "" {
+			fmt.Fprintf(os.Stderr, "persistlab %s: %v\n", name, err)
+		}
+		os.Exit(code)
 	}
 }
+
+// Exit statuses of `persistlab run` besides 0 (complete) and 1 (could not run: bad input, set-up).
+const (
+	exitCellsFailed = 3 // some cells failed; the others' results were kept
+	exitThreshold   = 4 // every cell ran, but a row's share of failed requests passed max_error_rate
+)
+
+// exitError carries an exit status: 3, 4, or 128 + the signal that interrupted the run.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
 
 // parseInterspersed parses flags that may come before or after positional arguments, as in
 // `persistlab run cloudrun-sqlite --vus 2,4`, and returns the positional ones.

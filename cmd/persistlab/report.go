@@ -34,6 +34,9 @@ func cmdReport(args []string) error {
 		if out.path == "" {
 			continue
 		}
+		if sameFile(out.path, positional[0]) {
+			return fmt.Errorf("%s is the results file being read: want another path for the output", out.path)
+		}
 		f, err := os.Create(out.path)
 		if err != nil {
 			return err
@@ -64,4 +67,11 @@ func cmdCompare(args []string) error {
 	}
 	report.WriteComparison(os.Stdout, args[0], args[1], a, b)
 	return nil
+}
+
+// sameFile says whether a and b name one existing file.
+func sameFile(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }

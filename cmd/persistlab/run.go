@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -36,8 +37,10 @@ func cmdRun(args []string) error {
 	fs.StringVar(&o.CrashAfter, "crash-after", "", "crash runs: kill at a random moment in this range of load, e.g. 1s..4s")
 	fs.BoolVar(&o.Quick, "quick", false, "the scenario's short variant (for demos and smoke tests)")
 	fs.BoolVar(&o.ShareBackend, "share-backend", false, "start each backend once per repeat and run its cells on it in order (later cells find earlier ones' cache)")
-	out := fs.String("out", "results.json", "results file, rewritten after every cell")
-	workDir := fs.String("workdir", "", "scratch directory for databases and logs (default: a new temporary one, removed after)")
+	out := fs.String("out", "results.json", "results file, rewritten after every cell (an existing one only with --force)")
+	force := fs.Bool("force", false, "replace an existing results file")
+	maxErrorRate := fs.Float64("max-error-rate", -1, "share of failed requests above which a row is marked and the run exits 4 (default: the scenario's, else 0.01)")
+	workDir := fs.String("workdir", "", "scratch directory for databases and logs (default: a new temporary one, removed after unless a cell failed)")
 	keep := fs.Bool("keep", false, "keep the scratch directory (logs, databases) after the run")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -47,6 +50,14 @@ func cmdRun(args []string) error {
 		return fmt.Errorf("want one scenario name or YAML file (built-ins: %s)", strings.Join(scenario.Builtins(), ", "))
 	}
 	o.Set, o.Sweep = sets, sweeps
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "repeat":
+			o.RepeatSet = true
+		case "max-error-rate":
+			o.MaxErrorRate = maxErrorRate
+		}
+	})
 	if *backends != "" {
 		o.Backends = strings.Split(*backends, ",")
 	}
@@ -60,34 +71,80 @@ func cmdRun(args []string) error {
 	if err := spec.Validate(runner.Known()); err != nil {
 		return err
 	}
+	outPath, err := report.OutPath(*out, *force)
+	if err != nil {
+		return err
+	}
+	unlockOut, err := report.Lock(outPath)
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", *out, err)
+	}
+	defer unlockOut()
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	dir := *workDir
-	if dir == "" {
+	temporary := dir == ""
+	if temporary {
 		if dir, err = os.MkdirTemp("", "persistlab-"+spec.Name+"-"); err != nil {
 			return err
 		}
-		if !*keep {
-			defer os.RemoveAll(dir)
-		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--workdir %s: %w", dir, err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	unlockDir, err := report.Lock(filepath.Join(dir, "persistlab"))
+	if err != nil {
+		return fmt.Errorf("--workdir %s: %w", dir, err)
+	}
+	defer unlockDir()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	var caught os.Signal
+	go func() {
+		if sig, ok := <-signals; ok {
+			caught = sig
+			cancel(fmt.Errorf("interrupted by %v", sig))
+		}
+	}()
 	var progress io.Writer
 	if isTerminal(os.Stderr) && os.Getenv("CI") == "" {
 		progress = os.Stderr
 	}
-	res, runErr := runner.Run(ctx, spec, runner.Options{Out: *out, WorkDir: dir, Self: self, Progress: progress, Command: os.Args})
+	res, runErr := runner.Run(ctx, spec, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args})
+	failed, crossed := 0, []string(nil)
 	if res != nil {
 		report.WriteTables(os.Stdout, res)
-		fmt.Printf("\nresults: %s\n", *out)
-		if *keep || *workDir != "" {
-			fmt.Printf("logs and databases: %s\n", dir)
+		if _, err := os.Stat(outPath); err == nil {
+			fmt.Printf("\nresults: %s\n", outPath)
 		}
+		failed, crossed = res.Verdict()
 	}
-	return runErr
+	keepDir := *keep || !temporary || failed > 0
+	if keepDir {
+		fmt.Printf("logs and databases: %s\n", dir)
+	} else {
+		unlockDir()
+		os.RemoveAll(dir)
+	}
+	switch {
+	case ctx.Err() != nil:
+		code := 130
+		if caught == syscall.SIGTERM {
+			code = 143
+		}
+		return &exitError{code: code, err: runErr}
+	case runErr != nil:
+		return runErr
+	case failed > 0:
+		return &exitError{code: exitCellsFailed, err: fmt.Errorf("%d cell(s) failed; their logs are in %s", failed, dir)}
+	case len(crossed) > 0:
+		return &exitError{code: exitThreshold, err: fmt.Errorf("%d row(s) over the error threshold (max_error_rate %g)", len(crossed), spec.ErrorRateLimit())}
+	}
+	return nil
 }
 
 func isTerminal(f *os.File) bool {

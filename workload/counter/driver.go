@@ -206,6 +206,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	if cfg.Mode == ModeOpen && ctx.Err() == nil && elapsed < cfg.Duration {
+		// The last arrival's slot comes before the end: the rate is over the whole set duration.
+		elapsed = cfg.Duration
+	}
 
 	res := &Result{Latency: measure.NewRecorder(), Service: measure.NewRecorder(), Elapsed: elapsed, Statuses: map[int]int64{}}
 	seen := map[string]bool{}

@@ -238,3 +238,26 @@ func TestRecordAcksKeepsEveryCountInOrder(t *testing.T) {
 		t.Error("found an ack that never happened")
 	}
 }
+
+// An open loop's rate is over the set duration, not until its last arrival: 1 request/s for 2 s
+// is 2 arrivals (at 0 and 1 s) and a rate of 1, not 2 over 1 s; a rate far below 1/duration still
+// sends its first arrival and reports a tiny rate, not thousands per second.
+func TestOpenLoopRateIsOverTheSetDuration(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"count":1}`)) }))
+	defer srv.Close()
+	for _, tc := range []struct {
+		rate float64
+		d    time.Duration
+		ok   int64
+	}{{1, 2 * time.Second, 2}, {0.001, 300 * time.Millisecond, 1}} {
+		res, err := Run(context.Background(), Config{URL: srv.URL + "/", Mode: ModeOpen, VUs: 1, Rate: tc.rate, Duration: tc.d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Latency.Summarize(res.Elapsed).Rate
+		want := float64(tc.ok) / tc.d.Seconds()
+		if res.OK != tc.ok || res.Elapsed < tc.d || got > want*1.001 {
+			t.Errorf("rate %v for %v: %d answers, elapsed %v, rate %.3f (want %.3f)", tc.rate, tc.d, res.OK, res.Elapsed, got, want)
+		}
+	}
+}

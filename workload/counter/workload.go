@@ -91,8 +91,8 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 		}
 		for i, item := range list {
 			p := fmt.Sprint(item)
-			if name, value, ok := strings.Cut(p, "="); !ok || name == "" || value == "" {
-				return nil, &scenario.FieldError{Field: fmt.Sprintf("workload.pragmas[%d]", i), Value: p, Allowed: "name=value, e.g. journal_mode=DELETE"}
+			if _, err := appcounter.ParsePragma(p); err != nil { // the app's own rule, before any cell
+				return nil, &scenario.FieldError{Field: fmt.Sprintf("workload.pragmas[%d]", i), Value: p, Allowed: "name=value, name of a-z and _, value a word or integer, e.g. journal_mode=DELETE"}
 			}
 			w.pragmas = append(w.pragmas, p)
 		}

@@ -3,6 +3,7 @@ package counter
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"persistlab/scenario"
@@ -39,9 +40,9 @@ func TestCheckNamesFieldValueAndAllowed(t *testing.T) {
 			t.Errorf("%v: %v", tc.set, err)
 		}
 	}
-	for section, field := range map[string]any{"pragmas": []any{"wal"}, "app": map[string]any{"cpus": 1}} {
+	for section, field := range map[string]any{"pragmas": []any{"wal"}, "app": map[string]any{"cpus": 1}, "pragmas ": []any{"journal_mode=a-b"}} {
 		var fe *scenario.FieldError
-		if _, err := New(scenario.Workload{Type: Name, Sections: map[string]any{section: field}}); !errors.As(err, &fe) {
+		if _, err := New(scenario.Workload{Type: Name, Sections: map[string]any{strings.TrimSpace(section): field}}); !errors.As(err, &fe) {
 			t.Errorf("section %s %v: %v", section, field, err)
 		}
 	}

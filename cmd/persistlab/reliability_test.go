@@ -1,0 +1,141 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"persistlab/report"
+)
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return 0
+}
+
+// --out refuses what it must not replace, before any cell runs; a symlink is followed.
+func TestOutPathIsCheckedBeforeAnyCell(t *testing.T) {
+	work := t.TempDir()
+	fifo := filepath.Join(work, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	existing := filepath.Join(work, "old.json")
+	os.WriteFile(existing, []byte("complete earlier results"), 0o644)
+	for _, tc := range []struct {
+		out, want string
+	}{
+		{fifo, "not a regular file"},
+		{work, "not a regular file"},
+		{"/dev/null", "not a regular file"},
+		{existing, "--force"},
+	} {
+		_, stderr, err := persistlab(t, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1", "--duration", "1s", "--out", tc.out)
+		if err == nil || !strings.Contains(stderr, tc.want) {
+			t.Errorf("--out %s: %v %s", tc.out, err, stderr)
+		}
+	}
+	if st, err := os.Stat("/dev/null"); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("/dev/null is no longer a device: %v", st.Mode())
+	}
+	if data, _ := os.ReadFile(existing); string(data) != "complete earlier results" {
+		t.Errorf("an existing results file was touched: %q", data)
+	}
+	// A symlink is followed: the results land in its target, the link stays a link.
+	target := filepath.Join(work, "real.json")
+	link := filepath.Join(work, "link.json")
+	os.Symlink(target, link)
+	if _, stderr, err := persistlab(t, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1", "--duration", "300ms", "--warmup", "0s",
+		"--repeat", "1", "--out", link); err != nil {
+		t.Fatalf("%v %s", err, stderr)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symlink was replaced: %v", err)
+	}
+	if r, err := report.Load(target); err != nil || r.Status != report.StatusComplete {
+		t.Errorf("results not in the link's target: %v", err)
+	}
+	if _, _, err := persistlab(t, "report", target, "--html", target); err == nil {
+		t.Error("report --html over its own input was accepted")
+	}
+}
+
+// Exit statuses: 3 when cells failed, 4 when a row's errors pass max_error_rate, 143 on SIGTERM.
+func TestExitStatuses(t *testing.T) {
+	work := t.TempDir()
+	// Every request gets 404: the cells run, the threshold is crossed.
+	stdout, _, err := persistlab(t, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1", "--duration", "300ms", "--warmup", "0s",
+		"--repeat", "1", "--set", "path=/nowhere", "--out", filepath.Join(work, "404.json"))
+	if exitCode(err) != exitThreshold || !strings.Contains(stdout, "over the error threshold") || !strings.Contains(stdout, "! 100.0% errors") {
+		t.Errorf("all 404: exit %d\n%s", exitCode(err), stdout)
+	}
+	// The same with the threshold at 1 passes.
+	if _, _, err := persistlab(t, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1", "--duration", "300ms", "--warmup", "0s",
+		"--repeat", "1", "--set", "path=/nowhere", "--max-error-rate", "1", "--out", filepath.Join(work, "404-ok.json")); err != nil {
+		t.Errorf("threshold 1: %v", err)
+	}
+	// A cell that fails (its backend cannot start) exits 3, says
+	// why, and keeps the logs the message points at.
+	stdout, stderr, err := persistlab(t, "run", "testdata/cell-fails.yaml", "--out", filepath.Join(work, "fail.json"))
+	if exitCode(err) != exitCellsFailed || !strings.Contains(stdout, "1 cell(s) failed") || !strings.Contains(stderr, "logs are in") {
+		t.Errorf("failed cell: exit %d\n%s\n%s", exitCode(err), stdout, stderr)
+	}
+	if dir := stderr[strings.Index(stderr, "logs are in ")+len("logs are in "):]; dir != "" {
+		dir = strings.TrimSpace(dir)
+		if _, err := os.Stat(dir); err != nil {
+			t.Errorf("the logs of the failed cell were deleted: %v", err)
+		}
+		os.RemoveAll(dir)
+	}
+	// SIGTERM exits 143 and marks the results interrupted.
+	out := filepath.Join(work, "term.json")
+	run := exec.Command(binary, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1", "--duration", "30s", "--warmup", "0s", "--out", out)
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if r, err := report.Load(out); err == nil && r.Status == report.StatusRunning {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	run.Process.Signal(syscall.SIGTERM)
+	err = run.Wait()
+	if r, lerr := report.Load(out); exitCode(err) != 143 || lerr != nil || r.Status != report.StatusInterrupted {
+		t.Errorf("SIGTERM: exit %d, results %v", exitCode(err), lerr)
+	}
+}
+
+// Two runs cannot share one work directory or one results file.
+func TestRunsLockTheirWorkDirAndResults(t *testing.T) {
+	work := t.TempDir()
+	scratch := filepath.Join(work, "scratch")
+	first := exec.Command(binary, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1", "--duration", "20s", "--warmup", "0s",
+		"--out", filepath.Join(work, "a.json"), "--workdir", scratch)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { first.Process.Signal(syscall.SIGINT); first.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(scratch, "persistlab.lock")); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, stderr, err := persistlab(t, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1", "--duration", "1s",
+		"--out", filepath.Join(work, "b.json"), "--workdir", scratch)
+	if err == nil || !strings.Contains(stderr, "in use by another persistlab run") {
+		t.Errorf("a second run in the same work dir: %v %s", err, stderr)
+	}
+}
