@@ -12,7 +12,7 @@ build:
 
 # Seed 000's experiment, quick variant, on the embedded lab; prints the seed's tables.
 demo: setup build
-	$(BIN) run cloudrun-sqlite --quick --out out/cloudrun-sqlite-quick.json
+	$(BIN) run cloudrun-sqlite --quick --force --out out/cloudrun-sqlite-quick.json
 
 test: setup
 	$(GO) vet ./...
