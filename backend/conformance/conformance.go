@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/internal/mounts"
 )
 
 // Run checks the backend made by newBackend, which is given a fresh work directory.
@@ -80,14 +81,8 @@ type State struct {
 func Snapshot(t *testing.T, dir string) State {
 	t.Helper()
 	var s State
-	data, err := os.ReadFile("/proc/self/mounts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 2 && strings.HasPrefix(f[1], dir) {
-			s.Mounts = append(s.Mounts, f[1]+" "+f[2])
-		}
+	for _, m := range mounts.Under(dir) {
+		s.Mounts = append(s.Mounts, m.Point+" "+m.Type)
 	}
 	self := os.Getpid()
 	procs, _ := filepath.Glob("/proc/[0-9]*/stat")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/internal/mounts"
 	"persistlab/internal/proc"
 	"persistlab/internal/sysinfo"
 	"persistlab/internal/tools"
@@ -278,19 +279,7 @@ func (g *GCSFuse) closeLab() error {
 }
 
 // Mounted reports whether dir is a mount point.
-func Mounted(dir string) bool {
-	data, err := os.ReadFile("/proc/self/mounts")
-	if err != nil {
-		return false
-	}
-	abs, _ := filepath.Abs(dir)
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 1 && f[1] == abs {
-			return true
-		}
-	}
-	return false
-}
+func Mounted(dir string) bool { return mounts.Mounted(dir) }
 
 // Unmount runs fusermount3 -u, retrying while the mount is busy (a file still closing), until ctx ends.
 func Unmount(ctx context.Context, dir string) error {

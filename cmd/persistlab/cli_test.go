@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"persistlab/internal/mounts"
 	"persistlab/measure"
 	"persistlab/report"
 )
@@ -121,12 +122,9 @@ func TestRunTinyScenarioWritesCompleteResults(t *testing.T) {
 
 // mountsUnder lists mount points below dir.
 func mountsUnder(dir string) []string {
-	data, _ := os.ReadFile("/proc/self/mounts")
 	var found []string
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], dir) {
-			found = append(found, f[1])
-		}
+	for _, m := range mounts.Under(dir) {
+		found = append(found, m.Point)
 	}
 	return found
 }

@@ -17,6 +17,7 @@ usage:
   persistlab scenarios [show NAME]            list the built-in scenarios, or print one
   persistlab report RESULTS.json [--html F] [--csv F]   tables again; an HTML page with charts; CSV
   persistlab compare A.json B.json            B against A, cell by cell, with verdicts where runs allow
+  persistlab clean [DIR...] [--dry-run]       remove what killed runs left: mounts, processes, work dirs
   persistlab app counter --db PATH [flags]    run the counter app (the system under test)
   persistlab load --url URL [flags]           drive HTTP load at any endpoint on loopback
   persistlab lab serve [flags]                run the emulated GCS bucket alone
@@ -37,6 +38,7 @@ func main() {
 		"load":      cmdLoad,
 		"lab":       cmdLab,
 		"compare":   cmdCompare,
+		"clean":     cmdClean,
 	}
 	name := os.Args[1]
 	if name == "-h" || name == "--help" || name == "help" {

@@ -139,3 +139,57 @@ func TestRunsLockTheirWorkDirAndResults(t *testing.T) {
 		t.Errorf("a second run in the same work dir: %v %s", err, stderr)
 	}
 }
+
+// A run killed with SIGKILL leaves a dead gcsfuse mount and its work directory; clean removes them
+// and marks its results interrupted, and never touches a live run's.
+func TestCleanRemovesWhatAKilledRunLeft(t *testing.T) {
+	work := t.TempDir()
+	scratch, out := filepath.Join(work, "scratch"), filepath.Join(work, "r.json")
+	run := exec.Command(binary, "run", "cloudrun-sqlite", "--backend", "gcsfuse", "--vus", "1", "--duration", "60s", "--warmup", "0s",
+		"--cpu-per-request", "0s", "--out", out, "--workdir", scratch)
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(mountsUnder(scratch)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	run.Process.Kill()
+	run.Wait()
+	if len(mountsUnder(scratch)) == 0 {
+		t.Fatal("the killed run left no mount: nothing to clean (the test needs one)")
+	}
+	// A live run is never a leftover.
+	live := exec.Command(binary, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1", "--duration", "30s", "--warmup", "0s",
+		"--out", filepath.Join(work, "live.json"), "--workdir", filepath.Join(work, "live"))
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { live.Process.Signal(syscall.SIGINT); live.Wait() }()
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(work, "live", "persistlab.lock")); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stdout, stderr, err := persistlab(t, "clean", scratch, filepath.Join(work, "live"))
+	if err != nil || !strings.Contains(stdout, scratch+": killed run") || strings.Contains(stdout, "live:") {
+		t.Fatalf("clean: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if left := mountsUnder(scratch); len(left) > 0 {
+		t.Errorf("still mounted: %v", left)
+	}
+	if _, err := os.Stat(scratch); err == nil {
+		t.Error("the work directory is still there")
+	}
+	if _, err := os.Stat(filepath.Join(work, "live", "persistlab.lock")); err != nil {
+		t.Errorf("the live run's work directory was touched: %v", err)
+	}
+	if r, err := report.Load(out); err != nil || r.Status != report.StatusInterrupted {
+		t.Errorf("the killed run's results: %v %+v", err, r)
+	}
+	if stdout, _, _ := persistlab(t, "clean", scratch); !strings.Contains(stdout, "no leftovers") {
+		t.Errorf("a second clean found more: %s", stdout)
+	}
+}

@@ -7,13 +7,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	_ "persistlab/backend/all" // every backend
+	"persistlab/internal/leftover"
 	"persistlab/report"
 	"persistlab/runner"
 	"persistlab/scenario"
@@ -84,6 +85,9 @@ func cmdRun(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := warnOfLeftovers(*workDir); err != nil {
+		return err
+	}
 	dir := *workDir
 	temporary := dir == ""
 	if temporary {
@@ -93,7 +97,7 @@ func cmdRun(args []string) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--workdir %s: %w", dir, err)
 	}
-	unlockDir, err := report.Lock(filepath.Join(dir, "persistlab"))
+	unlockDir, err := leftover.Hold(dir, leftover.Run{PID: os.Getpid(), Out: outPath, Started: time.Now().UTC()})
 	if err != nil {
 		return fmt.Errorf("--workdir %s: %w", dir, err)
 	}

@@ -9,11 +9,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 
 	"github.com/mattn/go-sqlite3"
 	"golang.org/x/sys/unix"
+
+	"persistlab/internal/mounts"
 )
 
 // Machine is the hardware and operating system of a run.
@@ -74,41 +75,11 @@ func FileSystemOf(dir string) string {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	data, err := os.ReadFile("/proc/self/mounts")
-	if err != nil {
+	m, ok := mounts.Of(abs)
+	if !ok {
 		return "unknown"
 	}
-	best, desc := -1, "unknown"
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 3 {
-			continue
-		}
-		mp := unescapeMount(f[1])
-		if (abs == mp || strings.HasPrefix(abs, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > best {
-			best, desc = len(mp), f[2]+" on "+mp+" ("+f[0]+")"
-		}
-	}
-	return desc
-}
-
-// unescapeMount undoes the octal escapes /proc/self/mounts uses for spaces and tabs.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return m.Type + " on " + m.Point + " (" + m.Device + ")"
 }
 
 // Versions of persistlab itself and the SQLite it is built with.

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"persistlab/internal/leftover"
+	"persistlab/report"
+)
+
+func cmdClean(args []string) error {
+	fs := flag.NewFlagSet("clean", flag.ContinueOnError)
+	dryRun := fs.Bool("dry-run", false, "list what would be removed, remove nothing")
+	dirs, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	dead := leftover.Find([]string{os.TempDir()}, dirs)
+	if len(dead) == 0 {
+		fmt.Println("no leftovers of killed runs")
+		return nil
+	}
+	var failed []string
+	for _, d := range dead {
+		describe(os.Stdout, d)
+		if *dryRun {
+			continue
+		}
+		if err := clean(d); err != nil {
+			failed = append(failed, err.Error())
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d left: %s", len(failed), strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// describe prints what a dead run left.
+func describe(w io.Writer, d leftover.Dead) {
+	fmt.Fprintf(w, "%s: killed run (pid %d, started %s)", d.Dir, d.Run.PID, d.Run.Started.Format("2006-01-02 15:04:05"))
+	if len(d.Mounts) > 0 {
+		fmt.Fprintf(w, ", %d mount(s)", len(d.Mounts))
+	}
+	if len(d.Processes) > 0 {
+		fmt.Fprintf(w, ", %d process(es) %v", len(d.Processes), d.Processes)
+	}
+	fmt.Fprintln(w)
+}
+
+// clean removes a dead run's leftovers and marks its results file, if it still says running.
+func clean(d leftover.Dead) error {
+	if err := d.Clean(); err != nil {
+		return err
+	}
+	if d.Run.Out == "" {
+		return nil
+	}
+	r, err := report.Load(d.Run.Out)
+	if err != nil || r.Status != report.StatusRunning {
+		return nil
+	}
+	r.Status = report.StatusInterrupted
+	r.Error = "the run was killed; persistlab clean removed what it left"
+	if err := r.Save(d.Run.Out); err != nil {
+		return err
+	}
+	fmt.Printf("%s: marked %s\n", d.Run.Out, r.Status)
+	return nil
+}
+
+// warnOfLeftovers tells, at a run's start, of killed runs' leftovers, and cleans the one in the
+// work directory the user chose again.
+func warnOfLeftovers(workDir string) error {
+	var dirs []string
+	if workDir != "" {
+		dirs = append(dirs, workDir)
+	}
+	var others int
+	for _, d := range leftover.Find([]string{os.TempDir()}, dirs) {
+		if d.Dir == workDir {
+			fmt.Fprintf(os.Stderr, "persistlab: --workdir %s holds a killed run's leftovers; cleaning them first\n", workDir)
+			if err := clean(d); err != nil {
+				return fmt.Errorf("--workdir %s: %w", workDir, err)
+			}
+			continue
+		}
+		others++
+	}
+	if others > 0 {
+		fmt.Fprintf(os.Stderr, "persistlab: warning: %d work directories of killed runs are left (see persistlab clean --dry-run; persistlab clean removes them)\n", others)
+	}
+	return nil
+}
