@@ -56,6 +56,9 @@ type Env struct {
 	CPUs    []int             // CPUs of the system under test; helper processes run there too
 	Options map[string]string // from the scenario's backends[].options
 	Needs   Needs             // what the workload asks of it; New refuses what it cannot serve
+	// Keep leaves the data in WorkDir after Stop (run --keep), for a user to look at; processes
+	// and mounts are stopped all the same.
+	Keep bool
 }
 
 // Stats are cumulative counters a backend keeps (bucket requests, bytes, CPU seconds); the runner

@@ -165,3 +165,15 @@ func TestFirstFormatLoads(t *testing.T) {
 		t.Errorf("fits %d aggregates %d", len(r.Fits), len(r.Aggregates))
 	}
 }
+
+func TestLoadRefusesIncompleteFiles(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{"empty.json": "", "null.json": `{"schema":"persistlab.results/2","scenario":null}`,
+		"other.json": `{"schema":"x/1"}`, "garbage.json": "not json"} {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(content), 0o644)
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -40,7 +40,7 @@ func (r *run) open(cell scenario.Cell) (*cellLife, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	be, err := backend.New(entry.Name, backend.Env{WorkDir: dir, CPUs: r.res.Placement.AppCPUs, Options: entry.Options, Needs: r.info.Needs})
+	be, err := backend.New(entry.Name, backend.Env{WorkDir: dir, CPUs: r.res.Placement.AppCPUs, Options: entry.Options, Needs: r.info.Needs, Keep: r.opts.Keep})
 	if err != nil {
 		return nil, err
 	}

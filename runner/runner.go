@@ -33,6 +33,7 @@ type Options struct {
 	Self     string    // the persistlab executable, for workloads that run part of it
 	Progress io.Writer // nil: quiet
 	Command  []string  // as typed, for the results file
+	Keep     bool      // backends leave their data in the work directory (run --keep)
 }
 
 // run is one execution of a plan.

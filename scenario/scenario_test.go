@@ -190,6 +190,7 @@ duration: 1s
 		{base + "warmup: abc\n", "the duration on line 6", "abc"},
 		{strings.Replace(base, "1s", "1ns", 1), "duration", "1ns"},
 		{base + "repeat: -2\n", "repeat", "-2"},
+		{base + "repeat: 2.9\n", "repeat", "2.9"},
 		{strings.Replace(base, "type: counter", "type: counter, mode: burst", 1), "workload.mode", "burst"},
 		{strings.Replace(base, "type: counter", "type: counter, vus: 3", 1), "sweep.vus", "2,4"},
 		{strings.Replace(base, "type: counter", "type: counter, speed: 3", 1), "workload.speed", "3"},

@@ -381,6 +381,9 @@ func Parse(data []byte, source string) (*Spec, error) {
 	if len(data) > MaxScenarioBytes {
 		return nil, fmt.Errorf("scenario %q: %d bytes: want a scenario under %d KiB", source, len(data), MaxScenarioBytes>>10)
 	}
+	if err := checkWholeNumbers(data, source); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var s Spec
@@ -394,6 +397,36 @@ func Parse(data []byte, source string) (*Spec, error) {
 	}
 	s.fillDefaults()
 	return &s, nil
+}
+
+// checkWholeNumbers refuses a fraction where a count belongs: yaml would read `repeat: 2.9` as 2.
+func checkWholeNumbers(data []byte, source string) error {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil || len(root.Content) == 0 {
+		return nil // the decoder reports it
+	}
+	var walk func(n *yaml.Node, path string) error
+	walk = func(n *yaml.Node, path string) error {
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, v := n.Content[i].Value, n.Content[i+1]
+			field := strings.TrimPrefix(path+"."+key, ".")
+			switch field {
+			case "repeat", "crash.count", "crash.seed", "quick.repeat", "quick.crashes":
+				if v.Kind == yaml.ScalarNode && v.ShortTag() != "!!int" {
+					return &FieldError{Scenario: source, Field: field, Value: v.Value, Allowed: "a whole number"}
+				}
+			case "crash", "quick":
+				if err := walk(v, field); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(root.Content[0], "")
 }
 
 func (s *Spec) fillDefaults() {

@@ -203,6 +203,8 @@ func (l *Litestream) Stop(ctx context.Context) error {
 		errs = append(errs, l.lab.Close())
 		l.lab = nil
 	}
-	errs = append(errs, os.RemoveAll(l.dir))
+	if !l.env.Keep {
+		errs = append(errs, os.RemoveAll(l.dir))
+	}
 	return errors.Join(errs...)
 }

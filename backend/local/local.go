@@ -19,7 +19,8 @@ func init() { backend.Register(Name, New) }
 // Local is a directory on local disk.
 type Local struct {
 	dir   string
-	owned bool // persistlab made dir and removes it on Stop
+	owned bool // persistlab made dir and removes it on Stop (unless kept)
+	keep  bool
 }
 
 // New accepts option "dir": use this existing directory's file system (a subdirectory is made in it).
@@ -27,7 +28,7 @@ func New(env backend.Env) (backend.Backend, error) {
 	if err := backend.CheckOptions(Name, env.Options, "dir"); err != nil {
 		return nil, err
 	}
-	l := &Local{dir: filepath.Join(env.WorkDir, "data"), owned: true}
+	l := &Local{dir: filepath.Join(env.WorkDir, "data"), owned: true, keep: env.Keep}
 	if d := env.Options["dir"]; d != "" {
 		if st, err := os.Stat(d); err != nil || !st.IsDir() {
 			return nil, fmt.Errorf("backend %q: option dir %q: want an existing directory", Name, d)
@@ -53,7 +54,7 @@ func (l *Local) Stats() backend.Stats { return nil }
 
 // Stop removes the directory.
 func (l *Local) Stop(context.Context) error {
-	if !l.owned {
+	if !l.owned || l.keep {
 		return nil
 	}
 	return os.RemoveAll(l.dir)

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,5 +44,24 @@ func TestBadOptions(t *testing.T) {
 	}
 	if _, err := backend.New("nfs", backend.Env{}); err == nil || !strings.Contains(err.Error(), "local") {
 		t.Errorf("unknown backend: %v", err)
+	}
+}
+
+func TestKeepLeavesTheData(t *testing.T) {
+	work := t.TempDir()
+	b, err := New(backend.Env{WorkDir: work, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := b.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(target.Dir, "counter.db"), []byte("data"), 0o644)
+	if err := b.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(target.Dir, "counter.db")); err != nil || string(data) != "data" {
+		t.Errorf("kept data: %q %v", data, err)
 	}
 }

@@ -118,7 +118,7 @@ func cmdRun(args []string) error {
 	if isTerminal(os.Stderr) && os.Getenv("CI") == "" {
 		progress = os.Stderr
 	}
-	res, runErr := runner.Run(ctx, spec, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args})
+	res, runErr := runner.Run(ctx, spec, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep})
 	failed, crossed := 0, []string(nil)
 	if res != nil {
 		report.WriteTables(os.Stdout, res)
