@@ -41,7 +41,7 @@ func fioTables(w io.Writer, r *Results) {
 		for _, name := range r.Scenario.Sweep.ParamNames() {
 			header += name + "\t"
 		}
-		fmt.Fprintln(tw, header+"MiB/s\tIOPS\tavg ms\tread p99\twrite p99\tfsync avg\tGiB\tfio cpu\t"+b+" cpu\t")
+		fmt.Fprintln(tw, header+"MiB/s\tIOPS\tavg ms\tread p99\twrite p99\tfsync avg\tGiB\tfio cpu\t"+b+" cpu\tmachine\t")
 		for _, a := range rows {
 			m := a.Median
 			line := ""
@@ -51,7 +51,11 @@ func fioTables(w io.Writer, r *Results) {
 			line += fmt.Sprintf("%.1f\t%.0f\t%.3f\t%s\t%s\t%s\t%.2f\t%.0f%%\t%s\t", m["mib_s"], m["iops"], m["lat_avg_ms"],
 				optMs(m, "read_lat_p99_ms"), optMs(m, "write_lat_p99_ms"), optMs(m, "fsync_avg_ms"), m["bytes"]/(1<<30),
 				m["cpu_util"]*100, optPct(m, "helper_cpu_util"))
-			fmt.Fprintln(tw, line)
+			line += optPct(m, "machine_cpu_util")
+			if machineBound(a) {
+				line += " bound"
+			}
+			fmt.Fprintln(tw, line+"\t")
 		}
 		tw.Flush()
 	}

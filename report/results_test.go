@@ -177,3 +177,17 @@ func TestLoadRefusesIncompleteFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestRowsBoundByThisMachineAreFlagged(t *testing.T) {
+	r := &Results{Schema: Schema, Scenario: counterSpec("a")}
+	busy, idle := cell("a", 2, 1, 4, 3, 100, 100), cell("a", 4, 1, 8, 8, 100, 100)
+	busy.Metrics["machine_cpu_util"], idle.Metrics["machine_cpu_util"] = 0.97, 0.40
+	r.Cells = []Cell{busy, idle}
+	r.Summarize()
+	var out bytes.Buffer
+	WriteTables(&out, r)
+	text := out.String()
+	if !strings.Contains(text, "bound by this machine") || !strings.Contains(text, "a vus=2 (97%") || strings.Contains(text, "a vus=4 (") {
+		t.Errorf("machine-bound rows:\n%s", text)
+	}
+}

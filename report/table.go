@@ -24,6 +24,7 @@ func WriteTables(w io.Writer, r *Results) {
 	}
 	pres := presenterOf(r)
 	pres.Tables(w, r)
+	writeMachineBound(w, r)
 	writeBucketTable(w, r, pres.Work)
 	writeCrashTable(w, r)
 	if len(r.Cells) > 0 {
@@ -275,5 +276,26 @@ func writeVerdict(w io.Writer, r *Results) {
 	if _, crossed := r.Verdict(); len(crossed) > 0 {
 		fmt.Fprintf(w, "\n%d row(s) over the error threshold (max_error_rate %g): their latency describes failures, not storage\n  %s\n",
 			len(crossed), r.Scenario.ErrorRateLimit(), strings.Join(crossed, "\n  "))
+	}
+}
+
+// MachineBoundShare is the machine CPU share (every core) above which a row is marked as bound by
+// this machine: the cloud model is no longer what limits it.
+const MachineBoundShare = 0.9
+
+// machineBound says whether a row kept this machine's CPUs busy.
+func machineBound(a Aggregate) bool { return a.Median["machine_cpu_util"] >= MachineBoundShare }
+
+// writeMachineBound lists the rows bound by this machine rather than by the cloud model.
+func writeMachineBound(w io.Writer, r *Results) {
+	var rows []string
+	for _, a := range r.Aggregates {
+		if machineBound(a) {
+			rows = append(rows, fmt.Sprintf("%s %s (%.0f%% of the machine's CPU busy)", a.Backend, a.Point, 100*a.Median["machine_cpu_util"]))
+		}
+	}
+	if len(rows) > 0 {
+		fmt.Fprintf(w, "\nbound by this machine, not by the cloud model (CPU %.0f%% busy or more): read these rows as this machine's limit\n  %s\n",
+			100*MachineBoundShare, strings.Join(rows, "\n  "))
 	}
 }

@@ -15,6 +15,10 @@ import (
 	"persistlab/workload"
 )
 
+// MachineCPUMetric is the metric every steady cell carries: the share of the machine's CPU time
+// that was busy while it was measured (report.MachineBoundShare marks rows above it).
+const MachineCPUMetric = "machine_cpu_util"
+
 // CleanupDeadline bounds how long a cell's clean-up may take once the run is cancelled.
 const CleanupDeadline = time.Minute
 

@@ -148,7 +148,8 @@ func TestEveryCellRunsAndEverythingStartedIsStopped(t *testing.T) {
 			if !strings.Contains(c.Failure, "drive failed at 7") {
 				t.Errorf("cell %d failure %q", c.Index, c.Failure)
 			}
-		case c.Failure != "" || c.M("twice_n") != float64(2*n) || c.BackendStats["bucket_class_a"] != 0:
+		case c.Failure != "" || c.M("twice_n") != float64(2*n) || c.BackendStats["bucket_class_a"] != 0 ||
+			c.M(MachineCPUMetric) < 0 || c.M(MachineCPUMetric) > 1:
 			t.Errorf("cell %+v", c)
 		}
 	}

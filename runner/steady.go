@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/internal/proc"
 	"persistlab/report"
 	"persistlab/scenario"
 )
@@ -87,10 +88,12 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 		return fail(err)
 	}
 	before := life.be.Stats()
+	busy0, total0, _ := proc.MachineCPU()
 	res, err := in.Drive(ctx, time.Duration(r.spec.Duration))
 	if err != nil {
 		return fail(err)
 	}
+	busy1, total1, _ := proc.MachineCPU()
 	if ctx.Err() != nil {
 		return fail(context.Cause(ctx))
 	}
@@ -98,6 +101,8 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 	if err := fill(&out, res); err != nil {
 		return fail(err)
 	}
+	// The whole machine's busy share: near 1, the cell measured this machine, not the cloud model.
+	out.Metrics[MachineCPUMetric] = proc.MachineBusy(busy0, total0, busy1, total1)
 	if lr, ok := life.be.(backend.LagReporter); ok && !res.LastWrite.IsZero() {
 		if lag, err := lr.ReplicationLag(ctx, res.LastWrite); err == nil {
 			out.Metrics["replication_lag_ms"] = float64(lag) / float64(time.Millisecond)

@@ -112,3 +112,41 @@ func CPUTime(pid int) (time.Duration, error) {
 	}
 	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
+
+// MachineCPU is the machine's CPU time so far, busy and in all (every CPU, from /proc/stat): two
+// readings give the share of the machine a cell kept busy.
+func MachineCPU() (busy, total time.Duration, err error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 5 || fields[0] != "cpu" {
+		return 0, 0, fmt.Errorf("/proc/stat: no cpu line")
+	}
+	var all, idle int64
+	for i, f := range fields[1:] {
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/stat: %w", err)
+		}
+		if i >= 8 { // guest and guest_nice are already counted in user and nice
+			break
+		}
+		all += v
+		if i == 3 || i == 4 { // idle, iowait
+			idle += v
+		}
+	}
+	tick := time.Second / clockTicks
+	return time.Duration(all-idle) * tick, time.Duration(all) * tick, nil
+}
+
+// MachineBusy is the share of the machine's CPU time that was busy between two readings.
+func MachineBusy(busy0, total0, busy1, total1 time.Duration) float64 {
+	if total1 <= total0 {
+		return 0
+	}
+	return float64(busy1-busy0) / float64(total1-total0)
+}

@@ -77,3 +77,24 @@ func TestCPUTimeGrowsWithWork(t *testing.T) {
 		t.Errorf("CPU time %v -> %v after busy work (%d)", before, after, x)
 	}
 }
+
+// A busy loop on one CPU shows as at least part of a CPU's share of the machine.
+func TestMachineBusySeesWork(t *testing.T) {
+	b0, t0, err := MachineCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for x := 0; time.Now().Before(deadline); x++ {
+		_ = x * x
+	}
+	b1, t1, err := MachineCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := MachineBusy(b0, t0, b1, t1)
+	cpus, _ := OnlineCPUs()
+	if share <= 0 || share > 1 || share < 0.5/float64(len(cpus)) {
+		t.Errorf("busy share %.3f with one CPU spinning on %d", share, len(cpus))
+	}
+}
