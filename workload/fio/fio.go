@@ -46,6 +46,7 @@ var Params = []scenario.Param{
 	{Name: "fadvise_hint", Kind: scenario.KindBool, Default: "true"},
 	{Name: "allrandrepeat", Kind: scenario.KindBool, Default: "false", Help: "the same random offsets on every run"},
 	{Name: "servers", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 64, Help: "run the job on this many fio servers on loopback (client/server mode), each the whole job"},
+	{Name: "job_file", Kind: scenario.KindString, Default: "", Help: "a fio job file of your own, run on the backend's directory instead of the job the other parameters build"},
 }
 
 // Metrics are what a fio cell reports; latencies are total (fio's lat_ns), in ms.
@@ -181,6 +182,16 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	if path := p["job_file"]; path != "" {
+		if p["servers"] != "0" {
+			return &scenario.FieldError{Field: "workload.servers", Value: p["servers"], Allowed: "0 with a job_file of your own"}
+		}
+		text, err := UserJob(path, dir)
+		if err != nil {
+			return &scenario.FieldError{Field: "workload.job_file", Value: path, Allowed: "a readable fio job file: " + err.Error()}
+		}
+		return CheckFile(ctx, w.bin, text, dir)
+	}
 	j, _, err := w.job(p, dir)
 	if err != nil {
 		return err
@@ -190,6 +201,13 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 
 // Start builds the cell's job on the target; fio lays its files out when the job runs.
 func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
+	if path := env.Params["job_file"]; path != "" {
+		text, err := UserJob(path, env.Target.Dir)
+		if err != nil {
+			return nil, err
+		}
+		return &instance{w: w, userJob: text, dir: env.CellDir}, nil
+	}
 	j, servers, err := w.job(env.Params, env.Target.Dir)
 	if err != nil {
 		return nil, err
@@ -215,6 +233,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 type instance struct {
 	w       *Workload
 	job     Job
+	userJob string // a user's own job file, pointed at the target; "" for job
 	dir     string
 	servers []*Server
 }
@@ -225,9 +244,12 @@ func (in *instance) Drive(ctx context.Context, _ time.Duration) (*workload.Resul
 	var out *Output
 	var raw []byte
 	var err error
-	if len(in.servers) == 0 {
+	switch {
+	case in.userJob != "":
+		out, raw, err = RunFile(ctx, in.w.bin, in.userJob, in.dir)
+	case len(in.servers) == 0:
 		out, raw, err = Run(ctx, in.w.bin, in.job, in.dir)
-	} else {
+	default:
 		var addrs []string
 		for _, s := range in.servers {
 			addrs = append(addrs, s.Addr())
@@ -243,6 +265,9 @@ func (in *instance) Drive(ctx context.Context, _ time.Duration) (*workload.Resul
 	res := Result(out)
 	res.Elapsed = time.Since(start)
 	res.Facts["job"] = in.job.File()
+	if in.userJob != "" {
+		res.Facts["job"] = in.userJob
+	}
 	return res, nil
 }
 

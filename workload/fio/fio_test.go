@@ -129,3 +129,39 @@ func TestSweepOverFioParameters(t *testing.T) {
 		t.Errorf("an unknown parameter: %v", err)
 	}
 }
+
+// A user's own job file runs on the target directory, whatever directory it names.
+func TestUsersOwnJobFile(t *testing.T) {
+	w, err := New(scenario.Workload{Type: Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobFile := filepath.Join(t.TempDir(), "mine.fio")
+	os.WriteFile(jobFile, []byte("[global]\ndirectory=/somewhere/else\nbs=4k\n\n[w]\nrw=write\nsize=1MiB\nnumjobs=2\n"), 0o644)
+	p := cellParams(map[string]string{"job_file": jobFile})
+	if err := w.Check(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	target := t.TempDir()
+	in, err := w.Start(context.Background(), workload.Env{Target: backend.Target{Dir: target}, CellDir: t.TempDir(), Params: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Stop(context.Background())
+	res, err := in.Drive(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := os.ReadDir(target)
+	// fio 3.33 reads size=1MiB as 1,000,000 bytes (its KiB/MiB are decimal): two jobs wrote about 2 MB.
+	if len(files) != 2 || res.Metrics["write_bytes"] < 1.9e6 || res.Metrics["write_bytes"] > 2.1e6 || strings.Contains(res.Facts["job"], "/somewhere/else") {
+		t.Errorf("files %d in the target, wrote %v bytes, job:\n%s", len(files), res.Metrics["write_bytes"], res.Facts["job"])
+	}
+	for body, want := range map[string]string{"[w]\nfilename=/etc/passwd\n": "no /", "include other.fio\n": "include", "[w]\nrw=sideways\n": "rw"} {
+		bad := filepath.Join(t.TempDir(), "bad.fio")
+		os.WriteFile(bad, []byte(body), 0o644)
+		if err := w.Check(context.Background(), cellParams(map[string]string{"job_file": bad})); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v", body, err)
+		}
+	}
+}
