@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/persistlab
 
-.PHONY: setup build demo test bench clean
+.PHONY: setup build demo test bench lab-bench clean
 
 setup:
 	scripts/setup
@@ -25,6 +25,11 @@ test: setup
 bench: setup build
 	$(GO) run ./bench/driver --persistlab $(BIN)
 	$(GO) run ./bench/fio --persistlab $(BIN)
+	$(GO) run ./bench/lab
+
+# The lab bucket's own ceiling, model off: JSON API and a gcsfuse mount, each way (a benchmark, not a test).
+lab-bench: setup
+	$(GO) run ./bench/lab
 
 clean:
 	rm -rf bin out

@@ -22,7 +22,7 @@ func cmdLab(args []string) error {
 	model := bucket.DefaultModel()
 	addModelFlags(fs, &model)
 	noDelay := fs.Bool("no-delay", false, "serve at loopback speed (keep only the per-object write limit)")
-	logPath := fs.String("log", "", "append every request, in Apache combined log format, to this file")
+	logPath := fs.String("log", "", "append every request, in Apache Common Log Format (plus the seconds taken), to this file")
 	if _, err := parseInterspersed(fs, args[1:]); err != nil {
 		return err
 	}

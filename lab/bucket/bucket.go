@@ -1,5 +1,6 @@
 // Package bucket is the lab's Cloud Storage: a GCS JSON API server on loopback (the embedded
-// fake-gcs-server) behind a cloud model of small stages: per-class latency, per-stream bandwidth,
+// fake-gcs-server for metadata, with object bodies kept in files and streamed by the store in
+// front of it) behind a cloud model of small stages: per-class latency, per-stream bandwidth,
 // GCS's per-object write limit answered with 429, and request accounting by pricing class.
 package bucket
 
@@ -10,7 +11,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
@@ -21,17 +24,25 @@ type Config struct {
 	Listen  string   // loopback address; port 0 picks a free one
 	Buckets []string // created at start
 	Model   Model
-	Log     io.Writer // request log of the emulator; nil for none
+	Log     io.Writer // request log: a line per request (Common Log Format, then seconds taken); nil for none
+	// StorageRoot is where object bodies are kept: Start makes a directory of its own in it, which
+	// Close removes (metadata stays in the emulator's memory). "" for the system's temporary
+	// directory. A body costs disk there, not memory.
+	StorageRoot string
 }
 
 // Server is a running lab bucket.
 type Server struct {
 	emulator *fakestorage.Server
+	store    *store
 	listener net.Listener
 	http     *http.Server
 	acct     *accountant
 	port     int
 	done     chan error
+
+	connsMu sync.Mutex
+	unused  map[net.Conn]bool // connections that have not started a request yet
 }
 
 // Start serves the bucket. The emulator answers as host "localhost:PORT", as gcsfuse needs.
@@ -52,27 +63,37 @@ func Start(cfg Config) (*Server, error) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	public := "localhost:" + strconv.Itoa(port)
+	// The emulator keeps metadata (in memory); the store in front of it keeps bodies, in files.
+	dir, err := os.MkdirTemp(cfg.StorageRoot, "persistlab-bucket-")
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("lab bucket: storage root: %w", err)
+	}
 	emu, err := fakestorage.NewServerWithOptions(fakestorage.Options{
 		NoListener: true, Scheme: "http", Host: "127.0.0.1", Port: uint16(port),
-		PublicHost: public, ExternalURL: "http://" + public, Writer: cfg.Log,
+		PublicHost: public, ExternalURL: "http://" + public,
 	})
 	if err != nil {
 		ln.Close()
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("lab bucket: %w", err)
 	}
 	for _, b := range cfg.Buckets {
 		emu.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: b})
 	}
-	s := &Server{emulator: emu, listener: ln, acct: newAccountant(), port: port, done: make(chan error, 1)}
+	st := newStore(emu, public, dir)
+	s := &Server{emulator: emu, store: st, listener: ln, acct: newAccountant(), port: port, done: make(chan error, 1)}
 	limiter := newObjectLimiter(cfg.Model.ObjectUpdateInterval, cfg.Model.ObjectUpdateBurst)
-	handler := chain(emu.HTTPHandler(),
+	handler := chain(st,
+		logStage(cfg.Log),
 		classifyStage,
 		s.acct.stage,
 		limiter.stage,
 		newLatencyStage(cfg.Model).stage,
 		bandwidthStage(cfg.Model.StreamBytesPerSecond),
 	)
-	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second}
+	s.unused = map[net.Conn]bool{}
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, ConnState: s.trackConn}
 	go func() { s.done <- s.http.Serve(ln) }()
 	return s, nil
 }
@@ -121,43 +142,54 @@ func (s *Server) ObjectNames(bucket string) ([]string, error) {
 	return names, nil
 }
 
-// Close stops serving.
+// trackConn keeps the connections no request has used yet, which Close closes.
+func (s *Server) trackConn(c net.Conn, state http.ConnState) {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if state == http.StateNew {
+		s.unused[c] = true
+	} else {
+		delete(s.unused, c)
+	}
+}
+
+// Close stops serving, letting requests in progress finish (up to 5 s), and removes the object
+// bodies. Connections a client opened but never used are closed at once (http.Server.Shutdown
+// would wait 5 s for their first request).
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := s.http.Shutdown(ctx)
+	shut := make(chan error, 1)
+	go func() { shut <- s.http.Shutdown(ctx) }()
+	for {
+		select {
+		case err := <-shut:
+			return s.closed(err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		s.connsMu.Lock()
+		for c := range s.unused {
+			c.Close()
+		}
+		s.connsMu.Unlock()
+	}
+}
+
+func (s *Server) closed(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = s.http.Close()
 	}
 	s.emulator.Stop()
-	return err
+	s.store.close()
+	return errors.Join(err, os.RemoveAll(s.store.dir))
 }
 
 // Snapshot copies every object of src whose name starts with prefix into bucket dst (made if
 // needed, emptied of that prefix first), server-side and outside the model: it records what the
-// bucket held at one moment without costing the workload anything.
+// bucket held at one moment without costing the workload anything. A copy's body is a hard link
+// to the original's file; no write to the bucket lands meanwhile.
 func (s *Server) Snapshot(src, dst, prefix string) (int, error) {
-	s.emulator.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: dst})
-	old, err := s.objectsUnder(dst, prefix)
-	if err != nil {
-		return 0, err
-	}
-	for _, o := range old {
-		if err := s.emulator.Backend().DeleteObject(dst, o.Name); err != nil {
-			return 0, err
-		}
-	}
-	objs, err := s.objectsUnder(src, prefix)
-	if err != nil {
-		return 0, err
-	}
-	for _, attrs := range objs {
-		obj, err := s.emulator.GetObject(src, attrs.Name)
-		if err != nil {
-			return 0, err
-		}
-		obj.BucketName = dst
-		s.emulator.CreateObject(obj)
-	}
-	return len(objs), nil
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	return s.store.snapshotLocked(s, src, dst, prefix)
 }

@@ -35,6 +35,9 @@ func TestClassifyFollowsTheGCSPricingTable(t *testing.T) {
 			"--B\r\nContent-Type: application/json\r\n\r\n{\"name\":\"ltx/0/1.ltx\"}\r\n--B\r\nContent-Type: application/octet-stream\r\n\r\ndata\r\n--B--\r\n",
 			"storage.objects.insert", ClassA, "ltx/0/1.ltx"},
 		{"POST", "/upload/storage/v1/b/bk/o?uploadType=resumable", "application/json", `{"name":"big"}`, "storage.objects.insert", ClassA, "big"},
+		// The data of a resumable upload, on the session URI the lab answers: not an operation of its own.
+		{"PUT", "/upload/storage/v1/b/bk/o?uploadType=resumable&name=big&upload_id=u1", "", "data", "storage.objects.insert (resumable data)", ClassNone, "big"},
+		{"POST", "/upload/resumable/u2", "", "data", "storage.objects.insert (resumable data)", ClassNone, ""},
 	} {
 		r := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
 		if tc.contentType != "" {

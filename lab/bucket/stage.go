@@ -54,6 +54,9 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// Unwrap gives http.ResponseController the writer underneath.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
 func (s *statusWriter) Flush() {
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
 		f.Flush()

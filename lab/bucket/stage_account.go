@@ -72,6 +72,10 @@ func (a *accountant) stage(next http.Handler) http.Handler {
 		case sw.status >= 400:
 			a.acc.Errors++
 		}
+		if completesWrite(op, sw) {
+			a.lastWrite[op.Bucket+"/"+op.Object] = done
+			a.writeAdded.Broadcast()
+		}
 		if op.Class == ClassNone {
 			return
 		}
@@ -84,11 +88,20 @@ func (a *accountant) stage(next http.Handler) http.Handler {
 		case ClassFree:
 			a.acc.Free++
 		}
-		if op.Mutation && op.Object != "" && sw.status < 300 {
-			a.lastWrite[op.Bucket+"/"+op.Object] = done
-			a.writeAdded.Broadcast()
-		}
 	})
+}
+
+// completesWrite reports whether a request that succeeded completed a write of op.Object: every
+// mutation does, except the start of a resumable upload and its data requests before the last
+// (answered 308, or 200 with X-Http-Status-Code-Override: 308 for clients that ask so).
+func completesWrite(op Op, sw *statusWriter) bool {
+	switch {
+	case !op.Mutation || op.Object == "" || sw.status >= 300 || op.Resumable == ResumableStart:
+		return false
+	case op.Resumable == ResumableData:
+		return sw.Header().Get("X-Http-Status-Code-Override") != "308"
+	}
+	return true
 }
 
 func (a *accountant) snapshot() Accounting {

@@ -41,10 +41,22 @@ type pacedWriter struct {
 	p pacer
 }
 
+// paceStep is the most a paced writer sends before it waits: the pace sleeps after the bytes go,
+// so a body runs ahead of the rate by at most one step.
+const paceStep = 64 << 10
+
 func (w *pacedWriter) Write(b []byte) (int, error) {
-	n, err := w.ResponseWriter.Write(b)
-	w.p.pace(n)
-	return n, err
+	written := 0
+	for len(b) > 0 {
+		n, err := w.ResponseWriter.Write(b[:min(len(b), paceStep)])
+		written += n
+		w.p.pace(n)
+		if err != nil {
+			return written, err
+		}
+		b = b[n:]
+	}
+	return written, nil
 }
 
 func (w *pacedWriter) Flush() {

@@ -48,7 +48,8 @@ func (l *objectLimiter) stage(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op := opOf(r)
-		if op.Mutation && op.Object != "" && !l.allow(op.Bucket+"/"+op.Object, time.Now()) {
+		// A resumable upload is one write, limited when it starts; its data requests are not.
+		if op.Mutation && op.Object != "" && op.Resumable != ResumableData && !l.allow(op.Bucket+"/"+op.Object, time.Now()) {
 			w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 			w.WriteHeader(http.StatusTooManyRequests)
 			_, _ = w.Write([]byte(gcs429))
