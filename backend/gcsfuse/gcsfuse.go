@@ -27,6 +27,12 @@ const Name = "gcsfuse"
 // BucketName is the lab bucket's name.
 const BucketName = "persistlab"
 
+// The optional capabilities the runner finds by type assertion, checked at compile time.
+var (
+	_ backend.Crasher = (*GCSFuse)(nil)
+	_ backend.MultiInstance = (*GCSFuse)(nil)
+)
+
 func init() { backend.Register(Name, New) }
 
 // GCSFuse is a gcsfuse mount of a bucket.

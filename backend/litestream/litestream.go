@@ -28,6 +28,13 @@ const BucketName = "persistlab"
 // DefaultSyncInterval is Litestream's own default replica sync-interval (litestream.io/reference/config).
 const DefaultSyncInterval = time.Second
 
+// The optional capabilities the runner finds by type assertion, checked at compile time.
+var (
+	_ backend.Crasher = (*Litestream)(nil)
+	_ backend.Positioner = (*Litestream)(nil)
+	_ backend.LagReporter = (*Litestream)(nil)
+)
+
 func init() { backend.Register(Name, New) }
 
 // Litestream is a local database replicated to a bucket by a litestream process.

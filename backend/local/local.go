@@ -14,6 +14,11 @@ import (
 // Name is the backend's name in scenarios.
 const Name = "local"
 
+// The optional capabilities the runner finds by type assertion, checked at compile time.
+var (
+	_ backend.Crasher = (*Local)(nil)
+)
+
 func init() { backend.Register(Name, New) }
 
 // Local is a directory on local disk.
