@@ -29,7 +29,7 @@ const BucketName = "persistlab"
 
 // The optional capabilities the runner finds by type assertion, checked at compile time.
 var (
-	_ backend.Crasher = (*GCSFuse)(nil)
+	_ backend.Crasher       = (*GCSFuse)(nil)
 	_ backend.MultiInstance = (*GCSFuse)(nil)
 )
 

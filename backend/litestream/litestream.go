@@ -30,8 +30,8 @@ const DefaultSyncInterval = time.Second
 
 // The optional capabilities the runner finds by type assertion, checked at compile time.
 var (
-	_ backend.Crasher = (*Litestream)(nil)
-	_ backend.Positioner = (*Litestream)(nil)
+	_ backend.Crasher     = (*Litestream)(nil)
+	_ backend.Positioner  = (*Litestream)(nil)
 	_ backend.LagReporter = (*Litestream)(nil)
 )
 
