@@ -182,6 +182,10 @@ func TestBadInputNamesFieldAndValue(t *testing.T) {
 		{[]string{"run", "cloudrun-sqlite", "--vus", "2..x"}, []string{"sweep.vus", "2..x", "range"}},
 		{[]string{"run", "cloudrun-sqlite", "--vus", "1..2000000000"}, []string{"sweep.vus", "1..2000000000", "10000"}},
 		{[]string{"run", "cloudrun-sqlite", "--set", "speed=3"}, []string{"workload.speed", "vus, mode"}},
+		{[]string{"run", "cloudrun-sqlite", "--rate", "NaN"}, []string{"workload.rate", "NaN"}},
+		{[]string{"run", "cloudrun-sqlite", "--repeat", "0"}, []string{"--repeat", "1 to 100"}},
+		{[]string{"run", "cloudrun-sqlite", "--duration", "1ns"}, []string{"duration", "1ns"}},
+		{[]string{"run", emptyFile(t)}, []string{"empty"}},
 		{[]string{"run", "cloudrun-sqlite", "--rate", "0.5", "--set", "mode=closed"}, []string{"workload.rate", "closed-loop"}},
 		{[]string{"run", "cloudrun-sqlite", "--backend", "nfs"}, []string{"backends[0].name", "nfs", "local"}},
 		{[]string{"run", "cloudrun-sqlite", "--duration", "soon"}, []string{"--duration", "soon"}},
@@ -285,4 +289,12 @@ func TestLabServeLogsRequestsAndCountsThemOnExit(t *testing.T) {
 	if !strings.Contains(stdout.String(), "class A 1") || !strings.Contains(stdout.String(), "storage.objects.list") {
 		t.Errorf("exit summary: %s", stdout.String())
 	}
+}
+
+func emptyFile(t *testing.T) string {
+	path := filepath.Join(t.TempDir(), "empty.yaml")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
