@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,6 +95,11 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 	}
 	if ctx.Err() != nil {
 		return fail(context.Cause(ctx))
+	}
+	for k := range merged.Metrics { // sums of per-instance latency figures mean nothing
+		if strings.HasPrefix(k, "service_") {
+			delete(merged.Metrics, k)
+		}
 	}
 	latency.Summarize(merged.Elapsed).Metrics("", merged.Metrics)
 	merged.Histograms["latency"] = latency
