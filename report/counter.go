@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"text/tabwriter"
 
 	"persistlab/measure"
@@ -101,7 +102,11 @@ func counterFits(r *Results) {
 		if len(x[b]) == 0 {
 			continue
 		}
-		f := Fit{Backend: b, AvgMsPerVU: measure.SlopeThroughOrigin(x[b], y[b]), Points: len(x[b])}
+		k := measure.SlopeThroughOrigin(x[b], y[b])
+		if math.IsNaN(k) || math.IsInf(k, 0) { // vus fixed, not swept: no slope to fit
+			continue
+		}
+		f := Fit{Backend: b, AvgMsPerVU: k, Points: len(x[b])}
 		if p := r.published(b); p != nil && p.Slope > 0 {
 			f.Published, f.PublishedFrom = p.Slope, p.Source
 		}

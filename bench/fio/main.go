@@ -72,7 +72,7 @@ func viaPersistlab(self, work, sets string) (float64, string) {
 		fail("%v", err)
 	}
 	out := filepath.Join(work, "r.json")
-	args := []string{"run", scenario, "--out", out}
+	args := []string{"run", scenario, "--force", "--out", out}
 	for _, kv := range strings.Fields(sets) {
 		args = append(args, "--set", kv)
 	}

@@ -15,6 +15,7 @@ import (
 
 	_ "persistlab/backend/all" // every backend
 	"persistlab/internal/leftover"
+	"persistlab/internal/mounts"
 	"persistlab/report"
 	"persistlab/runner"
 	"persistlab/scenario"
@@ -127,7 +128,8 @@ func cmdRun(args []string) error {
 		}
 		failed, crossed = res.Verdict()
 	}
-	keepDir := *keep || !temporary || failed > 0
+	// A mount still attached (a backend that failed to stop) must never be walked by RemoveAll.
+	keepDir := *keep || !temporary || failed > 0 || len(mounts.Under(dir)) > 0
 	if keepDir {
 		fmt.Printf("logs and databases: %s\n", dir)
 	} else {
