@@ -33,12 +33,7 @@ func counterTables(w io.Writer, r *Results) {
 	fmt.Fprintf(w, "%s loop, %s per run, %d run(s) per row, each column the median over runs; latency in ms\n",
 		mode, r.Scenario.Duration, r.Scenario.Repeat)
 	for _, b := range r.backendOrder() {
-		var rows []Aggregate
-		for _, a := range r.Aggregates {
-			if a.Backend == b {
-				rows = append(rows, a)
-			}
-		}
+		rows := r.aggregatesOf(b)
 		if len(rows) == 0 {
 			continue
 		}

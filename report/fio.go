@@ -26,12 +26,7 @@ func init() {
 func fioTables(w io.Writer, r *Results) {
 	fmt.Fprintf(w, "fio, %d run(s) per row, each column the median over runs; latency is fio's total (lat_ns) in ms\n", r.Scenario.Repeat)
 	for _, b := range r.backendOrder() {
-		var rows []Aggregate
-		for _, a := range r.Aggregates {
-			if a.Backend == b {
-				rows = append(rows, a)
-			}
-		}
+		rows := r.aggregatesOf(b)
 		if len(rows) == 0 {
 			continue
 		}

@@ -291,6 +291,17 @@ func bucketUse(cells []Cell, prices []scenario.Price, work WorkUnit) *BucketUse 
 	return u
 }
 
+// aggregatesOf is backend b's rows, in sweep order.
+func (r *Results) aggregatesOf(b string) []Aggregate {
+	var rows []Aggregate
+	for _, a := range r.Aggregates {
+		if a.Backend == b {
+			rows = append(rows, a)
+		}
+	}
+	return rows
+}
+
 func (r *Results) backendOrder() []string {
 	var names []string
 	if r.Scenario != nil {
