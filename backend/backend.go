@@ -45,6 +45,21 @@ type Positioner interface {
 	RestorePosition(ctx context.Context, dbPath string) error
 }
 
+// CeilingProber is a backend whose lab part (the emulated bucket or volume) runs on this machine:
+// it measures what that part moves with the cloud model off, so a result near it can be flagged
+// as bound by this machine rather than by the model. A backend on a real cloud service has no
+// such ceiling and says so with ok false.
+type CeilingProber interface {
+	ProbeCeiling(ctx context.Context) (c Ceiling, ok bool, err error)
+}
+
+// Ceiling is the lab's own throughput on this machine, with the cloud model off.
+type Ceiling struct {
+	ReadMiBs  float64 `json:"read_mib_s"`
+	WriteMiBs float64 `json:"write_mib_s"`
+	Method    string  `json:"method"` // how it was measured, for the results file
+}
+
 // Target is what a started backend gives the workload.
 type Target struct {
 	Dir string // the directory the workload keeps its files in

@@ -47,7 +47,7 @@ func fioTables(w io.Writer, r *Results) {
 				optMs(m, "read_lat_p99_ms"), optMs(m, "write_lat_p99_ms"), optMs(m, "fsync_avg_ms"), m["bytes"]/(1<<30),
 				m["cpu_util"]*100, optPct(m, "helper_cpu_util"))
 			line += optPct(m, "machine_cpu_util")
-			if machineBound(a) {
+			if r.boundBy(a) != "" {
 				line += " bound"
 			}
 			fmt.Fprintln(tw, line+"\t")

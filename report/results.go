@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"persistlab/backend"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +46,9 @@ type Results struct {
 	Machine   sysinfo.Machine   `json:"machine"`
 	Versions  map[string]string `json:"versions"`
 	Placement Placement         `json:"placement"`
+	// Ceilings are the lab's own throughput on this machine with the model off, per backend entry
+	// (backend.CeilingProber), measured before the first cell.
+	Ceilings map[string]backend.Ceiling `json:"ceilings,omitempty"`
 	// Notes are what the run noticed outside any cell (a shared backend that failed to stop).
 	Notes []string `json:"notes,omitempty"`
 	// Units names the unit of each metric, as the workload declared it.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"persistlab/backend"
 	"persistlab/measure"
 	"persistlab/scenario"
 )
@@ -189,5 +190,33 @@ func TestRowsBoundByThisMachineAreFlagged(t *testing.T) {
 	text := out.String()
 	if !strings.Contains(text, "bound by this machine") || !strings.Contains(text, "a vus=2 (97%") || strings.Contains(text, "a vus=4 (") {
 		t.Errorf("machine-bound rows:\n%s", text)
+	}
+}
+
+func TestRowsNearTheLabsCeilingAreFlagged(t *testing.T) {
+	r := &Results{Schema: Schema, Scenario: counterSpec("a")}
+	near, far := cell("a", 2, 1, 4, 3, 100, 100), cell("a", 4, 1, 8, 8, 100, 100)
+	near.Metrics["read_mib_s"], far.Metrics["read_mib_s"] = 450, 300
+	near.Metrics["write_mib_s"], far.Metrics["write_mib_s"] = 10, 190
+	r.Ceilings = map[string]backend.Ceiling{"a": {ReadMiBs: 500, WriteMiBs: 200, Method: "probe"}}
+	r.Cells = []Cell{near, far}
+	r.Summarize()
+	var out bytes.Buffer
+	WriteTables(&out, r)
+	text := out.String()
+	for _, want := range []string{"ceiling for backend a on this machine: read 500 MiB/s, write 200 MiB/s (probe)",
+		"a vus=2 (read 450 MiB/s, 90% of the lab's read ceiling 500 MiB/s)", "a vus=4 (write 190 MiB/s, 95% of the lab's write ceiling 200 MiB/s)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("want %q in:\n%s", want, text)
+		}
+	}
+	// The ceiling survives a save and a load.
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := r.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil || back.Ceilings["a"] != r.Ceilings["a"] {
+		t.Errorf("loaded ceilings %v, %v", back.Ceilings, err)
 	}
 }

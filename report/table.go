@@ -283,19 +283,45 @@ func writeVerdict(w io.Writer, r *Results) {
 // this machine: the cloud model is no longer what limits it.
 const MachineBoundShare = 0.9
 
-// machineBound says whether a row kept this machine's CPUs busy.
-func machineBound(a Aggregate) bool { return a.Median["machine_cpu_util"] >= MachineBoundShare }
+// CeilingShare is the share of the lab's own ceiling (Results.Ceilings, measured with the model
+// off) above which a row is marked as bound by this machine.
+const CeilingShare = 0.8
+
+// boundBy says why a row is bound by this machine rather than by the cloud model ("" if it is not):
+// it kept the machine's CPUs busy, or it moved data near what the lab moves with the model off.
+func (r *Results) boundBy(a Aggregate) string {
+	var why []string
+	if cpu := a.Median["machine_cpu_util"]; cpu >= MachineBoundShare {
+		why = append(why, fmt.Sprintf("%.0f%% of the machine's CPU busy", 100*cpu))
+	}
+	if c, ok := r.Ceilings[a.Backend]; ok {
+		for _, d := range []struct {
+			metric, dir string
+			ceiling     float64
+		}{{"read_mib_s", "read", c.ReadMiBs}, {"write_mib_s", "write", c.WriteMiBs}} {
+			if v := a.Median[d.metric]; d.ceiling > 0 && v >= CeilingShare*d.ceiling {
+				why = append(why, fmt.Sprintf("%s %.0f MiB/s, %.0f%% of the lab's %s ceiling %.0f MiB/s", d.dir, v, 100*v/d.ceiling, d.dir, d.ceiling))
+			}
+		}
+	}
+	return strings.Join(why, "; ")
+}
 
 // writeMachineBound lists the rows bound by this machine rather than by the cloud model.
 func writeMachineBound(w io.Writer, r *Results) {
 	var rows []string
 	for _, a := range r.Aggregates {
-		if machineBound(a) {
-			rows = append(rows, fmt.Sprintf("%s %s (%.0f%% of the machine's CPU busy)", a.Backend, a.Point, 100*a.Median["machine_cpu_util"]))
+		if why := r.boundBy(a); why != "" {
+			rows = append(rows, fmt.Sprintf("%s %s (%s)", a.Backend, a.Point, why))
+		}
+	}
+	for _, b := range r.backendOrder() {
+		if c, ok := r.Ceilings[b]; ok {
+			fmt.Fprintf(w, "\nthe lab's own ceiling for backend %s on this machine: read %.0f MiB/s, write %.0f MiB/s (%s)\n", b, c.ReadMiBs, c.WriteMiBs, c.Method)
 		}
 	}
 	if len(rows) > 0 {
-		fmt.Fprintf(w, "\nbound by this machine, not by the cloud model (CPU %.0f%% busy or more): read these rows as this machine's limit\n  %s\n",
-			100*MachineBoundShare, strings.Join(rows, "\n  "))
+		fmt.Fprintf(w, "\nbound by this machine, not by the cloud model (CPU %.0f%% busy or more, or %.0f%% of the lab's ceiling): read these rows as this machine's limit\n  %s\n",
+			100*MachineBoundShare, 100*CeilingShare, strings.Join(rows, "\n  "))
 	}
 }

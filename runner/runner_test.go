@@ -244,3 +244,46 @@ func TestShareBackendStartsEachBackendOncePerRepeat(t *testing.T) {
 		t.Errorf("shared backend with crash runs: %v", err)
 	}
 }
+
+// fakeProbed is a fakedisk whose lab part has a ceiling on this machine.
+type fakeProbed struct{ fakeBackend }
+
+func (b *fakeProbed) ProbeCeiling(context.Context) (backend.Ceiling, bool, error) {
+	record("probe %s", filepath.Base(b.env.WorkDir))
+	return backend.Ceiling{ReadMiBs: 100, WriteMiBs: 50, Method: "fake"}, true, nil
+}
+
+func init() {
+	backend.Register("fakeprobed", func(env backend.Env) (backend.Backend, error) {
+		return &fakeProbed{fakeBackend{env: env}}, nil
+	})
+	workload.Register(workload.Info{
+		Name:    "fakebulk",
+		Params:  []scenario.Param{{Name: "n", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 100}},
+		Metrics: []workload.Metric{{Name: workload.ReadMiBs, Unit: "MiB/s"}},
+		New:     func(scenario.Workload) (workload.Workload, error) { return fakeWorkload{}, nil },
+	})
+}
+
+// A workload that moves bulk data gets each probing backend's ceiling measured once, before the
+// first cell; one that does not, does not pay for the probe.
+func TestCeilingsAreProbedOncePerBackendForBulkWorkloads(t *testing.T) {
+	spec := fakeSpec("1,3", scenario.BackendSpec{Name: "fakeprobed", Label: "p"}, scenario.BackendSpec{Name: "fakedisk", Label: "d"})
+	spec.Workload.Type = "fakebulk"
+	res, err := runFake(t, context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := takeLedger()
+	if count(log, "probe") != 1 || log[0] != "probe ceiling-0" || len(res.Ceilings) != 1 || res.Ceilings["p"].ReadMiBs != 100 {
+		t.Errorf("ceilings %v; ledger %v", res.Ceilings, log)
+	}
+	spec.Workload.Type = "fake"
+	res, err = runFake(t, context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log := takeLedger(); count(log, "probe") != 0 || len(res.Ceilings) != 0 {
+		t.Errorf("a counter-like workload was probed: %v %v", res.Ceilings, log)
+	}
+}

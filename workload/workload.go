@@ -24,6 +24,23 @@ type Metric struct {
 	Help         string
 }
 
+// The metrics of a workload that moves bulk data: with them declared, the runner measures the
+// lab's own ceiling on this machine (backend.CeilingProber) and the report flags rows near it.
+const (
+	ReadMiBs  = "read_mib_s"
+	WriteMiBs = "write_mib_s"
+)
+
+// MovesBulk says whether a workload declares read or write bandwidth among its metrics.
+func (i Info) MovesBulk() bool {
+	for _, m := range i.Metrics {
+		if m.Name == ReadMiBs || m.Name == WriteMiBs {
+			return true
+		}
+	}
+	return false
+}
+
 // Info describes a workload to the runner, to validation and to users.
 type Info struct {
 	Name        string

@@ -16,9 +16,23 @@ import (
 	"persistlab/internal/mounts"
 )
 
-// Run checks the backend made by newBackend, which is given a fresh work directory.
-func Run(t *testing.T, newBackend func(workDir string) (backend.Backend, error)) {
+// Feature is a promise a backend makes beyond the suite's baseline, tested when given to Run.
+type Feature int
+
+const (
+	// KeepsFilesAcrossCrash: a file written and closed before Crash is there after Recover (a
+	// bucket keeps objects; Litestream keeps only its database, so it does not promise this).
+	KeepsFilesAcrossCrash Feature = iota + 1
+)
+
+// Run checks the backend made by newBackend, which is given a fresh work directory. Crash and
+// recovery, and a second instance, are tested when the backend implements them.
+func Run(t *testing.T, newBackend func(workDir string) (backend.Backend, error), features ...Feature) {
 	t.Helper()
+	promised := map[Feature]bool{}
+	for _, f := range features {
+		promised[f] = true
+	}
 	t.Run("StartWriteReadStop", func(t *testing.T) {
 		work := t.TempDir()
 		before := Snapshot(t, work)
@@ -68,6 +82,114 @@ func Run(t *testing.T, newBackend func(workDir string) (backend.Backend, error))
 		}
 		Snapshot(t, work).MustEqual(t, before)
 	})
+	t.Run("CrashRecover", func(t *testing.T) {
+		work := t.TempDir()
+		before := Snapshot(t, work)
+		b, err := newBackend(work)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crasher, ok := b.(backend.Crasher)
+		if !ok {
+			t.Skipf("backend %s cannot lose its instance", b.Name())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		defer func() {
+			if err := b.Stop(ctx); err != nil {
+				t.Error(err)
+			}
+			Snapshot(t, work).MustEqual(t, before)
+		}()
+		target, err := b.Start(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload := bytes.Repeat([]byte("before the crash "), 4096)
+		if err := writeSynced(filepath.Join(target.Dir, "crash.bin"), payload); err != nil {
+			t.Fatal(err)
+		}
+		if err := crasher.Crash(); err != nil {
+			t.Fatal(err)
+		}
+		again, err := crasher.Recover(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A crash may lose a file (a backend that keeps one database), never corrupt one.
+		got, err := os.ReadFile(filepath.Join(again.Dir, "crash.bin"))
+		switch {
+		case err == nil && !bytes.Equal(got, payload):
+			t.Errorf("after recovery crash.bin holds %d bytes that differ from the %d written", len(got), len(payload))
+		case err != nil && promised[KeepsFilesAcrossCrash]:
+			t.Errorf("a file closed before the crash is gone after recovery: %v", err)
+		}
+		// The new instance works.
+		if err := writeSynced(filepath.Join(again.Dir, "after.bin"), payload); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(filepath.Join(again.Dir, "after.bin")); err != nil || !bytes.Equal(got, payload) {
+			t.Errorf("the recovered instance read back %d bytes (%v)", len(got), err)
+		}
+	})
+	t.Run("SecondInstance", func(t *testing.T) {
+		work := t.TempDir()
+		before := Snapshot(t, work)
+		b, err := newBackend(work)
+		if err != nil {
+			t.Fatal(err)
+		}
+		multi, ok := b.(backend.MultiInstance)
+		if !ok {
+			t.Skipf("backend %s serves one instance", b.Name())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		defer func() {
+			if err := b.Stop(ctx); err != nil {
+				t.Error(err)
+			}
+			Snapshot(t, work).MustEqual(t, before)
+		}()
+		first, err := b.Start(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload := bytes.Repeat([]byte("shared "), 4096)
+		if err := writeSynced(filepath.Join(first.Dir, "one.bin"), payload); err != nil {
+			t.Fatal(err)
+		}
+		second, err := multi.AddInstance(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if second.Dir == first.Dir {
+			t.Fatalf("the second instance shares the first's directory %s: it should have its own view", first.Dir)
+		}
+		if got, err := os.ReadFile(filepath.Join(second.Dir, "one.bin")); err != nil || !bytes.Equal(got, payload) {
+			t.Errorf("the second instance reads %d bytes of the first's file (%v), want %d", len(got), err, len(payload))
+		}
+		if err := writeSynced(filepath.Join(second.Dir, "two.bin"), payload); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// writeSynced writes a file, fsyncs and closes it: what a careful application does.
+func writeSynced(path string, data []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // State is what a backend could leave behind: mounts under its work directory and this process's

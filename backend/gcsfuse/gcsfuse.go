@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"persistlab/internal/sysinfo"
 	"persistlab/internal/tools"
 	"persistlab/lab/bucket"
+	"persistlab/scenario"
 )
 
 // Name is the backend's name in scenarios.
@@ -31,6 +33,7 @@ const BucketName = "persistlab"
 var (
 	_ backend.Crasher       = (*GCSFuse)(nil)
 	_ backend.MultiInstance = (*GCSFuse)(nil)
+	_ backend.CeilingProber = (*GCSFuse)(nil)
 )
 
 func init() { backend.Register(Name, New) }
@@ -46,6 +49,7 @@ type GCSFuse struct {
 	bucket    string
 
 	endpointInUse string
+	probeSize     int64 // bytes ProbeCeiling moves each way
 
 	lab       *bucket.Server
 	instances []*instance // every gcsfuse this backend started; the last is the current one
@@ -62,7 +66,7 @@ type instance struct {
 
 // New checks the options and finds the gcsfuse binary.
 func New(env backend.Env) (backend.Backend, error) {
-	allowed := append([]string{"file_cache", "flags", "endpoint", "bucket"}, bucket.ModelOptions...)
+	allowed := append([]string{"file_cache", "flags", "endpoint", "bucket", "ceiling_probe"}, bucket.ModelOptions...)
 	if err := backend.CheckOptions(Name, env.Options, allowed...); err != nil {
 		return nil, err
 	}
@@ -89,6 +93,12 @@ func New(env backend.Env) (backend.Backend, error) {
 	if b := env.Options["bucket"]; b != "" {
 		g.bucket = b
 	}
+	g.probeSize = DefaultCeilingProbe
+	if v, ok := env.Options["ceiling_probe"]; ok {
+		if g.probeSize, err = scenario.ParseSize(v); err != nil || g.probeSize < 0 {
+			return nil, fmt.Errorf("backend %q: option ceiling_probe %q: want a size like 256MiB (0: do not probe)", Name, v)
+		}
+	}
 	g.version = sysinfo.ProgramVersion(g.bin, "--version")
 	return g, nil
 }
@@ -109,7 +119,8 @@ func (g *GCSFuse) Start(ctx context.Context) (backend.Target, error) {
 	}
 	g.endpointInUse = g.endpoint
 	if g.endpoint == "" {
-		lab, err := bucket.Start(bucket.Config{Buckets: []string{g.bucket}, Model: g.model})
+		// Bodies in the cell's work directory: removed with it, kept with it (run --keep).
+		lab, err := bucket.Start(bucket.Config{Buckets: []string{g.bucket}, Model: g.model, StorageRoot: g.env.WorkDir})
 		if err != nil {
 			return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 		}
@@ -252,7 +263,95 @@ func (g *GCSFuse) Stop(ctx context.Context) error {
 		errs = append(errs, in.stop(ctx))
 	}
 	g.instances = nil
+	if g.env.Keep && g.lab != nil {
+		if _, err := g.lab.Export(g.bucket, filepath.Join(g.env.WorkDir, "bucket")); err != nil {
+			errs = append(errs, fmt.Errorf("backend %q: keep the bucket's objects: %w", Name, err))
+		}
+	}
 	return errors.Join(append(errs, g.closeLab())...)
+}
+
+// DefaultCeilingProbe is how much ProbeCeiling moves each way: enough for gcsfuse's upload and
+// download to reach their pace, little enough to cost a few seconds per run.
+const DefaultCeilingProbe = 256 << 20
+
+// ProbeCeiling writes probe bytes through a gcsfuse mount of a lab bucket whose model is off,
+// then reads them back through a fresh mount: the most the lab and gcsfuse move on this machine,
+// with gcsfuse on the same CPUs as in the cells. A real bucket (option endpoint) is not probed.
+func (g *GCSFuse) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, error) {
+	if g.endpoint != "" || g.probeSize == 0 {
+		return backend.Ceiling{}, false, nil
+	}
+	opts := map[string]string{"model": "off"}
+	for k, v := range g.env.Options {
+		if k == "flags" || k == "bucket" {
+			opts[k] = v
+		}
+	}
+	env := g.env
+	env.Options, env.Keep = opts, false
+	b, err := New(env)
+	if err != nil {
+		return backend.Ceiling{}, false, err
+	}
+	probe := b.(*GCSFuse)
+	defer probe.Stop(context.WithoutCancel(ctx))
+	t, err := probe.Start(ctx)
+	if err != nil {
+		return backend.Ceiling{}, false, err
+	}
+	const name, chunk = "persistlab-ceiling.bin", 1 << 20
+	buf := make([]byte, chunk)
+	for i := range buf {
+		buf[i] = byte(i*7 + i>>9)
+	}
+	t0 := time.Now()
+	if err := writeProbe(filepath.Join(t.Dir, name), buf, g.probeSize); err != nil {
+		return backend.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
+	}
+	write := time.Since(t0)
+	if err := probe.Crash(); err != nil { // a fresh mount reads from the bucket, not a cache
+		return backend.Ceiling{}, false, err
+	}
+	if t, err = probe.Recover(ctx); err != nil {
+		return backend.Ceiling{}, false, err
+	}
+	t0 = time.Now()
+	n, err := readProbe(filepath.Join(t.Dir, name), buf)
+	if err == nil && n != g.probeSize {
+		err = fmt.Errorf("read back %d bytes of %d", n, g.probeSize)
+	}
+	if err != nil {
+		return backend.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
+	}
+	read := time.Since(t0)
+	mib := float64(g.probeSize) / (1 << 20)
+	return backend.Ceiling{ReadMiBs: mib / read.Seconds(), WriteMiBs: mib / write.Seconds(),
+		Method: fmt.Sprintf("%s written (1 MiB calls, then close) and read back through a fresh mount, gcsfuse over a lab bucket with the model off",
+			scenario.FormatSize(g.probeSize))}, true, nil
+}
+
+func writeProbe(path string, buf []byte, size int64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	for left := size; left > 0; left -= int64(len(buf)) {
+		if _, err := f.Write(buf[:min(left, int64(len(buf)))]); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close() // gcsfuse uploads at close
+}
+
+func readProbe(path string, buf []byte) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return io.CopyBuffer(io.Discard, struct{ io.Reader }{f}, buf)
 }
 
 func (in *instance) stop(ctx context.Context) error {

@@ -19,7 +19,7 @@ func TestConformance(t *testing.T) {
 	} {
 		conformance.Run(t, func(work string) (backend.Backend, error) {
 			return backend.New(Name, backend.Env{WorkDir: work, Options: opts})
-		})
+		}, conformance.KeepsFilesAcrossCrash)
 	}
 }
 
@@ -44,6 +44,65 @@ func TestWritesReachTheBucket(t *testing.T) {
 	st := b.Stats()
 	if st["bucket_class_a"] < 1 || st["bucket_bytes_in"] < float64(len("persisted")) {
 		t.Errorf("bucket did not count the upload: %v", st)
+	}
+}
+
+// --keep leaves the bucket's objects as files in the work directory; without it nothing of the
+// bucket stays there.
+func TestKeepExportsTheBucket(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		work := t.TempDir()
+		b, err := New(backend.Env{WorkDir: work, Options: map[string]string{"model": "no-delay"}, Keep: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		target, err := b.Start(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Join(target.Dir, "d"), 0o755)
+		if err := os.WriteFile(filepath.Join(target.Dir, "d", "x.txt"), []byte("persisted"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(work, "bucket", "d", "x.txt"))
+		if keep && (err != nil || string(got) != "persisted") {
+			t.Errorf("keep: bucket/d/x.txt holds %q (%v)", got, err)
+		}
+		if !keep && !os.IsNotExist(err) {
+			t.Errorf("no keep: bucket/d/x.txt exists (%v)", err)
+		}
+		if bodies, _ := filepath.Glob(filepath.Join(work, "persistlab-bucket-*")); len(bodies) != 0 {
+			t.Errorf("the lab's body directory outlived it: %v", bodies)
+		}
+	}
+}
+
+// The ceiling probe moves what it says through the mounts, leaves nothing mounted or running, and
+// is skipped for a real bucket.
+func TestCeilingProbe(t *testing.T) {
+	work := t.TempDir()
+	before := conformance.Snapshot(t, filepath.Dir(work))
+	b, err := New(backend.Env{WorkDir: work, Options: map[string]string{"ceiling_probe": "32MiB", "file_cache": "on"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := b.(backend.CeilingProber).ProbeCeiling(context.Background())
+	if err != nil || !ok || c.ReadMiBs <= 0 || c.WriteMiBs <= 0 || !strings.Contains(c.Method, "32MiB") {
+		t.Fatalf("probe: %+v %v %v", c, ok, err)
+	}
+	conformance.Snapshot(t, filepath.Dir(work)).MustEqual(t, before)
+	real, err := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{"endpoint": "http://127.0.0.1:1/storage/v1/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := real.(backend.CeilingProber).ProbeCeiling(context.Background()); ok || err != nil {
+		t.Errorf("a real bucket was probed: %v %v", ok, err)
+	}
+	if _, err := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{"ceiling_probe": "lots"}}); err == nil || !strings.Contains(err.Error(), "ceiling_probe") {
+		t.Errorf("bad ceiling_probe: %v", err)
 	}
 }
 

@@ -11,7 +11,8 @@ var ModelOptions = []string{"model", "read_median", "read_p99", "write_median", 
 	"stream_mib_s", "object_update_interval", "object_update_burst", "seed"}
 
 // ModelFromOptions builds a model from backend options: "model" picks the base ("gcs", the
-// default, or "no-delay") and the other keys override single fields.
+// default, "no-delay", or "off": no delay and no limit, the lab's own ceiling) and the other keys
+// override single fields.
 func ModelFromOptions(opts map[string]string) (Model, error) {
 	var m Model
 	switch base := opts["model"]; base {
@@ -19,8 +20,10 @@ func ModelFromOptions(opts map[string]string) (Model, error) {
 		m = DefaultModel()
 	case "no-delay":
 		m = NoDelayModel()
+	case "off":
+		m = Model{Seed: 1}
 	default:
-		return m, fmt.Errorf("option model %q: want gcs (published limits, assumed latencies) or no-delay", base)
+		return m, fmt.Errorf("option model %q: want gcs (published limits, assumed latencies), no-delay (published limits only) or off (neither)", base)
 	}
 	durations := map[string]*time.Duration{
 		"read_median": &m.Read.Median, "read_p99": &m.Read.P99, "write_median": &m.Write.Median, "write_p99": &m.Write.P99,

@@ -466,3 +466,49 @@ func (st *store) snapshotLocked(s *Server, src, dst, prefix string) (int, error)
 	}
 	return len(objs), nil
 }
+
+// Export writes every object of bucket into dir as a file of the same name (a name's slashes make
+// directories), so a user can look at what a run left in the bucket after the lab is gone.
+func (s *Server) Export(bucket, dir string) (int, error) {
+	s.store.mu.RLock()
+	defer s.store.mu.RUnlock()
+	objs, err := s.objectsUnder(bucket, "")
+	if err != nil {
+		return 0, err
+	}
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return 0, err
+	}
+	for i, attrs := range objs {
+		path := filepath.Join(root, filepath.FromSlash(attrs.Name))
+		if !strings.HasPrefix(path, root+string(filepath.Separator)) || strings.HasSuffix(attrs.Name, "/") {
+			continue // "../x" or a directory placeholder: no file of its own
+		}
+		_, body, err := s.store.lookupLocked(bucket, attrs.Name, 0)
+		if err != nil {
+			return i, err
+		}
+		err = writeFile(path, body)
+		body.Close()
+		if err != nil {
+			return i, fmt.Errorf("export %s: %w", attrs.Name, err)
+		}
+	}
+	return len(objs), nil
+}
+
+func writeFile(path string, body io.Reader) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

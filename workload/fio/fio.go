@@ -53,7 +53,7 @@ var Params = []scenario.Param{
 var Metrics = []workload.Metric{
 	{Name: "mib_s", Unit: "MiB/s", HigherBetter: true, Help: "read + write bandwidth"},
 	{Name: "iops", Unit: "IOPS", HigherBetter: true},
-	{Name: "read_mib_s", Unit: "MiB/s", HigherBetter: true}, {Name: "write_mib_s", Unit: "MiB/s", HigherBetter: true},
+	{Name: workload.ReadMiBs, Unit: "MiB/s", HigherBetter: true}, {Name: workload.WriteMiBs, Unit: "MiB/s", HigherBetter: true},
 	{Name: "read_iops", Unit: "IOPS", HigherBetter: true}, {Name: "write_iops", Unit: "IOPS", HigherBetter: true},
 	{Name: "lat_avg_ms", Unit: "ms", Help: "mean latency over both directions, weighted by I/Os"},
 	{Name: "read_lat_avg_ms", Unit: "ms"}, {Name: "read_lat_p99_ms", Unit: "ms"},
@@ -278,8 +278,8 @@ func Result(out *Output) *workload.Result {
 	const mib = 1 << 20
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	m := res.Metrics
-	m["read_mib_s"], m["write_mib_s"] = a.Read.BandwidthBytesPerSec/mib, a.Write.BandwidthBytesPerSec/mib
-	m["mib_s"] = m["read_mib_s"] + m["write_mib_s"]
+	m[workload.ReadMiBs], m[workload.WriteMiBs] = a.Read.BandwidthBytesPerSec/mib, a.Write.BandwidthBytesPerSec/mib
+	m["mib_s"] = m[workload.ReadMiBs] + m[workload.WriteMiBs]
 	m["read_iops"], m["write_iops"] = a.Read.IOPS, a.Write.IOPS
 	m["iops"] = a.Read.IOPS + a.Write.IOPS
 	m["read_bytes"], m["write_bytes"] = float64(a.Read.IOBytes), float64(a.Write.IOBytes)
