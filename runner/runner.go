@@ -99,7 +99,7 @@ cells:
 			res.Cells = append(res.Cells, c)
 		}
 		if err := res.Save(opts.Out); err != nil {
-			runErr = err
+			runErr = fmt.Errorf("stopped after %d of %d cells: %w", len(res.Cells)+len(res.Crashes), len(cells), err)
 			break
 		}
 	}
@@ -116,9 +116,46 @@ cells:
 		res.Status = report.StatusComplete
 	}
 	if err := res.Save(opts.Out); err != nil {
-		runErr = errors.Join(runErr, err)
+		return res, saveElsewhere(res, opts.Out, err)
 	}
 	return res, runErr
+}
+
+// SaveError says that the results could not be written where asked (a full disk), and where the
+// measured cells were saved instead, if anywhere.
+type SaveError struct {
+	Out, Fallback string
+	Err           error
+}
+
+func (e *SaveError) Error() string {
+	if e.Fallback == "" {
+		return fmt.Sprintf("results could not be saved to %s, nor anywhere else: %v", e.Out, e.Err)
+	}
+	return fmt.Sprintf("results could not be saved to %s (%v): what was measured is saved in %s", e.Out, e.Err, e.Fallback)
+}
+
+func (e *SaveError) Unwrap() error { return e.Err }
+
+// saveElsewhere keeps what a run measured when its results file cannot be written: a new file
+// in the system's temporary directory ($TMPDIR).
+func saveElsewhere(res *report.Results, out string, cause error) error {
+	e := &SaveError{Out: out, Err: cause}
+	f, err := os.CreateTemp("", "persistlab-results-*.json")
+	if err != nil {
+		return e
+	}
+	f.Close()
+	if err := res.Save(f.Name()); err != nil {
+		os.Remove(f.Name())
+		return e
+	}
+	e.Fallback = f.Name()
+	// What is left at out is an earlier save that still says "running": the fallback supersedes it.
+	if st, err := os.Lstat(out); err == nil && st.Mode().IsRegular() {
+		os.Remove(out)
+	}
+	return e
 }
 
 // probeCeilings measures, once per backend entry whose lab part runs on this machine, what that part

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -191,5 +192,46 @@ func TestCleanRemovesWhatAKilledRunLeft(t *testing.T) {
 	}
 	if stdout, _, _ := persistlab(t, "clean", scratch); !strings.Contains(stdout, "no leftovers") {
 		t.Errorf("a second clean found more: %s", stdout)
+	}
+}
+
+// A results file that cannot be written (its disk full) stops the run with exit 1 and an error
+// that says where the measured cells were saved instead; no .tmp file and no stale "running"
+// file stay behind, and the terminal does not claim the results are at --out.
+func TestFullDiskKeepsWhatWasMeasured(t *testing.T) {
+	work := t.TempDir()
+	full := filepath.Join(work, "full")
+	os.Mkdir(full, 0o755)
+	// Room for the first save (no cell yet), not for a results file with a few cells.
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", full).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs: %v %s", err, out)
+	}
+	defer exec.Command("umount", full).Run()
+	tmp := filepath.Join(work, "tmp")
+	os.Mkdir(tmp, 0o755)
+	cmd := exec.Command(binary, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1,2", "--duration", "300ms", "--warmup", "0s",
+		"--repeat", "3", "--out", filepath.Join(full, "r.json"))
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if exitCode(err) != 1 || !strings.Contains(stderr.String(), "no space left on device") || strings.Contains(stdout.String(), "\nresults: "+full) {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", exitCode(err), stdout.String(), stderr.String())
+	}
+	saved, _ := filepath.Glob(filepath.Join(tmp, "persistlab-results-*.json"))
+	if len(saved) != 1 || !strings.Contains(stderr.String(), saved[0]) {
+		t.Fatalf("fallback files %v; stderr %s", saved, stderr.String())
+	}
+	r, err := report.Load(saved[0])
+	if err != nil || r.Status != report.StatusFailed || len(r.Cells) == 0 || !strings.Contains(r.Error, "no space left") {
+		t.Fatalf("fallback results: %v %+v", err, r)
+	}
+	for _, c := range r.Cells {
+		if c.Failure != "" || c.M("ok") == 0 {
+			t.Errorf("a measured cell was not kept whole: %+v", c)
+		}
+	}
+	if left, _ := os.ReadDir(full); len(left) != 0 {
+		t.Errorf("left on the full disk: %v", left)
 	}
 }

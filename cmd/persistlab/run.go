@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -123,7 +124,8 @@ func cmdRun(args []string) error {
 	failed, crossed := 0, []string(nil)
 	if res != nil {
 		report.WriteTables(os.Stdout, res)
-		if _, err := os.Stat(outPath); err == nil {
+		var saveErr *runner.SaveError
+		if _, err := os.Stat(outPath); err == nil && !errors.As(runErr, &saveErr) {
 			fmt.Printf("\nresults: %s\n", outPath)
 		}
 		failed, crossed = res.Verdict()
