@@ -2,6 +2,9 @@ package runner_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"strings"
 	"testing"
 
 	_ "persistlab/backend/all"
@@ -39,6 +42,38 @@ func TestBuiltinsValidateAgainstTheRealRegistries(t *testing.T) {
 					break
 				}
 			}
+		}
+	}
+}
+
+// What the runner decides once per run, or per cell, cannot be swept or mixed: CPUs are placed
+// once; crash runs and shared backends run one instance. Each is refused before any cell.
+func TestRunnerParametersRefusedBeforeAnyCell(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		o        scenario.Overrides
+		field    string
+	}{
+		{"cloudrun-sqlite", scenario.Overrides{Sweep: []string{"cpus=1,2"}}, "sweep.cpus"},
+		{"cloudrun-sqlite", scenario.Overrides{Set: []string{"instances=2"}, ShareBackend: true}, "workload.instances"},
+		{"cloudrun-sqlite-crash", scenario.Overrides{Sweep: []string{"instances=1,2"}}, "workload.instances"},
+	} {
+		s, err := scenario.Load(tc.scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.o.Backends = []string{"gcsfuse"}
+		if err := s.Apply(tc.o); err != nil {
+			t.Fatal(err)
+		}
+		work := t.TempDir()
+		_, err = runner.Run(context.Background(), s, runner.Options{Out: work + "/r.json", WorkDir: work + "/w"})
+		var fe *scenario.FieldError
+		if !errors.As(err, &fe) || !strings.HasPrefix(fe.Field, tc.field) {
+			t.Errorf("%s %+v: %v", tc.scenario, tc.o, err)
+		}
+		if _, err := os.Stat(work + "/r.json"); !os.IsNotExist(err) {
+			t.Errorf("%s: a results file was written before the refusal", tc.scenario)
 		}
 	}
 }

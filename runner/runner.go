@@ -274,6 +274,26 @@ func prepare(ctx context.Context, spec *scenario.Spec, opts Options) (*run, erro
 			}
 		}
 	}
+	// The runner's own parameters: placement is made once per run, crash and shared-backend cells
+	// run one instance.
+	for _, a := range spec.Sweep {
+		for _, n := range a.Params() {
+			if n == "cpus" {
+				return nil, fail("sweep."+a.Name, a.Text, "no sweep of cpus: CPUs are placed once per run; run once per value with --set cpus=N")
+			}
+		}
+	}
+	for _, c := range cells {
+		if n, _ := strconv.Atoi(r.params(c)["instances"]); n > 1 {
+			point := c.Point(spec.Sweep)
+			switch {
+			case spec.Crash != nil:
+				return nil, fail("workload.instances (at "+point+")", strconv.Itoa(n), "1 in crash runs: a crash run loses the one instance it starts")
+			case spec.ShareBackend:
+				return nil, fail("workload.instances (at "+point+")", strconv.Itoa(n), "1 with share_backend: each multi-instance cell mounts its own instances")
+			}
+		}
+	}
 	checked := map[string]bool{}
 	for _, c := range cells {
 		point := c.Point(spec.Sweep)

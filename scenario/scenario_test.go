@@ -318,6 +318,12 @@ func TestCrashSettings(t *testing.T) {
 	if err := plain.Apply(Overrides{Crashes: 4}); err != nil || plain.Crash == nil || plain.Crash.Count != 4 || plain.Crash.After != DefaultCrashAfter {
 		t.Errorf("--crash on a plain scenario: %v %+v", err, plain.Crash)
 	}
+	// A crash plan is bounded like any other: by its crashes, not its (unused) repeats.
+	huge, _ := Load("cloudrun-sqlite-crash")
+	huge.Apply(Overrides{VUs: "1..1000", Crashes: 1000})
+	if err := huge.Validate(known); !errors.As(err, &fe) || fe.Field != "crash.count" {
+		t.Errorf("a million crashes: %v", err)
+	}
 }
 
 // Parameters that move together (seed 003's block size follows its file size) form one axis.
@@ -363,9 +369,17 @@ sweep:
 	if err := s.Validate(known); !errors.As(err, &fe) || !strings.Contains(fe.Allowed, "vus is swept twice") {
 		t.Errorf("a parameter in two axes: %v", err)
 	}
-	// --set of one linked parameter drops its whole axis.
+	// --set or --sweep of one linked parameter is refused, naming the axis; the whole axis may be
+	// swept again, and an unlinked parameter set.
+	for _, o := range []Overrides{{Set: []string{"vus=3"}}, {Sweep: []string{"vus=1,2"}}} {
+		s, _ = Parse([]byte(base), "t.yaml")
+		if err := s.Apply(o); !errors.As(err, &fe) || !strings.Contains(fe.Allowed, "linked axis file_size+vus") {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
 	s, _ = Parse([]byte(base), "t.yaml")
-	if err := s.Apply(Overrides{Set: []string{"vus=3"}}); err != nil || len(s.Sweep) != 1 || s.Workload.Params["vus"] != "3" {
-		t.Errorf("--set vus: %v %+v", err, s.Sweep)
+	if err := s.Apply(Overrides{Set: []string{"rw=read"}, Sweep: []string{"file_size+vus=1GiB/8"}}); err != nil ||
+		len(s.Sweep) != 1 || s.Sweep[0].Text != "1GiB/8" || s.Workload.Params["rw"] != "read" {
+		t.Errorf("whole axis: %v %+v", err, s.Sweep)
 	}
 }

@@ -156,6 +156,9 @@ func (s *Spec) Validate(known Known) error {
 		if c.Count < 1 || c.Count > 1000 {
 			return fail("crash.count", strconv.Itoa(c.Count), "1 to 1000 crashes per backend and VU level")
 		}
+		if cells*c.Count > MaxCells {
+			return fail("crash.count", strconv.Itoa(c.Count), fmt.Sprintf("at most %d crashes in all (the product of the sweep, backends and crash.count)", MaxCells))
+		}
 		if c.After.From <= 0 || c.After.To < c.After.From {
 			return fail("crash.after", c.After.String(), durRangeSyntax)
 		}
@@ -222,6 +225,16 @@ type Overrides struct {
 	RepeatSet bool
 }
 
+// linkedAxisOf names the linked axis (a+b+c) that sweeps param, or "".
+func (s *Spec) linkedAxisOf(param string) string {
+	for _, a := range s.Sweep {
+		if ps := a.Params(); len(ps) > 1 && slices.Contains(ps, param) {
+			return a.Name
+		}
+	}
+	return ""
+}
+
 // Apply changes s as the overrides say: first the quick variant, then each explicit flag.
 func (s *Spec) Apply(o Overrides) error {
 	if o.Quick && s.Quick != nil {
@@ -277,6 +290,10 @@ func (s *Spec) Apply(o Overrides) error {
 			return &FieldError{Scenario: s.Name, Field: "--sweep", Value: kv, Allowed: "NAME=VALUES, like vus=2..20/2 or rw=read,write"}
 		}
 		for _, n := range (Axis{Name: name}).Params() {
+			if linked := s.linkedAxisOf(n); linked != "" && linked != name {
+				return &FieldError{Scenario: s.Name, Field: "--sweep", Value: kv,
+					Allowed: fmt.Sprintf("a parameter outside the linked axis %s, whose values go together: sweep the whole axis, --sweep %s=...", linked, linked)}
+			}
 			delete(s.Workload.Params, n)
 		}
 		s.Sweep.Set(Axis{Name: name, Text: values})
@@ -293,6 +310,10 @@ func (s *Spec) Apply(o Overrides) error {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || name == "" {
 			return &FieldError{Scenario: s.Name, Field: "--set", Value: kv, Allowed: "NAME=VALUE, like bs=4k"}
+		}
+		if linked := s.linkedAxisOf(name); linked != "" {
+			return &FieldError{Scenario: s.Name, Field: "--set", Value: kv,
+				Allowed: fmt.Sprintf("a parameter outside the linked axis %s, whose values go together: set the whole axis, --sweep %s=VALUE/VALUE/...", linked, linked)}
 		}
 		s.Sweep = slices.DeleteFunc(s.Sweep, func(a Axis) bool { return slices.Contains(a.Params(), name) })
 		s.Workload.SetParam(name, value)
