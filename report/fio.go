@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -274,17 +275,26 @@ func writeSeed002Hypotheses(w io.Writer, r *Results) {
 // fioCharts draws MiB/s against the sweep's first numeric axis, one chart per combination of the
 // other axes (e.g. per rw), one line per backend.
 func fioCharts(r *Results) ([]Chart, error) {
-	var xAxis string // the first parameter whose swept values are all numbers
+	// The x axis: the first swept parameter (alone or in a linked axis) whose values are all
+	// numbers, more than one of them. Charts are split by the other axes, and by the text
+	// parameters of x's own linked axis (seed 003's rw); the numbers linked to x (its block size,
+	// following the file size) are not split on.
+	var xAxis string
 	for _, a := range r.Scenario.Sweep {
-		first := a.Params()[0]
-		numeric := len(a.Values) > 1
-		for _, v := range a.Values {
-			p := map[string]string{}
-			a.Set(v, p)
-			numeric = numeric && paramNumber(p[first]) > 0
+		for _, name := range a.Params() {
+			numeric, distinct := true, map[string]bool{}
+			for _, v := range a.Values {
+				p := map[string]string{}
+				a.Set(v, p)
+				numeric = numeric && paramNumber(p[name]) > 0
+				distinct[p[name]] = true
+			}
+			if numeric && len(distinct) > 1 {
+				xAxis = name
+				break
+			}
 		}
-		if numeric {
-			xAxis = first
+		if xAxis != "" {
 			break
 		}
 	}
@@ -296,8 +306,15 @@ func fioCharts(r *Results) ([]Chart, error) {
 	for _, a := range r.Aggregates {
 		var rest []string
 		for _, axis := range r.Scenario.Sweep {
-			if axis.Params()[0] != xAxis {
+			names := axis.Params()
+			if !slices.Contains(names, xAxis) {
 				rest = append(rest, axis.Name+"="+axis.ValueOf(a.Params))
+				continue
+			}
+			for _, n := range names {
+				if n != xAxis && paramNumber(a.Params[n]) <= 0 && a.Params[n] != "0" {
+					rest = append(rest, n+"="+a.Params[n])
+				}
 			}
 		}
 		key := strings.Join(rest, " ")

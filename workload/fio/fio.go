@@ -183,8 +183,15 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 	}
 	defer os.RemoveAll(dir)
 	if path := p["job_file"]; path != "" {
-		if p["servers"] != "0" {
-			return &scenario.FieldError{Field: "workload.servers", Value: p["servers"], Allowed: "0 with a job_file of your own"}
+		// The job file says what fio does: a parameter set beside it would be silently ignored.
+		for _, param := range Params {
+			if v := p[param.Name]; param.Name != "job_file" && !sameValue(param, v, param.Default) {
+				return &scenario.FieldError{Field: "workload." + param.Name, Value: v,
+					Allowed: "its default (" + param.Default + ") with a job_file of your own: the job file says what fio does"}
+			}
+		}
+		if len(w.extra) > 0 {
+			return &scenario.FieldError{Field: "workload.extra", Value: w.extra[0][0], Allowed: "no extra options with a job_file of your own: put them in the file"}
 		}
 		text, err := UserJob(path, dir)
 		if err != nil {
@@ -197,6 +204,28 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 		return err
 	}
 	return Check(ctx, w.bin, j, dir)
+}
+
+// sameValue says whether two texts of a parameter mean the same value (4k and 4KiB, 0 and 0s).
+func sameValue(p scenario.Param, a, b string) bool {
+	if a == b {
+		return true
+	}
+	switch p.Kind {
+	case scenario.KindSize:
+		x, err1 := scenario.ParseSize(a)
+		y, err2 := scenario.ParseSize(b)
+		return err1 == nil && err2 == nil && x == y
+	case scenario.KindDuration:
+		x, err1 := time.ParseDuration(a)
+		y, err2 := time.ParseDuration(b)
+		return err1 == nil && err2 == nil && x == y
+	case scenario.KindBool:
+		x, err1 := strconv.ParseBool(a)
+		y, err2 := strconv.ParseBool(b)
+		return err1 == nil && err2 == nil && x == y
+	}
+	return false
 }
 
 // Start builds the cell's job on the target; fio lays its files out when the job runs.

@@ -50,6 +50,9 @@ func TestCellMatchesFiosOwnJSON(t *testing.T) {
 				IOBytes float64 `json:"io_bytes"`
 				BW      float64 `json:"bw_bytes"`
 				IOPS    float64 `json:"iops"`
+				Lat     struct {
+					Percentile map[string]float64 `json:"percentile"`
+				} `json:"lat_ns"`
 			} `json:"write"`
 		} `json:"jobs"`
 	}
@@ -66,6 +69,14 @@ func TestCellMatchesFiosOwnJSON(t *testing.T) {
 	}
 	if m["fsyncs"] < 1 || m["write_lat_p99_ms"] < m["write_lat_p50_ms"] || m["write_lat_avg_ms"] <= 0 {
 		t.Errorf("fsyncs %v, p50 %v p99 %v avg %v", m["fsyncs"], m["write_lat_p50_ms"], m["write_lat_p99_ms"], m["write_lat_avg_ms"])
+	}
+	// Percentiles come from fio's histogram bins, the same fio reports its own from.
+	for key, pct := range map[string]string{"write_lat_p50_ms": "50.000000", "write_lat_p99_ms": "99.000000"} {
+		ours, ok := m[key]
+		theirs := want.Lat.Percentile[pct] / 1e6
+		if !ok || theirs <= 0 || math.Abs(ours-theirs) > 0.02*theirs {
+			t.Errorf("%s: ours %v (present %v), fio's %v", key, ours, ok, theirs)
+		}
 	}
 	if res.Facts["fio_version"] == "" || !strings.Contains(res.Facts["job"], "rw=randwrite") {
 		t.Errorf("facts %v", res.Facts)
@@ -157,11 +168,26 @@ func TestUsersOwnJobFile(t *testing.T) {
 	if len(files) != 2 || res.Metrics["write_bytes"] < 1.9e6 || res.Metrics["write_bytes"] > 2.1e6 || strings.Contains(res.Facts["job"], "/somewhere/else") {
 		t.Errorf("files %d in the target, wrote %v bytes, job:\n%s", len(files), res.Metrics["write_bytes"], res.Facts["job"])
 	}
-	for body, want := range map[string]string{"[w]\nfilename=/etc/passwd\n": "no /", "include other.fio\n": "include", "[w]\nrw=sideways\n": "rw"} {
+	for body, want := range map[string]string{"[w]\nfilename=/etc/passwd\n": "no /", "include other.fio\n": "include", "[w]\nrw=sideways\n": "rw",
+		"[w]\nopendir=/etc\n": "opendir", "[a]\nrw=read\n[b]\nstonewall\nrw=write\n": "stonewall", "[b]\nwait_for=a\n": "wait_for",
+		"[b]\nnew_group\n": "new_group"} {
 		bad := filepath.Join(t.TempDir(), "bad.fio")
 		os.WriteFile(bad, []byte(body), 0o644)
 		if err := w.Check(context.Background(), cellParams(map[string]string{"job_file": bad})); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v", body, err)
 		}
+	}
+	// Parameters beside a job file would be ignored: refused, naming the parameter; a default
+	// written another way (4k for 4KiB) is not a change.
+	var fe *scenario.FieldError
+	if err := w.Check(context.Background(), cellParams(map[string]string{"job_file": jobFile, "rw": "randread"})); !errors.As(err, &fe) || fe.Field != "workload.rw" {
+		t.Errorf("rw beside a job file: %v", err)
+	}
+	if err := w.Check(context.Background(), cellParams(map[string]string{"job_file": jobFile, "bs": "4k", "runtime": "0"})); err != nil {
+		t.Errorf("defaults written another way: %v", err)
+	}
+	withExtra, _ := New(scenario.Workload{Type: Name, Sections: map[string]any{"extra": map[string]any{"norandommap": ""}}})
+	if err := withExtra.Check(context.Background(), p); !errors.As(err, &fe) || fe.Field != "workload.extra" {
+		t.Errorf("extra beside a job file: %v", err)
 	}
 }

@@ -40,6 +40,12 @@ func UserJob(path, dir string) (string, error) {
 			continue // the backend's directory, set above
 		case (key == "filename" || key == "filename_format") && strings.Contains(value, "/"):
 			return "", fmt.Errorf("fio job file %s line %d: %s=%s: want a name inside the backend's directory (no /)", path, i+1, key, value)
+		case key == "opendir":
+			return "", fmt.Errorf("fio job file %s line %d: %s: opendir reads a directory outside the backend's; name the files with filename=", path, i+1, line)
+		case key == "stonewall" || key == "wait_for" || key == "new_group" || key == "wait_for_previous":
+			// persistlab sums its jobs' bandwidth over the run: jobs that run one after another
+			// would be added as if they had run at once.
+			return "", fmt.Errorf("fio job file %s line %d: %s: jobs that wait for each other are not supported (their bandwidths would be summed as if concurrent); use a job file per phase", path, i+1, line)
 		}
 		out = append(out, raw)
 	}

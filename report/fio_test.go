@@ -1,0 +1,100 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"persistlab/scenario"
+)
+
+// fioResults is a fio run over sweep, one run per cell, each cell's MiB/s given by mibs.
+func fioResults(t *testing.T, backends []scenario.BackendSpec, sweep scenario.Sweep, mibs func(backend string, p map[string]string) float64) *Results {
+	t.Helper()
+	spec := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "fio"}, Backends: backends, Sweep: sweep, Repeat: 1}
+	r := &Results{Schema: Schema, Scenario: spec}
+	for _, c := range spec.Plan() {
+		m := mibs(c.Backend, c.Params)
+		r.Cells = append(r.Cells, Cell{Cell: c, Metrics: map[string]float64{"mib_s": m, "read_mib_s": m, "bytes": m * (1 << 20)}})
+	}
+	r.Summarize()
+	return r
+}
+
+// Seed 002's four hypotheses are answered from the measurements: true, partly or false per claim.
+func TestSeed002HypothesesFollowTheMeasurements(t *testing.T) {
+	backends := []scenario.BackendSpec{{Name: "gcsfuse", Label: "nocache"}, {Name: "gcsfuse", Label: "cache", Options: map[string]string{"file_cache": "on"}}}
+	sweep := scenario.Sweep{{Name: "file_size", Values: []string{"10KiB", "1GiB"}}, {Name: "rw", Values: []string{"read", "randread", "write", "randwrite"}}}
+	r := fioResults(t, backends, sweep, func(b string, p map[string]string) float64 {
+		v := 100.0
+		if p["file_size"] == "10KiB" {
+			v = 1 // small files slowest everywhere: hypothesis 3 holds
+		}
+		switch {
+		case b == "cache" && p["rw"] == "read":
+			v *= 3 // faster at both sizes: 1 holds
+		case b == "cache" && p["rw"] == "randread" && p["file_size"] == "1GiB":
+			v *= 3 // faster at one size only: 2 holds partly
+		case b == "cache" && p["rw"] == "randwrite" && p["file_size"] == "1GiB":
+			v *= 2 // not alike: 4 holds partly
+		}
+		return v
+	})
+	var out bytes.Buffer
+	WriteTables(&out, r)
+	text := out.String()
+	for _, want := range []string{
+		"1. read is faster with the cache: TRUE (2 of 2",
+		"2. random read is faster with the cache: PARTLY (1 of 2",
+		"3. gcsfuse handles small files badly (the smallest file's MiB/s is the lowest): TRUE (8 of 8",
+		"4. writes are alike with and without the cache (within 0.8-1.25x): PARTLY (3 of 4",
+		"NOT 1GiB 100.0 vs 200.0 MiB/s",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("want %q in:\n%s", want, text)
+		}
+	}
+}
+
+// Seed 003's shape: one linked axis whose block size follows the file size. Ratios are set beside
+// the published ones, and charts draw MiB/s against the file size, one per rw, not per block size.
+func TestSeed003RatiosAndChartsOverALinkedAxis(t *testing.T) {
+	axis := scenario.Axis{Name: "rw+file_size+bs", Values: []string{"read/128KiB/128KiB", "read/1GiB/1MiB", "randread/128KiB/128KiB", "randread/1GiB/1MiB"}}
+	r := fioResults(t, []scenario.BackendSpec{{Name: "gcsfuse"}}, scenario.Sweep{axis}, func(_ string, p map[string]string) float64 {
+		switch p["rw"] + p["file_size"] {
+		case "read1GiB":
+			return 400
+		case "randread1GiB":
+			return 100
+		case "read128KiB":
+			return 40
+		}
+		return 20
+	})
+	r.Scenario.Published = []scenario.Published{
+		{Backend: "gcsfuse", Source: "seed", Params: map[string]string{"rw": "read"}, Columns: []string{"file_size", "mib_s"},
+			Rows: [][]scenario.Value{{"128KiB", "100"}, {"1GiB", "1000"}}},
+		{Backend: "gcsfuse", Source: "seed", Params: map[string]string{"rw": "randread"}, Columns: []string{"file_size", "mib_s"},
+			Rows: [][]scenario.Value{{"128KiB", "50"}, {"1GiB", "300"}}},
+	}
+	var out bytes.Buffer
+	WriteTables(&out, r)
+	text := out.String()
+	for _, want := range []string{"random / sequential read at 1GiB: ours 0.25, seed 0.30"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("want %q in:\n%s", want, text)
+		}
+	}
+	charts, err := fioCharts(r)
+	if err != nil || len(charts) != 2 {
+		t.Fatalf("charts %+v, %v", charts, err)
+	}
+	for _, c := range charts {
+		if c.XLabel != "file_size" || len(c.Series) != 1 || len(c.Series[0].Points) != 2 || strings.Contains(c.Title, "bs=") {
+			t.Errorf("chart %+v", c)
+		}
+	}
+	if !strings.Contains(charts[0].Title, "rw=read") || charts[0].Series[0].Points[1] != [2]float64{1 << 30, 400} {
+		t.Errorf("first chart %+v", charts[0])
+	}
+}
