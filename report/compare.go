@@ -95,13 +95,26 @@ func Compare(a, b *Results) (rows []CompareRow, missing []string) {
 	return rows, missing
 }
 
+// fixedParams are the parameters every cell of the run shared: the workload's defaults (when the
+// results recorded them), overridden by the scenario's fixed values.
+func (r *Results) fixedParams() map[string]string {
+	out := map[string]string{}
+	for k, v := range r.Defaults {
+		out[k] = v
+	}
+	for k, v := range r.Scenario.Workload.Params {
+		out[k] = v
+	}
+	return out
+}
+
 // differences lists what makes a and b different experiments, beyond the measured values.
 func differences(a, b *Results) []string {
 	var out []string
 	if a.workloadType() != b.workloadType() {
 		out = append(out, fmt.Sprintf("workload %q against %q", a.workloadType(), b.workloadType()))
 	}
-	pa, pb := a.Scenario.Workload.Params, b.Scenario.Workload.Params
+	pa, pb := a.fixedParams(), b.fixedParams()
 	keys := map[string]bool{}
 	for k := range pa {
 		keys[k] = true
@@ -111,6 +124,9 @@ func differences(a, b *Results) []string {
 	}
 	var diff []string
 	for k := range keys {
+		if a.Scenario.Sweep.Has(k) || b.Scenario.Sweep.Has(k) {
+			continue // a swept parameter is compared point by point
+		}
 		if pa[k] != pb[k] {
 			diff = append(diff, fmt.Sprintf("%s: %q against %q", k, pa[k], pb[k]))
 		}

@@ -118,6 +118,21 @@ func TestCompareWarnsAboutDifferentExperiments(t *testing.T) {
 	if strings.Contains(out.String(), "warning") {
 		t.Errorf("warning comparing a run with itself:\n%s", out.String())
 	}
+	// A default left out on one side and written out on the other is the same experiment; a
+	// swept parameter is compared point by point, not as a difference of set-ups.
+	a.Defaults, b.Defaults = map[string]string{"mode": "closed", "rate": "0", "vus": "1"}, map[string]string{"mode": "closed", "rate": "0", "vus": "1"}
+	b.Scenario.Workload.Params = map[string]string{"mode": "closed", "vus": "9"}
+	out.Reset()
+	WriteComparison(&out, "a.json", "b.json", a, b)
+	if strings.Contains(out.String(), "warning") {
+		t.Errorf("warning for a default written out:\n%s", out.String())
+	}
+	b.Scenario.Workload.Params["rate"] = "50"
+	out.Reset()
+	WriteComparison(&out, "a.json", "b.json", a, b)
+	if !strings.Contains(out.String(), `rate: "0" against "50"`) {
+		t.Errorf("no warning for a changed rate:\n%s", out.String())
+	}
 }
 
 func TestCSVQuotesFormulas(t *testing.T) {

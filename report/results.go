@@ -51,6 +51,9 @@ type Results struct {
 	Ceilings map[string]backend.Ceiling `json:"ceilings,omitempty"`
 	// Notes are what the run noticed outside any cell (a shared backend that failed to stop).
 	Notes []string `json:"notes,omitempty"`
+	// Defaults are the workload's declared parameter defaults, so the parameters a run used can
+	// be told in full (compare) from the scenario's fixed ones and the cell's sweep point.
+	Defaults map[string]string `json:"defaults,omitempty"`
 	// Units names the unit of each metric, as the workload declared it.
 	Units      map[string]string `json:"units,omitempty"`
 	Cells      []Cell            `json:"cells"`

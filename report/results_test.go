@@ -210,6 +210,12 @@ func TestRowsNearTheLabsCeilingAreFlagged(t *testing.T) {
 			t.Errorf("want %q in:\n%s", want, text)
 		}
 	}
+	r.Notes = []string{"backend b: the probe failed"}
+	out.Reset()
+	WriteTables(&out, r)
+	if !strings.Contains(out.String(), "note: backend b: the probe failed") {
+		t.Errorf("notes are not printed:\n%s", out.String())
+	}
 	// The ceiling survives a save and a load.
 	path := filepath.Join(t.TempDir(), "r.json")
 	if err := r.Save(path); err != nil {

@@ -22,6 +22,9 @@ func WriteTables(w io.Writer, r *Results) {
 	if r.Status != StatusComplete {
 		fmt.Fprintf(w, "status: %s %s\n", strings.ToUpper(r.Status), r.Error)
 	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	pres := presenterOf(r)
 	pres.Tables(w, r)
 	writeMachineBound(w, r)

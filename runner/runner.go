@@ -323,6 +323,10 @@ func prepare(ctx context.Context, spec *scenario.Spec, opts Options) (*run, erro
 	for _, m := range info.Metrics {
 		res.Units[m.Name] = m.Unit
 	}
+	res.Defaults = map[string]string{}
+	for _, p := range info.Params {
+		res.Defaults[p.Name] = p.Default
+	}
 	res.Machine = sysinfo.Describe(opts.WorkDir)
 	if v, ok := spec.Workload.Param("cpus"); ok && v != "0" {
 		cpus, _ := strconv.Atoi(v)
