@@ -33,6 +33,9 @@ func OutPath(path string, force bool) (string, error) {
 		}
 		resolved = target
 	}
+	if abs, err := filepath.Abs(resolved); err == nil {
+		resolved = abs // recorded for persistlab clean, which runs from anywhere
+	}
 	st, err := os.Stat(resolved)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

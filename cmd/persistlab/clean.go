@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -59,8 +61,23 @@ func clean(d leftover.Dead) error {
 	if d.Run.Out == "" {
 		return nil
 	}
+	if _, err := os.Stat(d.Run.Out); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	// The killed run's lock is free (its process is gone); a live run that took the file since
+	// holds it, and then the file is not ours to mark. Taking it also removes the stale lock file.
+	unlock, err := report.Lock(d.Run.Out)
+	if err != nil {
+		fmt.Printf("%s: not marked: %v\n", d.Run.Out, err)
+		return nil
+	}
+	defer unlock()
 	r, err := report.Load(d.Run.Out)
-	if err != nil || r.Status != report.StatusRunning {
+	if err != nil {
+		fmt.Printf("%s: not marked: %v\n", d.Run.Out, err)
+		return nil
+	}
+	if r.Status != report.StatusRunning {
 		return nil
 	}
 	r.Status = report.StatusInterrupted

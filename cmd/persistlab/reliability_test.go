@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"persistlab/internal/tools"
 	"persistlab/report"
 )
 
@@ -139,6 +140,12 @@ func TestRunsLockTheirWorkDirAndResults(t *testing.T) {
 	if err == nil || !strings.Contains(stderr, "in use by another persistlab run") {
 		t.Errorf("a second run in the same work dir: %v %s", err, stderr)
 	}
+	// Into the same results file, even with --force and a work dir of its own.
+	_, stderr, err = persistlab(t, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1", "--duration", "1s", "--force",
+		"--out", filepath.Join(work, "a.json"), "--workdir", filepath.Join(work, "other"))
+	if err == nil || !strings.Contains(stderr, "a.json is in use by another persistlab run") {
+		t.Errorf("a second run into the same results file: %v %s", err, stderr)
+	}
 }
 
 // A run killed with SIGKILL leaves a dead gcsfuse mount and its work directory; clean removes them
@@ -146,8 +153,15 @@ func TestRunsLockTheirWorkDirAndResults(t *testing.T) {
 func TestCleanRemovesWhatAKilledRunLeft(t *testing.T) {
 	work := t.TempDir()
 	scratch, out := filepath.Join(work, "scratch"), filepath.Join(work, "r.json")
+	// A relative --out: clean runs from elsewhere and must still find the file.
 	run := exec.Command(binary, "run", "cloudrun-sqlite", "--backend", "gcsfuse", "--vus", "1", "--duration", "60s", "--warmup", "0s",
-		"--cpu-per-request", "0s", "--out", out, "--workdir", scratch)
+		"--cpu-per-request", "0s", "--out", "r.json", "--workdir", scratch)
+	run.Dir = work
+	gcsfuse, err := tools.Find("gcsfuse") // from the checkout, which the run's directory is not in
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Env = append(os.Environ(), "PERSISTLAB_GCSFUSE="+gcsfuse)
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -189,6 +203,9 @@ func TestCleanRemovesWhatAKilledRunLeft(t *testing.T) {
 	}
 	if r, err := report.Load(out); err != nil || r.Status != report.StatusInterrupted {
 		t.Errorf("the killed run's results: %v %+v", err, r)
+	}
+	if _, err := os.Stat(out + ".lock"); !os.IsNotExist(err) {
+		t.Errorf("the killed run's results lock is still there: %v", err)
 	}
 	if stdout, _, _ := persistlab(t, "clean", scratch); !strings.Contains(stdout, "no leftovers") {
 		t.Errorf("a second clean found more: %s", stdout)
