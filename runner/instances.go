@@ -73,7 +73,7 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 	wg.Wait()
 	out.BackendStats = statsDelta(statsBefore, life.be.Stats())
 	merged := workload.NewResult()
-	latency := measure.NewRecorder()
+	histograms := map[string]*measure.Recorder{} // each instance's, merged by name
 	for i, res := range results {
 		if errs[i] != nil {
 			return fail(errs[i])
@@ -85,8 +85,11 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 		for k, v := range res.Counters {
 			merged.Counters[k] += v
 		}
-		if h := res.Histograms["latency"]; h != nil {
-			latency.Merge(h)
+		for name, h := range res.Histograms {
+			if histograms[name] == nil {
+				histograms[name] = measure.NewRecorder()
+			}
+			histograms[name].Merge(h)
 		}
 		merged.Errors = append(merged.Errors, res.Errors...)
 		if res.LastWrite.After(merged.LastWrite) {
@@ -101,8 +104,16 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 			delete(merged.Metrics, k)
 		}
 	}
-	latency.Summarize(merged.Elapsed).Metrics("", merged.Metrics)
-	merged.Histograms["latency"] = latency
+	// Latency figures come from the merged histograms: "latency" unprefixed, "service" (open
+	// loop, from the actual send) as service_*, as one instance reports them.
+	for name, h := range histograms {
+		prefix := name + "_"
+		if name == "latency" {
+			prefix = ""
+		}
+		h.Summarize(merged.Elapsed).Metrics(prefix, merged.Metrics)
+		merged.Histograms[name] = h
+	}
 	merged.Metrics["max_acked"] = 0
 	for _, res := range results {
 		merged.Metrics["max_acked"] = max(merged.Metrics["max_acked"], res.Metrics["max_acked"])

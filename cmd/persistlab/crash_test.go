@@ -113,6 +113,21 @@ func TestTwoInstancesOnOneGCSFuseDatabase(t *testing.T) {
 	if left := append(mountsUnder(work), processesUsing(work)...); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
+	// Open loop: the instances' service-time histograms (from the actual send) merge like their
+	// latency ones, so the cell reports both over every request of both instances.
+	open := filepath.Join(work, "open.json")
+	if stdout, stderr, err := persistlab(t, "run", "cloudrun-sqlite-two-instances", "--rate", "40", "--vus", "4", "--duration", "2s", "--repeat", "1",
+		"--cpu-per-request", "0s", "--out", open, "--workdir", filepath.Join(work, "scratch-open")); err != nil {
+		t.Fatalf("open loop: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if r, err = report.Load(open); err != nil || len(r.Cells) != 1 {
+		t.Fatalf("open loop results: %v", err)
+	}
+	c = r.Cells[0]
+	if c.Histograms["service"] == "" || c.M("service_count") != c.M("count") || c.M("count") == 0 || c.M("service_avg_ms") > c.M("avg_ms")+1e-9 {
+		t.Errorf("open loop over two instances: count %v service_count %v avg %v service_avg %v histograms %d",
+			c.M("count"), c.M("service_count"), c.M("avg_ms"), c.M("service_avg_ms"), len(c.Histograms))
+	}
 	// Refused before any cell runs: no results file is written.
 	_, stderr, err = persistlab(t, "run", "cloudrun-sqlite-two-instances", "--backend", "local", "--duration", "1s", "--out", filepath.Join(work, "l.json"))
 	if _, statErr := os.Stat(filepath.Join(work, "l.json")); err == nil || !strings.Contains(stderr, "several instances can share") || statErr == nil {
