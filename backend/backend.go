@@ -45,6 +45,13 @@ type Positioner interface {
 	RestorePosition(ctx context.Context, dbPath string) error
 }
 
+// Sampler is a backend some of whose counters are worth seeing over a cell's time, not only as
+// totals: a volume's burst credits draining, its throttled time growing. The runner samples
+// Stats during the measured run and records those keys as series.
+type Sampler interface {
+	SampledStats() []string
+}
+
 // CeilingProber is a backend whose lab part (the emulated bucket or volume) runs on this machine:
 // it measures what that part moves with the cloud model off, so a result near it can be flagged
 // as bound by this machine rather than by the model. A backend on a real cloud service has no
@@ -53,10 +60,13 @@ type CeilingProber interface {
 	ProbeCeiling(ctx context.Context) (c Ceiling, ok bool, err error)
 }
 
-// Ceiling is the lab's own throughput on this machine, with the cloud model off.
+// Ceiling is the lab's own throughput on this machine, with the cloud model off: bandwidth, and
+// small-I/O operations per second where the prober measures them (0: not measured).
 type Ceiling struct {
 	ReadMiBs  float64 `json:"read_mib_s"`
 	WriteMiBs float64 `json:"write_mib_s"`
+	ReadIOPS  float64 `json:"read_iops,omitempty"`
+	WriteIOPS float64 `json:"write_iops,omitempty"`
 	Method    string  `json:"method"` // how it was measured, for the results file
 }
 

@@ -299,11 +299,12 @@ func (r *Results) boundBy(a Aggregate) string {
 	}
 	if c, ok := r.Ceilings[a.Backend]; ok {
 		for _, d := range []struct {
-			metric, dir string
-			ceiling     float64
-		}{{"read_mib_s", "read", c.ReadMiBs}, {"write_mib_s", "write", c.WriteMiBs}} {
+			metric, dir, unit string
+			ceiling           float64
+		}{{"read_mib_s", "read", "MiB/s", c.ReadMiBs}, {"write_mib_s", "write", "MiB/s", c.WriteMiBs},
+			{"read_iops", "read", "IOPS", c.ReadIOPS}, {"write_iops", "write", "IOPS", c.WriteIOPS}} {
 			if v := a.Median[d.metric]; d.ceiling > 0 && v >= CeilingShare*d.ceiling {
-				why = append(why, fmt.Sprintf("%s %.0f MiB/s, %.0f%% of the lab's %s ceiling %.0f MiB/s", d.dir, v, 100*v/d.ceiling, d.dir, d.ceiling))
+				why = append(why, fmt.Sprintf("%s %.0f %s, %.0f%% of the lab's %s ceiling %.0f %s", d.dir, v, d.unit, 100*v/d.ceiling, d.dir, d.ceiling, d.unit))
 			}
 		}
 	}
@@ -320,7 +321,11 @@ func writeMachineBound(w io.Writer, r *Results) {
 	}
 	for _, b := range r.backendOrder() {
 		if c, ok := r.Ceilings[b]; ok {
-			fmt.Fprintf(w, "\nthe lab's own ceiling for backend %s on this machine: read %.0f MiB/s, write %.0f MiB/s (%s)\n", b, c.ReadMiBs, c.WriteMiBs, c.Method)
+			iops := ""
+			if c.ReadIOPS > 0 || c.WriteIOPS > 0 {
+				iops = fmt.Sprintf("; small I/O read %.0f IOPS, write %.0f IOPS", c.ReadIOPS, c.WriteIOPS)
+			}
+			fmt.Fprintf(w, "\nthe lab's own ceiling for backend %s on this machine: read %.0f MiB/s, write %.0f MiB/s%s (%s)\n", b, c.ReadMiBs, c.WriteMiBs, iops, c.Method)
 		}
 	}
 	if len(rows) > 0 {

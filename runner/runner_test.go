@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -285,5 +286,49 @@ func TestCeilingsAreProbedOncePerBackendForBulkWorkloads(t *testing.T) {
 	}
 	if log := takeLedger(); count(log, "probe") != 0 || len(res.Ceilings) != 0 {
 		t.Errorf("a counter-like workload was probed: %v %v", res.Ceilings, log)
+	}
+}
+
+// fakeSampled counts its Stats calls, a counter worth seeing over time.
+type fakeSampled struct {
+	fakeBackend
+	calls atomic.Int64
+}
+
+func (b *fakeSampled) SampledStats() []string { return []string{"calls"} }
+func (b *fakeSampled) Stats() backend.Stats {
+	return backend.Stats{"calls": float64(b.calls.Add(1))}
+}
+
+func init() {
+	backend.Register("fakesampled", func(env backend.Env) (backend.Backend, error) {
+		return &fakeSampled{fakeBackend: fakeBackend{env: env}}, nil
+	})
+}
+
+// A backend's sampled counters become series of the cell, in time order, from the measured run.
+func TestBackendCountersAreSampledOverTheCell(t *testing.T) {
+	spec := fakeSpec("1", scenario.BackendSpec{Name: "fakesampled"})
+	spec.Repeat = 1
+	res, err := runFake(t, context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := res.Cells[0].Series["backend.calls"]
+	if len(points) < 2 {
+		t.Fatalf("series %v", res.Cells[0].Series)
+	}
+	for i := 1; i < len(points); i++ {
+		if points[i].T < points[i-1].T || points[i].V <= points[i-1].V {
+			t.Errorf("points out of order: %v", points)
+		}
+	}
+	if res.Cells[0].BackendStats["calls"] <= 0 {
+		t.Errorf("stats delta %v", res.Cells[0].BackendStats)
+	}
+	spec = fakeSpec("1", scenario.BackendSpec{Name: "fakedisk"})
+	spec.Repeat = 1
+	if res, err := runFake(t, context.Background(), spec); err != nil || len(res.Cells[0].Series) != 0 {
+		t.Errorf("a backend that samples nothing got series: %v %v", res.Cells[0].Series, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"persistlab/measure"
 	"time"
 
 	"persistlab/backend"
@@ -89,7 +90,9 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 	}
 	before := life.be.Stats()
 	busy0, total0, _ := proc.MachineCPU()
+	stopSampling := sampleBackend(life.be, time.Duration(r.spec.Duration))
 	res, err := in.Drive(ctx, time.Duration(r.spec.Duration))
+	series := stopSampling()
 	if err != nil {
 		return fail(err)
 	}
@@ -101,6 +104,12 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 	if err := fill(&out, res); err != nil {
 		return fail(err)
 	}
+	for k, points := range series {
+		if out.Series == nil {
+			out.Series = map[string][]measure.Point{}
+		}
+		out.Series[k] = points
+	}
 	// The whole machine's busy share: near 1, the cell measured this machine, not the cloud model.
 	out.Metrics[MachineCPUMetric] = proc.MachineBusy(busy0, total0, busy1, total1)
 	if lr, ok := life.be.(backend.LagReporter); ok && !res.LastWrite.IsZero() {
@@ -111,4 +120,54 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 		}
 	}
 	return out
+}
+
+// SampleInterval bounds how often a backend's counters are sampled during a cell; a long cell is
+// sampled less often, so that a series holds at most MaxSamples points.
+const (
+	SampleInterval = 250 * time.Millisecond
+	MaxSamples     = 400
+)
+
+// sampleBackend records, until the returned function is called, the counters a backend wants seen
+// over time (backend.Sampler), as series named "backend.KEY" in seconds since the start. Nothing
+// runs for a backend that wants none.
+func sampleBackend(be backend.Backend, expected time.Duration) (stop func() map[string][]measure.Point) {
+	sampler, ok := be.(backend.Sampler)
+	if !ok || len(sampler.SampledStats()) == 0 {
+		return func() map[string][]measure.Point { return nil }
+	}
+	keys := sampler.SampledStats()
+	every := max(SampleInterval, expected/MaxSamples)
+	series := map[string][]measure.Point{}
+	start := time.Now()
+	take := func() {
+		st, t := be.Stats(), time.Since(start).Seconds()
+		for _, k := range keys {
+			if v, ok := st[k]; ok && len(series["backend."+k]) < 4*MaxSamples {
+				series["backend."+k] = append(series["backend."+k], measure.Point{T: t, V: v})
+			}
+		}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		take()
+		for {
+			select {
+			case <-done:
+				take()
+				return
+			case <-tick.C:
+				take()
+			}
+		}
+	}()
+	return func() map[string][]measure.Point {
+		close(done)
+		<-finished
+		return series
+	}
 }

@@ -47,6 +47,9 @@ func describe(w io.Writer, d leftover.Dead) {
 	if len(d.Mounts) > 0 {
 		fmt.Fprintf(w, ", %d mount(s)", len(d.Mounts))
 	}
+	if len(d.Loops) > 0 {
+		fmt.Fprintf(w, ", loop device(s) %v", d.Loops)
+	}
 	if len(d.Processes) > 0 {
 		fmt.Fprintf(w, ", %d process(es) %v", len(d.Processes), d.Processes)
 	}

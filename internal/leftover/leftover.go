@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"persistlab/internal/loopdev"
 	"persistlab/internal/mounts"
 )
 
@@ -58,6 +59,7 @@ type Dead struct {
 	Run       Run      // as its lock file recorded it
 	Mounts    []string // still mounted under Dir
 	Processes []int    // still running with Dir in their command line
+	Loops     []string // loop devices whose backing file is under Dir (an emulated volume's)
 }
 
 // Find lists the dead runs' work directories among dirs and the persistlab-* directories
@@ -103,6 +105,7 @@ func inspect(dir string) (Dead, bool) {
 		d.Mounts = append(d.Mounts, m.Point)
 	}
 	d.Processes = processesIn(dir)
+	d.Loops = loopdev.Under(dir)
 	return d, true
 }
 
@@ -138,15 +141,30 @@ func (d Dead) Clean() error {
 			errs = append(errs, fmt.Errorf("kill %d: %w", pid, err))
 		}
 	}
-	for _, m := range mounts.Under(d.Dir) { // deepest first
-		cmd := exec.Command("umount", "-l", m.Point)
-		if strings.HasPrefix(m.Type, "fuse") {
-			cmd = exec.Command("fusermount3", "-u", "-z", m.Point)
-		}
-		if out, err := cmd.CombinedOutput(); err != nil && mounts.Mounted(m.Point) {
-			errs = append(errs, fmt.Errorf("%s: %v: %s", strings.Join(cmd.Args, " "), err, strings.TrimSpace(string(out))))
+	// File systems first (an emulated volume's sits on a loop device over a FUSE file), then the
+	// loop devices, found before any unmount since a detached FUSE mount hides their paths, then
+	// FUSE mounts; deepest first within each.
+	unmount := func(fuse bool) {
+		for _, m := range mounts.Under(d.Dir) {
+			if strings.HasPrefix(m.Type, "fuse") != fuse {
+				continue
+			}
+			cmd := exec.Command("umount", "-l", m.Point)
+			if fuse {
+				cmd = exec.Command("fusermount3", "-u", "-z", m.Point)
+			}
+			if out, err := cmd.CombinedOutput(); err != nil && mounts.Mounted(m.Point) {
+				errs = append(errs, fmt.Errorf("%s: %v: %s", strings.Join(cmd.Args, " "), err, strings.TrimSpace(string(out))))
+			}
 		}
 	}
+	unmount(false)
+	for _, dev := range d.Loops {
+		if err := loopdev.Detach(dev); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	unmount(true)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
