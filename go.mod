@@ -6,6 +6,7 @@ require (
 	cloud.google.com/go/storage v1.60.0
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/fsouza/fake-gcs-server v1.54.0
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/mattn/go-sqlite3 v1.14.53
 	golang.org/x/sys v0.49.0
 	google.golang.org/api v0.266.0
@@ -39,7 +40,6 @@ require (
 	github.com/googleapis/gax-go/v2 v2.17.0 // indirect
 	github.com/gorilla/handlers v1.5.2 // indirect
 	github.com/gorilla/mux v1.8.1 // indirect
-	github.com/hanwen/go-fuse/v2 v2.12.1 // indirect
 	github.com/pkg/xattr v0.4.12 // indirect
 	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10 // indirect
 	github.com/spiffe/go-spiffe/v2 v2.6.0 // indirect

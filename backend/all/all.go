@@ -5,4 +5,5 @@ import (
 	_ "persistlab/backend/gcsfuse"    // registers itself
 	_ "persistlab/backend/litestream" // registers itself
 	_ "persistlab/backend/local"      // registers itself
+	_ "persistlab/backend/volume"     // registers itself
 )

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/internal/loopdev"
 	"persistlab/internal/mounts"
 )
 
@@ -192,11 +193,12 @@ func writeSynced(path string, data []byte) error {
 	return f.Close()
 }
 
-// State is what a backend could leave behind: mounts under its work directory and this process's
-// children. (Other tests may mount elsewhere at the same time.)
+// State is what a backend could leave behind: mounts and loop devices under its work directory
+// and this process's children. (Other tests may mount elsewhere at the same time.)
 type State struct {
 	Mounts   []string
 	Children []string
+	Loops    []string // loop devices whose backing file is under the directory
 }
 
 // Snapshot reads the mounts under dir and this test process's child processes.
@@ -206,6 +208,7 @@ func Snapshot(t *testing.T, dir string) State {
 	for _, m := range mounts.Under(dir) {
 		s.Mounts = append(s.Mounts, m.Point+" "+m.Type)
 	}
+	s.Loops = loopdev.Under(dir)
 	self := os.Getpid()
 	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, p := range procs {
@@ -230,6 +233,9 @@ func (s State) MustEqual(t *testing.T, before State) {
 	}
 	if extra := minus(s.Children, before.Children); len(extra) > 0 {
 		t.Errorf("left running: %v", extra)
+	}
+	if extra := minus(s.Loops, before.Loops); len(extra) > 0 {
+		t.Errorf("loop devices left attached: %v", extra)
 	}
 }
 

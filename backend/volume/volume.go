@@ -1,0 +1,171 @@
+// Package volume keeps the data on an emulated cloud block volume (EBS, Persistent Disk, a Cloud
+// SQL disk): a real file system on a loop device whose every I/O passes persistlab's model of the
+// provider's published limits (lab/volume).
+package volume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"persistlab/backend"
+	"persistlab/internal/sysinfo"
+	"persistlab/lab/volume"
+	"persistlab/scenario"
+)
+
+// Name is the backend's name in scenarios.
+const Name = "volume"
+
+// The optional capabilities the runner finds by type assertion, checked at compile time.
+var (
+	_ backend.Crasher       = (*Backend)(nil)
+	_ backend.CeilingProber = (*Backend)(nil)
+	_ backend.Sampler       = (*Backend)(nil)
+)
+
+func init() { backend.Register(Name, New) }
+
+// Options are the backend's options: a volume's (lab/volume), and ceiling_probe.
+var Options = append([]string{"ceiling_probe"}, volume.OptionNames...)
+
+// Backend is one emulated volume, made fresh for each cell.
+type Backend struct {
+	env       backend.Env
+	cfg       volume.Config
+	probeSize int64
+	vol       *volume.Volume
+	versions  map[string]string
+}
+
+// New reads the options into a volume and checks it, the programs it runs and the rights it
+// needs, starting nothing.
+func New(env backend.Env) (backend.Backend, error) {
+	if err := backend.CheckOptions(Name, env.Options, Options...); err != nil {
+		return nil, err
+	}
+	cfg, err := volume.ConfigFromOptions(env.Options)
+	if err != nil {
+		return nil, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	cfg.WorkDir, cfg.Keep = env.WorkDir, env.Keep
+	b := &Backend{env: env, cfg: cfg, probeSize: DefaultCeilingProbe}
+	if v, ok := env.Options["ceiling_probe"]; ok {
+		if b.probeSize, err = scenario.ParseSize(v); err != nil || b.probeSize < 0 {
+			return nil, fmt.Errorf("backend %q: option ceiling_probe %q: want a size like 256MiB (0: do not probe)", Name, v)
+		}
+	}
+	mkfs := "mkfs." + cfg.FS
+	for _, prog := range []string{"losetup", "mount", "umount", mkfs} {
+		if _, err := exec.LookPath(prog); err != nil {
+			return nil, fmt.Errorf("backend %q: %s not found (Debian packages util-linux, e2fsprogs, xfsprogs; run scripts/setup)", Name, prog)
+		}
+	}
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("backend %q: attaching loop devices and mounting file systems needs root", Name)
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return nil, fmt.Errorf("backend %q: /dev/fuse: %w", Name, err)
+	}
+	b.versions = map[string]string{mkfs: sysinfo.ProgramVersion(mkfs, "-V"), "losetup": sysinfo.ProgramVersion("losetup", "--version")}
+	return b, nil
+}
+
+// Name implements backend.Backend.
+func (b *Backend) Name() string { return Name }
+
+// Versions implements backend.Backend.
+func (b *Backend) Versions() map[string]string { return b.versions }
+
+// Start makes the volume and mounts its file system.
+func (b *Backend) Start(ctx context.Context) (backend.Target, error) {
+	if b.vol != nil {
+		return backend.Target{}, fmt.Errorf("backend %q: started twice", Name)
+	}
+	if free, err := volume.FreeBytes(b.env.WorkDir); err == nil && free < b.cfg.Spec.SizeBytes {
+		// The image is sparse: only what the workload writes takes this machine's disk.
+		fmt.Fprintf(os.Stderr, "persistlab: volume of %s on a disk with %s free: the image is sparse, so a run may write up to %s before its writes fail\n",
+			scenario.FormatSize(b.cfg.Spec.SizeBytes), scenario.FormatSize(free), scenario.FormatSize(free))
+	}
+	v, err := volume.Start(ctx, b.cfg)
+	if err != nil {
+		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	b.vol = v
+	return backend.Target{Dir: v.Dir}, nil
+}
+
+// Stats are the model's counters: I/Os and bytes as seen and as billed, credits, throttled time.
+func (b *Backend) Stats() backend.Stats {
+	if b.vol == nil {
+		return nil
+	}
+	return backend.Stats(b.vol.Counters())
+}
+
+// SampledStats are the counters worth seeing over a cell: credits draining, throttling growing,
+// units billed.
+func (b *Backend) SampledStats() []string {
+	return []string{"volume_credit_ios", "volume_credit_mib", "volume_throttled_s", "volume_read_units", "volume_write_units"}
+}
+
+// Stop unmounts and detaches everything; safe after a failed Start and twice.
+func (b *Backend) Stop(ctx context.Context) error {
+	if b.vol == nil {
+		return nil
+	}
+	err := b.vol.Stop(ctx)
+	if err == nil {
+		b.vol = nil
+	}
+	return err
+}
+
+// Crash loses the instance: the device freezes, so writes still in the instance's page cache
+// never reach the volume, as when an EC2 instance dies with its EBS volume attached.
+func (b *Backend) Crash() error {
+	if b.vol == nil {
+		return nil
+	}
+	return b.vol.Freeze()
+}
+
+// Recover attaches the volume to a new instance: its file system's journal is replayed at mount.
+func (b *Backend) Recover(ctx context.Context) (backend.Target, error) {
+	if b.vol == nil {
+		return backend.Target{}, errors.New("backend volume: not started")
+	}
+	if err := b.vol.Recover(ctx); err != nil {
+		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	return backend.Target{Dir: b.vol.Dir}, nil
+}
+
+// DefaultCeilingProbe is how much ProbeCeiling moves each way.
+const DefaultCeilingProbe = 512 << 20
+
+// ProbeCeiling measures the emulator with the model off on this machine: probe bytes written with
+// 1 MiB direct writes into a file on a volume of this type's file system, then read back.
+func (b *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, error) {
+	if b.probeSize == 0 {
+		return backend.Ceiling{}, false, nil
+	}
+	cfg := b.cfg
+	cfg.Off, cfg.Keep = true, false
+	cfg.Spec.SizeBytes = max(cfg.Spec.SizeBytes, 2*b.probeSize)
+	cfg.WorkDir = filepath.Join(b.env.WorkDir, "ceiling")
+	v, err := volume.Start(ctx, cfg)
+	if err != nil {
+		return backend.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
+	}
+	defer v.Stop(context.WithoutCancel(ctx))
+	c, err := volume.ProbeDirect(filepath.Join(v.Dir, "persistlab-ceiling.bin"), b.probeSize)
+	if err != nil {
+		return backend.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
+	}
+	c.Method = fmt.Sprintf("%s with 1 MiB direct I/O, 4 at once, on %s over the emulator with the model off", scenario.FormatSize(b.probeSize), cfg.FS)
+	return c, true, nil
+}

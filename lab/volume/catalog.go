@@ -1,0 +1,397 @@
+package volume
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Sources of the published figures below (each constant names its own):
+//
+//	[ebs-types]  Amazon EBS volume types, https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html
+//	             and its pages on General Purpose SSD, Provisioned IOPS SSD and
+//	             Throughput Optimized / Cold HDD volumes; figures as the pages gave them in 2024.
+//	[ebs-io]     Amazon EBS I/O characteristics and monitoring,
+//	             https://docs.aws.amazon.com/ebs/latest/userguide/ebs-io-characteristics.html (2024).
+//	[ebs-2018]   the same pages as archived in early 2018, the era of seed 004 (Feb 2018); where
+//	             the era matters a constant says which it is.
+//	[ebs-opt]    Amazon EBS-optimized instance types, https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimized.html
+//	             (c4.large: 500 Mbps dedicated EBS bandwidth, 4,000 IOPS at 16 KiB).
+//	[pd-perf]    Google Cloud, Persistent Disk performance overview,
+//	             https://cloud.google.com/compute/docs/disks/performance (2024).
+//	[seed-001]   the Cloud SQL console of seed 001 (Dec 2018), read from its own tables: a figure
+//	             taken from a seed cannot be used to claim that seed reproduced.
+//
+// These pages could not be fetched from this machine; the figures were checked against copies of
+// them and against the seeds, which quote the 2018 ones. Service times are not published: each is
+// an assumption, named as one, and settable (option latency).
+
+// Billing units [ebs-io]: "Amazon EBS SSD volumes ... I/O operations ... up to 256 KiB ... count
+// as one"; "for HDD volumes ... up to 1,024 KiB"; smaller sequential I/Os are merged into one.
+const (
+	SSDUnitBytes = 256 << 10
+	HDDUnitBytes = 1 << 20
+)
+
+// EBS gp2 [ebs-types]: 3 IOPS per GiB, at least 100; bursts to 3,000 IOPS on a bucket of 5.4
+// million I/O credits, refilled at the baseline, full at creation.
+const (
+	GP2IOPSPerGiB        = 3.0
+	GP2MinIOPS           = 100.0
+	GP2BurstIOPS         = 3000.0
+	GP2CreditBucket      = 5.4e6
+	GP2MaxIOPS           = 16000.0 // since Dec 2018; 10,000 before [ebs-2018]
+	GP2MaxIOPS2018       = 10000.0
+	GP2SmallMiBps        = 128.0 // volumes of 170 GiB or less
+	GP2SmallLimitGiB     = 170
+	GP2MaxMiBps          = 250.0 // larger volumes (between 170 and 334 GiB only while credits last: simplified here)
+	GP2MaxMiBps2018      = 160.0
+	GP2MinGiB, GP2MaxGiB = 1, 16 << 10
+)
+
+// EBS gp3 [ebs-types], launched Dec 2020: 3,000 IOPS and 125 MiB/s whatever the size,
+// provisionable to 16,000 IOPS (500 per GiB) and 1,000 MiB/s (0.25 MiB/s per provisioned IOPS).
+// AWS raised gp3's maxima in 2025; those are not modelled (assumption: the 2024 figures).
+const (
+	GP3BaseIOPS, GP3MaxIOPS, GP3IOPSPerGiB     = 3000.0, 16000.0, 500.0
+	GP3BaseMiBps, GP3MaxMiBps, GP3MiBpsPerIOPS = 125.0, 1000.0, 0.25
+	GP3MinGiB, GP3MaxGiB                       = 1, 16 << 10
+)
+
+// EBS io1 and io2 [ebs-types]: provisioned IOPS, at most 50 per GiB (io1) or 500 (io2), at most
+// 64,000 (Nitro instances); throughput 256 KiB per provisioned IOPS up to 1,000 MiB/s. In 2018
+// [ebs-2018] io1 allowed 32,000 IOPS and 500 MiB/s (seed 004 used io1's default, 50 x 500 GiB =
+// 25,000); io2 came in 2020.
+const (
+	IO1IOPSPerGiB, IO2IOPSPerGiB = 50.0, 500.0
+	IOMinIOPS, IOMaxIOPS         = 100.0, 64000.0
+	IO1MaxIOPS2018               = 32000.0
+	IOMaxMiBps, IO1MaxMiBps2018  = 1000.0, 500.0
+	IOMiBpsPerIOPS               = 0.25
+	IOMinGiB, IOMaxGiB           = 4, 16 << 10
+)
+
+// EBS st1 and sc1 [ebs-types]: throughput per TiB of size, a burst bucket of 1 TiB of credit per
+// TiB refilled at the baseline, full at creation; at most 500 (st1) / 250 (sc1) MiB/s and 500 /
+// 250 IOPS of 1 MiB. Smallest size 125 GiB today, 500 GiB in 2018 (seed 004: "the HDD types'
+// minimum is 500GB").
+const (
+	ST1BaseMiBpsPerTiB, ST1BurstMiBpsPerTiB, ST1MaxMiBps, ST1MaxIOPS = 40.0, 250.0, 500.0, 500.0
+	SC1BaseMiBpsPerTiB, SC1BurstMiBpsPerTiB, SC1MaxMiBps, SC1MaxIOPS = 12.0, 80.0, 250.0, 250.0
+	HDDCreditMiBPerTiB                                               = 1 << 20 // 1 TiB of credit per TiB, in MiB
+	HDDMinGiB, HDDMinGiB2018, HDDMaxGiB                              = 125, 500, 16 << 10
+)
+
+// Persistent Disk [pd-perf], per GiB of size, reads and writes alike unless said: pd-standard
+// 0.75 read / 1.5 write IOPS and 0.12 MiB/s; pd-balanced 6 IOPS and 0.28 MiB/s on top of a
+// baseline of 3,000 IOPS and 140 MiB/s; pd-ssd 30 IOPS and 0.48 MiB/s on top of 6,000 IOPS and
+// 240 MiB/s (the baselines are today's; 2018 had none, nor pd-balanced). Per-VM caps by vCPU
+// count are not modelled (an instance option may cap a volume). Assumption: Google's "MB" is MiB.
+const (
+	PDStandardReadIOPSPerGiB, PDStandardWriteIOPSPerGiB, PDStandardMiBpsPerGiB           = 0.75, 1.5, 0.12
+	PDBalancedIOPSPerGiB, PDBalancedMiBpsPerGiB, PDBalancedBaseIOPS, PDBalancedBaseMiBps = 6.0, 0.28, 3000.0, 140.0
+	PDSSDIOPSPerGiB, PDSSDMiBpsPerGiB, PDSSDBaseIOPS, PDSSDBaseMiBps                     = 30.0, 0.48, 6000.0, 240.0
+	PDMinGiB, PDMaxGiB                                                                   = 10, 64 << 10
+)
+
+// Cloud SQL SSD [seed-001]: the console showed pd-ssd's per-GB figures (50 GB: 1,500 IOPS and
+// 24 MB/s each way) capped at 15,000 IOPS and, for writes, 151.5 MB/s on a 2-vCPU instance
+// (400 and 600 GB); reads were not capped up to 288 MB/s. Assumption: MB is MiB, as above.
+const (
+	CloudSQLIOPSPerGiB, CloudSQLMiBpsPerGiB = 30.0, 0.48
+	CloudSQLMaxIOPS, CloudSQLMaxWriteMiBps  = 15000.0, 151.5
+	CloudSQLMinGiB, CloudSQLMaxGiB          = 10, 30 << 10
+)
+
+// Service times per I/O (assumptions: no provider publishes one). AWS promises SSD volumes
+// "single-digit millisecond" latency and io2 Block Express "sub-millisecond"; a rotating disk
+// seeks and turns (a few ms per random I/O at 7,200 rpm); Persistent Disk is network storage
+// like EBS.
+var (
+	SSDServiceTime        = time.Millisecond
+	IO2ServiceTime        = 500 * time.Microsecond
+	ST1ServiceTime        = 3 * time.Millisecond
+	SC1ServiceTime        = 6 * time.Millisecond
+	PDServiceTime         = time.Millisecond
+	PDStandardServiceTime = 5 * time.Millisecond
+	// FlushTime is what a cache flush costs: EBS and PD acknowledge a write once durable, so a
+	// flush has nothing to drain (assumption: one round trip, a tenth of a millisecond).
+	FlushTime = 100 * time.Microsecond
+)
+
+// Instance is the machine a volume is attached to: its own limit on storage I/O, and the memory
+// that bounds its page cache.
+type Instance struct {
+	Name        string
+	IOPS        float64 // 0: no cap
+	MiBps       float64
+	MemoryBytes int64
+	Source      string
+}
+
+// Instances [ebs-opt], and Cloud SQL's machine in seed 001.
+var Instances = []Instance{
+	{Name: "none", Source: "no instance limit"},
+	// c4.large: 2 vCPU, 3.75 GiB; 500 Mbps dedicated EBS bandwidth (62.5 MB/s) and 4,000 IOPS.
+	{Name: "c4.large", IOPS: 4000, MiBps: 62.5e6 / (1 << 20), MemoryBytes: 3840 << 20, Source: "[ebs-opt]; seed 004's instance"},
+	// db-n1-standard-2: 2 vCPU, 7.5 GB; its storage caps are the disk type's (cloudsql-ssd).
+	{Name: "db-n1-standard-2", MemoryBytes: 7680 << 20, Source: "seed 001's Cloud SQL machine"},
+}
+
+// TypeInfo describes a volume type for help and validation.
+type TypeInfo struct {
+	Name, Provider, Description string
+	Provisionable               []string // options the user sets: iops, throughput
+}
+
+// Types lists the volume types, by name.
+func Types() []TypeInfo {
+	t := []TypeInfo{
+		{"gp2", "aws", "EBS General Purpose SSD: 3 IOPS/GiB, bursts to 3,000 on I/O credits", nil},
+		{"gp3", "aws", "EBS General Purpose SSD: 3,000 IOPS and 125 MiB/s, more provisionable", []string{"iops", "throughput"}},
+		{"io1", "aws", "EBS Provisioned IOPS SSD (up to 50 IOPS/GiB)", []string{"iops"}},
+		{"io2", "aws", "EBS Provisioned IOPS SSD (up to 500 IOPS/GiB)", []string{"iops"}},
+		{"st1", "aws", "EBS Throughput Optimized HDD: 40 MiB/s per TiB, bursts to 250 on credits", nil},
+		{"sc1", "aws", "EBS Cold HDD: 12 MiB/s per TiB, bursts to 80 on credits", nil},
+		{"pd-standard", "gcp", "Persistent Disk, standard (HDD)", nil},
+		{"pd-balanced", "gcp", "Persistent Disk, balanced SSD", nil},
+		{"pd-ssd", "gcp", "Persistent Disk, SSD", nil},
+		{"cloudsql-ssd", "gcp", "Cloud SQL SSD storage: pd-ssd by size with seed 001's caps", nil},
+	}
+	sort.Slice(t, func(i, j int) bool { return t[i].Name < t[j].Name })
+	return t
+}
+
+// Spec is a volume as a user asks for it.
+type Spec struct {
+	Type      string
+	SizeBytes int64
+	// ProvisionedIOPS and ProvisionedMiBps where the type takes them (0: the type's default).
+	ProvisionedIOPS  float64
+	ProvisionedMiBps float64
+	Instance         string // "" or "none": no instance limit
+	Era              string // "current" (default) or "2018", the seeds' era
+	// ServiceTime replaces the type's assumed per-I/O service time (0: keep it).
+	ServiceTime time.Duration
+	// CreditScale multiplies the burst bucket's size (0: 1), so a test can drain it in seconds.
+	CreditScale float64
+}
+
+// Eras are the sets of figures a spec may ask for.
+var Eras = []string{"current", "2018"}
+
+// Limits are a spec's resolved figures: what the model enforces.
+type Limits struct {
+	// IOPS counts billing units (256 KiB SSD, 1 MiB HDD, merged when sequential). BaseIOPS is
+	// sustained; BurstIOPS, while CreditIOs last (gp2). Read and write share them unless
+	// ReadIOPS/WriteIOPS are set (Persistent Disk).
+	BaseIOPS, BurstIOPS, CreditIOs float64
+	ReadIOPS, WriteIOPS            float64
+	// MiBps is bytes (SSD) or units of 1 MiB (HDD) per second; BurstMiBps while CreditMiB last.
+	BaseMiBps, BurstMiBps, CreditMiB float64
+	ReadMiBps, WriteMiBps            float64
+	UnitBytes                        int64
+	HDD                              bool
+	ServiceTime                      time.Duration
+	Instance                         Instance
+}
+
+func (s Spec) gib() float64 { return float64(s.SizeBytes) / (1 << 30) }
+
+func (s Spec) era2018() bool { return s.Era == "2018" }
+
+// Validate checks a spec against its type's rules; errors name the field, the value and what is
+// allowed.
+func (s Spec) Validate() error {
+	fail := func(field, value, allowed string) error {
+		return fmt.Errorf("volume %s: %s %s: want %s", s.Type, field, value, allowed)
+	}
+	info, ok := typeInfo(s.Type)
+	if !ok {
+		var names []string
+		for _, t := range Types() {
+			names = append(names, t.Name)
+		}
+		return fmt.Errorf("volume type %q: want one of %s", s.Type, strings.Join(names, ", "))
+	}
+	switch s.Era {
+	case "", "current":
+	case "2018":
+		if s.Type == "gp3" || s.Type == "io2" || s.Type == "pd-balanced" {
+			return fail("era", s.Era, "current: "+s.Type+" did not exist in 2018")
+		}
+	default:
+		return fail("era", s.Era, strings.Join(Eras, " or "))
+	}
+	if _, ok := instance(s.Instance); !ok {
+		var names []string
+		for _, in := range Instances {
+			names = append(names, in.Name)
+		}
+		return fail("instance", fmt.Sprintf("%q", s.Instance), "one of "+strings.Join(names, ", "))
+	}
+	for _, p := range []struct {
+		name string
+		set  bool
+	}{{"iops", s.ProvisionedIOPS != 0}, {"throughput", s.ProvisionedMiBps != 0}} {
+		if p.set && !contains(info.Provisionable, p.name) {
+			allowed := "no " + p.name + " option: " + s.Type + "'s follows from its size"
+			if len(info.Provisionable) > 0 {
+				allowed = "only " + strings.Join(info.Provisionable, ", ") + " for " + s.Type
+			}
+			return fail(p.name, fmt.Sprint(map[string]float64{"iops": s.ProvisionedIOPS, "throughput": s.ProvisionedMiBps}[p.name]), allowed)
+		}
+	}
+	minGiB, maxGiB := sizeRange(s)
+	if g := s.gib(); g < float64(minGiB) || g > float64(maxGiB) {
+		return fail("size", fmt.Sprintf("%.0fGiB", g), fmt.Sprintf("%d GiB to %d GiB", minGiB, maxGiB))
+	}
+	iops := s.ProvisionedIOPS
+	switch s.Type {
+	case "io1", "io2":
+		perGiB, maxIOPS := IO1IOPSPerGiB, IOMaxIOPS
+		if s.Type == "io2" {
+			perGiB = IO2IOPSPerGiB
+		}
+		if s.era2018() {
+			maxIOPS = IO1MaxIOPS2018
+		}
+		if iops == 0 {
+			return fail("iops", "(unset)", fmt.Sprintf("the provisioned IOPS, %.0f to %.0f", IOMinIOPS, min(maxIOPS, perGiB*s.gib())))
+		}
+		if iops < IOMinIOPS || iops > maxIOPS || iops > perGiB*s.gib() {
+			return fail("iops", fmt.Sprint(iops), fmt.Sprintf("%.0f to %.0f (at most %.0f per GiB, %.0f in all)", IOMinIOPS, min(maxIOPS, perGiB*s.gib()), perGiB, maxIOPS))
+		}
+	case "gp3":
+		if iops != 0 && (iops < GP3BaseIOPS || iops > GP3MaxIOPS || iops > GP3IOPSPerGiB*s.gib()) {
+			return fail("iops", fmt.Sprint(iops), fmt.Sprintf("%.0f to %.0f (at most %.0f per GiB)", GP3BaseIOPS, min(GP3MaxIOPS, max(GP3BaseIOPS, GP3IOPSPerGiB*s.gib())), GP3IOPSPerGiB))
+		}
+		if t := s.ProvisionedMiBps; t != 0 {
+			maxT := min(GP3MaxMiBps, GP3MiBpsPerIOPS*max(iops, GP3BaseIOPS))
+			if t < GP3BaseMiBps || t > maxT {
+				return fail("throughput", fmt.Sprint(t), fmt.Sprintf("%.0f to %.0f MiB/s (at most %.2f MiB/s per provisioned IOPS)", GP3BaseMiBps, maxT, GP3MiBpsPerIOPS))
+			}
+		}
+	}
+	if s.CreditScale < 0 || s.ServiceTime < 0 {
+		return fail("credit_scale/latency", "below 0", "0 or more")
+	}
+	return nil
+}
+
+func sizeRange(s Spec) (int, int) {
+	switch s.Type {
+	case "gp2":
+		return GP2MinGiB, GP2MaxGiB
+	case "gp3":
+		return GP3MinGiB, GP3MaxGiB
+	case "io1", "io2":
+		return IOMinGiB, IOMaxGiB
+	case "st1", "sc1":
+		if s.era2018() {
+			return HDDMinGiB2018, HDDMaxGiB
+		}
+		return HDDMinGiB, HDDMaxGiB
+	case "cloudsql-ssd":
+		return CloudSQLMinGiB, CloudSQLMaxGiB
+	}
+	return PDMinGiB, PDMaxGiB
+}
+
+// Limits resolves a valid spec into the figures the model enforces.
+func (s Spec) Limits() Limits {
+	g := s.gib()
+	l := Limits{UnitBytes: SSDUnitBytes, ServiceTime: SSDServiceTime}
+	l.Instance, _ = instance(s.Instance)
+	scale := s.CreditScale
+	if scale == 0 {
+		scale = 1
+	}
+	switch s.Type {
+	case "gp2":
+		maxIOPS, maxMiBps := GP2MaxIOPS, GP2MaxMiBps
+		if s.era2018() {
+			maxIOPS, maxMiBps = GP2MaxIOPS2018, GP2MaxMiBps2018
+		}
+		l.BaseIOPS = min(maxIOPS, max(GP2MinIOPS, GP2IOPSPerGiB*g))
+		if l.BaseIOPS < GP2BurstIOPS {
+			l.BurstIOPS, l.CreditIOs = GP2BurstIOPS, GP2CreditBucket*scale
+		}
+		l.BaseMiBps = maxMiBps
+		if g <= GP2SmallLimitGiB {
+			l.BaseMiBps = GP2SmallMiBps
+		}
+	case "gp3":
+		l.BaseIOPS, l.BaseMiBps = GP3BaseIOPS, GP3BaseMiBps
+		if s.ProvisionedIOPS > 0 {
+			l.BaseIOPS = s.ProvisionedIOPS
+		}
+		if s.ProvisionedMiBps > 0 {
+			l.BaseMiBps = s.ProvisionedMiBps
+		}
+	case "io1", "io2":
+		maxMiBps := IOMaxMiBps
+		if s.era2018() {
+			maxMiBps = IO1MaxMiBps2018
+		}
+		l.BaseIOPS = s.ProvisionedIOPS
+		l.BaseMiBps = min(maxMiBps, IOMiBpsPerIOPS*s.ProvisionedIOPS)
+		if s.Type == "io2" {
+			l.ServiceTime = IO2ServiceTime
+		}
+	case "st1", "sc1":
+		base, burst, maxMiBps, maxIOPS, svc := ST1BaseMiBpsPerTiB, ST1BurstMiBpsPerTiB, ST1MaxMiBps, ST1MaxIOPS, ST1ServiceTime
+		if s.Type == "sc1" {
+			base, burst, maxMiBps, maxIOPS, svc = SC1BaseMiBpsPerTiB, SC1BurstMiBpsPerTiB, SC1MaxMiBps, SC1MaxIOPS, SC1ServiceTime
+		}
+		tib := g / 1024
+		l.HDD, l.UnitBytes, l.ServiceTime = true, HDDUnitBytes, svc
+		l.BaseMiBps = min(maxMiBps, base*tib)
+		l.BurstMiBps = min(maxMiBps, burst*tib)
+		l.CreditMiB = HDDCreditMiBPerTiB * tib * scale
+		l.BaseIOPS = maxIOPS
+	case "pd-standard":
+		l.ReadIOPS, l.WriteIOPS = PDStandardReadIOPSPerGiB*g, PDStandardWriteIOPSPerGiB*g
+		l.BaseMiBps = PDStandardMiBpsPerGiB * g
+		l.ServiceTime = PDStandardServiceTime
+	case "pd-balanced":
+		l.BaseIOPS, l.BaseMiBps = PDBalancedBaseIOPS+PDBalancedIOPSPerGiB*g, PDBalancedBaseMiBps+PDBalancedMiBpsPerGiB*g
+		l.ServiceTime = PDServiceTime
+	case "pd-ssd":
+		l.BaseIOPS, l.BaseMiBps = PDSSDIOPSPerGiB*g, PDSSDMiBpsPerGiB*g
+		if !s.era2018() {
+			l.BaseIOPS, l.BaseMiBps = l.BaseIOPS+PDSSDBaseIOPS, l.BaseMiBps+PDSSDBaseMiBps
+		}
+		l.ServiceTime = PDServiceTime
+	case "cloudsql-ssd":
+		l.BaseIOPS = min(CloudSQLMaxIOPS, CloudSQLIOPSPerGiB*g)
+		l.ReadMiBps, l.WriteMiBps = CloudSQLMiBpsPerGiB*g, min(CloudSQLMaxWriteMiBps, CloudSQLMiBpsPerGiB*g)
+		l.ServiceTime = PDServiceTime
+	}
+	if s.ServiceTime > 0 {
+		l.ServiceTime = s.ServiceTime
+	}
+	return l
+}
+
+func typeInfo(name string) (TypeInfo, bool) {
+	for _, t := range Types() {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return TypeInfo{}, false
+}
+
+func instance(name string) (Instance, bool) {
+	if name == "" {
+		name = "none"
+	}
+	for _, in := range Instances {
+		if in.Name == name {
+			return in, true
+		}
+	}
+	return Instance{}, false
+}

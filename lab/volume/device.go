@@ -1,0 +1,272 @@
+package volume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"persistlab/internal/loopdev"
+	"persistlab/internal/mounts"
+)
+
+// FileSystems are the file systems a volume can be formatted with.
+var FileSystems = []string{"ext4", "xfs"}
+
+// Config is one emulated volume on this machine.
+type Config struct {
+	Spec Spec
+	// Off serves the image with no model at all: the emulator's own ceiling.
+	Off bool
+	// WorkDir holds the image, the FUSE mount that serves it and the file system's mount point.
+	WorkDir string
+	FS      string // ext4 (default) or xfs
+	// Keep leaves the image in WorkDir after Stop, for a user to mount and look at.
+	Keep bool
+}
+
+// Volume is a running emulated volume: a sparse image on this machine's disk, served through
+// FUSE by persistlab (every I/O passes the model), attached to a loop device with direct I/O, and
+// formatted and mounted at Dir.
+type Volume struct {
+	cfg    Config
+	model  *Model
+	img    *image
+	server *fuse.Server
+	loop   string // /dev/loopN, "" when detached
+	// Dir is where the file system is mounted: the workload's directory.
+	Dir string
+
+	imagePath, fuseDir string
+	mounts             int // how many times the file system was mounted (recoveries)
+}
+
+// Paths inside a volume's work directory.
+const (
+	imageFile = "volume.img" // the backing file on this machine's disk
+	fuseDir   = "fuse"       // where the FUSE server shows it as disk.img
+	mountDir  = "mnt"        // the file system
+)
+
+// Start makes the volume: a sparse image of the spec's size, served, attached, formatted (with
+// the model off: making the file system is not the workload's I/O) and mounted. On failure
+// everything it did is undone.
+func Start(ctx context.Context, cfg Config) (v *Volume, err error) {
+	if cfg.FS == "" {
+		cfg.FS = "ext4"
+	}
+	if !contains(FileSystems, cfg.FS) {
+		return nil, fmt.Errorf("volume: fs %q: want one of %s", cfg.FS, strings.Join(FileSystems, ", "))
+	}
+	if err := cfg.Spec.Validate(); err != nil {
+		return nil, err
+	}
+	v = &Volume{cfg: cfg, imagePath: filepath.Join(cfg.WorkDir, imageFile), fuseDir: filepath.Join(cfg.WorkDir, fuseDir)}
+	if !cfg.Off {
+		if v.model, err = New(cfg.Spec, time.Now); err != nil {
+			return nil, err
+		}
+	}
+	defer func() {
+		if err != nil {
+			v.Stop(context.WithoutCancel(ctx))
+			v = nil
+		}
+	}()
+	for _, d := range []string{v.fuseDir, filepath.Join(cfg.WorkDir, mountDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return v, err
+		}
+	}
+	f, err := os.OpenFile(v.imagePath, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o600)
+	if err != nil {
+		return v, fmt.Errorf("volume: image: %w", err)
+	}
+	size := cfg.Spec.SizeBytes
+	if err := f.Truncate(size); err != nil { // sparse: disk is used only where the workload writes
+		f.Close()
+		return v, fmt.Errorf("volume: image of %d bytes: %w", size, err)
+	}
+	v.img = &image{file: f, size: size}
+	if v.server, err = serve(v.fuseDir, v.img); err != nil {
+		return v, fmt.Errorf("volume: serve the image through FUSE at %s: %w", v.fuseDir, err)
+	}
+	if err := v.attach(ctx); err != nil {
+		return v, err
+	}
+	if err := format(ctx, cfg.FS, v.loop); err != nil {
+		return v, err
+	}
+	if v.model != nil {
+		v.img.setModel(v.model)
+	}
+	if err := v.mount(ctx); err != nil {
+		return v, err
+	}
+	return v, nil
+}
+
+// attach makes a loop device of the served image (direct I/O: every block I/O reaches us).
+func (v *Volume) attach(ctx context.Context) error {
+	dev, err := loopdev.Attach(ctx, filepath.Join(v.fuseDir, ImageName))
+	if dev != "" {
+		v.loop = dev
+	}
+	if err != nil {
+		return fmt.Errorf("volume: %w", err)
+	}
+	return nil
+}
+
+// format makes the file system. The image is sparse, so what mkfs does not write reads as
+// zeros: lazy inode table and journal initialisation is exact here, and no background zeroing
+// runs later while the workload is measured (mount option noinit_itable).
+func format(ctx context.Context, fs, dev string) error {
+	var cmd *exec.Cmd
+	switch fs {
+	case "xfs":
+		cmd = exec.CommandContext(ctx, "mkfs.xfs", "-f", "-q", "-K", dev)
+	default:
+		cmd = exec.CommandContext(ctx, "mkfs.ext4", "-F", "-q", "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1", dev)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("volume: %s: %v: %s", strings.Join(cmd.Args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// mount mounts the file system at a fresh directory: mnt, then mnt-1, mnt-2 after recoveries,
+// as a new instance attaches the volume.
+func (v *Volume) mount(ctx context.Context) error {
+	dir := filepath.Join(v.cfg.WorkDir, mountDir)
+	if v.mounts > 0 {
+		dir = fmt.Sprintf("%s-%d", dir, v.mounts)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	args := []string{"-t", v.cfg.FS}
+	if v.cfg.FS == "ext4" {
+		args = append(args, "-o", "noinit_itable")
+	}
+	out, err := exec.CommandContext(ctx, "mount", append(args, v.loop, dir)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("volume: mount %s at %s: %v: %s", v.loop, dir, err, strings.TrimSpace(string(out)))
+	}
+	v.mounts++
+	v.Dir = dir
+	return nil
+}
+
+// Counters are the model's cumulative counts (nil with the model off).
+func (v *Volume) Counters() map[string]float64 {
+	if v.model == nil {
+		return nil
+	}
+	return v.model.Snapshot(time.Now()).Flatten()
+}
+
+// Limits are the model's resolved figures, for results and reports.
+func (v *Volume) Limits() Limits { return v.cfg.Spec.Limits() }
+
+// Freeze loses the instance: from now on every I/O of the device fails, so what the kernel still
+// held in its page cache never reaches the image, and what the volume acknowledged stays. The
+// file system is then detached as a lost instance's is.
+func (v *Volume) Freeze() error {
+	if v.img == nil {
+		return nil
+	}
+	v.img.frozen.Store(true)
+	return v.detach(context.Background(), true)
+}
+
+// Recover attaches the frozen image to a new instance: a new loop device, the file system's own
+// recovery (journal replay) at mount, a fresh mount point. The model's state (credits) carries
+// over: it is the same volume.
+func (v *Volume) Recover(ctx context.Context) error {
+	if v.img == nil {
+		return errors.New("volume: not started")
+	}
+	v.img.frozen.Store(false)
+	v.img.setModel(nil) // attaching is not the workload's I/O
+	if err := v.attach(ctx); err != nil {
+		return err
+	}
+	if v.model != nil {
+		v.img.setModel(v.model)
+	}
+	return v.mount(ctx)
+}
+
+// detach unmounts the file system (lazily when the device is frozen: its writes fail) and frees
+// the loop device.
+func (v *Volume) detach(ctx context.Context, lost bool) error {
+	var errs []error
+	for _, m := range mounts.Under(v.cfg.WorkDir) {
+		if m.Point == v.fuseDir {
+			continue
+		}
+		args := []string{m.Point}
+		if lost {
+			args = []string{"-l", m.Point}
+		}
+		if out, err := exec.CommandContext(ctx, "umount", args...).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("volume: umount %s: %v: %s", m.Point, err, strings.TrimSpace(string(out))))
+		}
+	}
+	if v.loop != "" {
+		if err := loopdev.Detach(v.loop); err != nil {
+			errs = append(errs, err)
+		} else {
+			v.loop = ""
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Stop unmounts the file system, detaches the loop device, stops the FUSE server and removes the
+// image unless kept. It undoes a failed Start too, and is safe to call twice.
+func (v *Volume) Stop(ctx context.Context) error {
+	errs := []error{v.detach(ctx, false)}
+	if v.server != nil {
+		if err := v.server.Unmount(); err != nil && mounts.Mounted(v.fuseDir) {
+			errs = append(errs, fmt.Errorf("volume: unmount %s: %w", v.fuseDir, err))
+		} else {
+			v.server = nil
+		}
+	}
+	if v.img != nil && v.server == nil {
+		errs = append(errs, v.img.file.Close())
+		v.img = nil
+		if !v.cfg.Keep {
+			errs = append(errs, os.Remove(v.imagePath))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// FreeBytes is the free space of the file system holding dir: a sparse image larger than it
+// can be made, but the run's writes fail once it is used up.
+func FreeBytes(dir string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * st.Bsize, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,209 @@
+package volume
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+)
+
+// ImageName is the one file the FUSE server serves: the block device's contents.
+const ImageName = "disk.img"
+
+// timing is what each block I/O passes on its way: the model, or nothing (model off, or while the
+// volume is being formatted, which is not the workload's I/O).
+type timing interface {
+	Schedule(now time.Time, op Op) time.Time
+	Flush(now time.Time) time.Time
+}
+
+// image serves a sparse file on this machine's disk as the volume's contents. Every read and
+// write is done at once and answered when the model says the cloud volume would have completed
+// it; after freeze every I/O fails, as the disk of a lost instance does.
+type image struct {
+	fs.Inode
+	file   *os.File
+	size   int64
+	model  atomic.Pointer[timing]
+	frozen atomic.Bool
+	pool   sync.Pool // *readResult
+}
+
+var (
+	_ fs.NodeOpener    = (*image)(nil)
+	_ fs.NodeReader    = (*image)(nil)
+	_ fs.NodeWriter    = (*image)(nil)
+	_ fs.NodeGetattrer = (*image)(nil)
+	_ fs.NodeSetattrer = (*image)(nil)
+	_ fs.NodeFsyncer   = (*image)(nil)
+	_ fs.NodeFlusher   = (*image)(nil)
+	_ fs.NodeAllocater = (*image)(nil)
+	_ fs.NodeOnAdder   = (*root)(nil)
+	_ fs.NodeGetattrer = (*root)(nil)
+	_ fs.NodeStatfser  = (*root)(nil)
+	_ fuse.ReadResult  = (*readResult)(nil)
+)
+
+func (im *image) setModel(t timing) {
+	if t == nil {
+		im.model.Store(nil)
+		return
+	}
+	im.model.Store(&t)
+}
+
+// wait sleeps until the model's completion time for op, measured from its arrival at.
+func (im *image) wait(arrived time.Time, op Op) {
+	if p := im.model.Load(); p != nil {
+		if d := time.Until((*p).Schedule(arrived, op)); d > 0 {
+			time.Sleep(d)
+		}
+	}
+}
+
+func (im *image) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if im.frozen.Load() {
+		return nil, 0, syscall.EIO
+	}
+	// Direct I/O: the kernel keeps no page cache of the image, so every block I/O reaches us.
+	return nil, fuse.FOPEN_DIRECT_IO, 0
+}
+
+func (im *image) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	arrived := time.Now()
+	if im.frozen.Load() {
+		return nil, syscall.EIO
+	}
+	n, err := im.file.ReadAt(dest, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, syscall.EIO
+	}
+	im.wait(arrived, Op{Off: off, Len: int64(n)})
+	r, _ := im.pool.Get().(*readResult)
+	if r == nil {
+		r = &readResult{pool: &im.pool}
+	}
+	r.data = dest[:n]
+	return r, 0
+}
+
+func (im *image) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	arrived := time.Now()
+	if im.frozen.Load() {
+		return 0, syscall.EIO
+	}
+	if off+int64(len(data)) > im.size {
+		return 0, syscall.ENOSPC
+	}
+	n, err := im.file.WriteAt(data, off)
+	if err != nil {
+		return uint32(n), syscall.EIO
+	}
+	im.wait(arrived, Op{Write: true, Off: off, Len: int64(n)})
+	return uint32(n), 0
+}
+
+// Fsync is a flush of the volume: what the model charges for it. The image itself needs no fsync
+// on this machine: the emulated instance is lost, never this machine.
+func (im *image) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
+	arrived := time.Now()
+	if im.frozen.Load() {
+		return syscall.EIO
+	}
+	if p := im.model.Load(); p != nil {
+		if d := time.Until((*p).Flush(arrived)); d > 0 {
+			time.Sleep(d)
+		}
+	}
+	return 0
+}
+
+func (im *image) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno { return 0 }
+
+// Allocate passes fallocate through (the loop device's discards punch holes in the image).
+func (im *image) Allocate(ctx context.Context, f fs.FileHandle, off, size uint64, mode uint32) syscall.Errno {
+	if im.frozen.Load() {
+		return syscall.EIO
+	}
+	if err := unix.Fallocate(int(im.file.Fd()), mode, int64(off), int64(size)); err != nil {
+		return fs.ToErrno(err)
+	}
+	return 0
+}
+
+func (im *image) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFREG | 0o600
+	out.Size = uint64(im.size)
+	out.Blocks = uint64(im.size) / 512
+	out.Blksize = 4096
+	return 0
+}
+
+// Setattr refuses a change of size: a volume's size is set when it is made.
+func (im *image) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if sz, ok := in.GetSize(); ok && int64(sz) != im.size {
+		return syscall.EPERM
+	}
+	return im.Getattr(ctx, f, out)
+}
+
+// readResult hands a read's bytes to go-fuse and returns to its pool when sent, so a read
+// allocates nothing of ours.
+type readResult struct {
+	data []byte
+	pool *sync.Pool
+}
+
+func (r *readResult) Bytes(buf []byte) ([]byte, fuse.Status) { return r.data, fuse.OK }
+func (r *readResult) Size() int                              { return len(r.data) }
+func (r *readResult) Done() {
+	r.data = nil
+	r.pool.Put(r)
+}
+
+// root is the FUSE mount's directory, holding the image alone.
+type root struct {
+	fs.Inode
+	img *image
+}
+
+func (r *root) OnAdd(ctx context.Context) {
+	child := r.NewPersistentInode(ctx, r.img, fs.StableAttr{Mode: syscall.S_IFREG, Ino: 2})
+	r.AddChild(ImageName, child, false)
+}
+
+func (r *root) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFDIR | 0o700
+	return 0
+}
+
+func (r *root) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	out.Bsize, out.Frsize = 4096, 4096
+	out.Blocks = uint64(r.img.size) / 4096
+	return 0
+}
+
+// serve mounts the FUSE file system holding the image at dir.
+func serve(dir string, img *image) (*fuse.Server, error) {
+	to := time.Hour // the image never changes behind the kernel's back
+	return fs.Mount(dir, &root{img: img}, &fs.Options{
+		EntryTimeout: &to, AttrTimeout: &to,
+		MountOptions: fuse.MountOptions{
+			FsName: "persistlab-volume", Name: "persistlab", DirectMount: true,
+			DisableSplice: true,    // a 1 MiB write and its header exceed a pipe: copy instead
+			MaxWrite:      1 << 20, // a 1 MiB I/O arrives whole where the kernel allows it
+			// Deep queues of asynchronous direct I/O, as fio's iodepth asks: the kernel's default
+			// of 12 in flight would cap every volume's queue depth.
+			MaxBackground:     1024,
+			ExtraCapabilities: fuse.CAP_ASYNC_DIO,
+		},
+	})
+}
