@@ -13,8 +13,11 @@ import (
 )
 
 func cmdLab(args []string) error {
+	if len(args) > 0 && args[0] == "volume" {
+		return cmdLabVolume(args[1:])
+	}
 	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("want: lab serve [flags] (runs the emulated GCS bucket alone)")
+		return fmt.Errorf("want: lab serve [flags] (the emulated GCS bucket alone) or lab volume --type T --size S --mount DIR (an emulated block volume)")
 	}
 	fs := flag.NewFlagSet("lab serve", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:4443", "loopback address to serve on")

@@ -106,6 +106,11 @@ func inspect(dir string) (Dead, bool) {
 	}
 	d.Processes = processesIn(dir)
 	d.Loops = loopdev.Under(dir)
+	for _, m := range loopMounts(d.Loops) { // a volume mounted outside the work dir (lab volume --mount)
+		if !strings.HasPrefix(m.Point, dir+"/") {
+			d.Mounts = append(d.Mounts, m.Point)
+		}
+	}
 	return d, true
 }
 
@@ -159,6 +164,11 @@ func (d Dead) Clean() error {
 		}
 	}
 	unmount(false)
+	for _, m := range loopMounts(d.Loops) {
+		if out, err := exec.Command("umount", "-l", m.Point).CombinedOutput(); err != nil && mounts.Mounted(m.Point) {
+			errs = append(errs, fmt.Errorf("umount -l %s: %v: %s", m.Point, err, strings.TrimSpace(string(out))))
+		}
+	}
 	for _, dev := range d.Loops {
 		if err := loopdev.Detach(dev); err != nil {
 			errs = append(errs, err)
@@ -172,4 +182,17 @@ func (d Dead) Clean() error {
 		return fmt.Errorf("%s still has %d mounts; not removed", d.Dir, len(left))
 	}
 	return os.RemoveAll(d.Dir)
+}
+
+// loopMounts are the mounts, anywhere, of the given loop devices.
+func loopMounts(loops []string) []mounts.Mount {
+	var out []mounts.Mount
+	for _, m := range mounts.Table() {
+		for _, dev := range loops {
+			if m.Device == dev {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }

@@ -30,6 +30,8 @@ type Config struct {
 	FS      string // ext4 (default) or xfs
 	// Keep leaves the image in WorkDir after Stop, for a user to mount and look at.
 	Keep bool
+	// MountAt is where to mount the file system ("": WorkDir/mnt); recoveries mount beside it.
+	MountAt string
 }
 
 // Volume is a running emulated volume: a sparse image on this machine's disk, served through
@@ -146,6 +148,9 @@ func format(ctx context.Context, fs, dev string) error {
 // as a new instance attaches the volume.
 func (v *Volume) mount(ctx context.Context) error {
 	dir := filepath.Join(v.cfg.WorkDir, mountDir)
+	if v.cfg.MountAt != "" && v.mounts == 0 {
+		dir = v.cfg.MountAt
+	}
 	if v.mounts > 0 {
 		dir = fmt.Sprintf("%s-%d", dir, v.mounts)
 	}
@@ -209,16 +214,22 @@ func (v *Volume) Recover(ctx context.Context) error {
 // the loop device.
 func (v *Volume) detach(ctx context.Context, lost bool) error {
 	var errs []error
+	var points []string
+	if v.cfg.MountAt != "" && v.mounts > 0 && mounts.Mounted(v.cfg.MountAt) {
+		points = append(points, v.cfg.MountAt)
+	}
 	for _, m := range mounts.Under(v.cfg.WorkDir) {
-		if m.Point == v.fuseDir {
-			continue
+		if m.Point != v.fuseDir {
+			points = append(points, m.Point)
 		}
-		args := []string{m.Point}
+	}
+	for _, point := range points {
+		args := []string{point}
 		if lost {
-			args = []string{"-l", m.Point}
+			args = []string{"-l", point}
 		}
 		if out, err := exec.CommandContext(ctx, "umount", args...).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("volume: umount %s: %v: %s", m.Point, err, strings.TrimSpace(string(out))))
+			errs = append(errs, fmt.Errorf("volume: umount %s: %v: %s", point, err, strings.TrimSpace(string(out))))
 		}
 	}
 	if v.loop != "" {

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"persistlab/internal/loopdev"
+	"persistlab/internal/mounts"
+)
+
+// startLabVolume runs `lab volume` mounting at dir and waits until the volume is mounted.
+func startLabVolume(t *testing.T, dir string, extra ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"lab", "volume", "--type", "gp2", "--size", "100GiB", "--mount", dir}, extra...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !mounts.Mounted(dir) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("not mounted: %s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return cmd, &out
+}
+
+// lab volume mounts a volume for a user's tools; Ctrl-C unmounts it, detaches everything and
+// prints what the model counted.
+func TestLabVolumeMountsUntilInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	cmd, out := startLabVolume(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, "hello"), []byte("from a user's tool"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exec.Command("sync", "-f", filepath.Join(dir, "hello")).Run()
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	if !strings.Contains(text, "3000") || !strings.Contains(text, "volume_write_ops") || !strings.Contains(text, "volume_credit_ios") {
+		t.Errorf("output:\n%s", text)
+	}
+	if mounts.Mounted(dir) {
+		t.Error("still mounted")
+	}
+	if _, _, err := persistlab(t, "lab", "volume", "--type", "st1", "--size", "10GiB", "--mount", t.TempDir()); err == nil {
+		t.Error("st1 of 10 GiB was accepted")
+	}
+}
+
+// A killed lab volume leaves its mount (outside the work dir), loop device and FUSE mount; clean
+// removes them all.
+func TestCleanRemovesAKilledVolume(t *testing.T) {
+	dir := t.TempDir()
+	cmd, _ := startLabVolume(t, dir)
+	cmd.Process.Kill()
+	cmd.Wait()
+	var work string // the killed run's work directory: the one whose image backs a loop device
+	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "persistlab-volume-*"))
+	for _, w := range matches {
+		if len(loopdev.Under(w)) > 0 {
+			work = w
+		}
+	}
+	if work == "" {
+		t.Fatal("the killed volume left no loop device to clean (the test needs one)")
+	}
+	if stdout, stderr, err := persistlab(t, "clean", work); err != nil || !strings.Contains(stdout, "loop device") {
+		t.Fatalf("clean: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if mounts.Mounted(dir) || len(loopdev.Under(work)) > 0 {
+		t.Errorf("left: mounted %v, loops %v", mounts.Mounted(dir), loopdev.Under(work))
+	}
+	if _, err := os.Stat(work); !os.IsNotExist(err) {
+		t.Errorf("work dir %s: %v", work, err)
+	}
+}
