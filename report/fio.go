@@ -57,6 +57,7 @@ func fioTables(w io.Writer, r *Results) {
 	}
 	writeSeed002Hypotheses(w, r)
 	writeScaledRatios(w, r)
+	writeVolumeModel(w, r)
 }
 
 // writeScaledRatios compares the ratios that survive scaling a benchmark down to this machine:

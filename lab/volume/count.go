@@ -21,10 +21,13 @@ const recentExtents = 16
 type counter struct {
 	unit   int64
 	recent [2][recentExtents]extent
-	next   [2]int
+	clock  uint64 // orders the runs by last use: the least recently used one makes room
 }
 
-type extent struct{ start, end, units int64 }
+type extent struct {
+	start, end, units int64
+	used              uint64 // 0: the slot is free
+}
 
 // units is how many billing units op costs.
 func (c *counter) units(op Op) int64 {
@@ -33,24 +36,32 @@ func (c *counter) units(op Op) int64 {
 	runs := &c.recent[d]
 	for i := range runs {
 		e := &runs[i]
-		if e.end > e.start && (op.Off == e.end || end == e.start) {
+		if e.used > 0 && (op.Off == e.end || end == e.start) {
 			e.start, e.end = min(e.start, op.Off), max(e.end, end)
 			charged := e.units
 			for j := range runs { // the I/O may have closed the gap to another run
 				o := &runs[j]
-				if j != i && o.end > o.start && (o.start == e.end || o.end == e.start) {
+				if j != i && o.used > 0 && (o.start == e.end || o.end == e.start) {
 					e.start, e.end = min(e.start, o.start), max(e.end, o.end)
 					charged += o.units
 					*o = extent{}
 				}
 			}
 			e.units = max(charged, ceilDiv(e.end-e.start, c.unit))
+			c.clock++
+			e.used = c.clock
 			return e.units - charged
 		}
 	}
 	n := ceilDiv(op.Len, c.unit)
-	c.recent[d][c.next[d]] = extent{start: op.Off, end: end, units: n}
-	c.next[d] = (c.next[d] + 1) % recentExtents
+	oldest := 0
+	for i := range runs {
+		if runs[i].used < runs[oldest].used {
+			oldest = i
+		}
+	}
+	c.clock++
+	runs[oldest] = extent{start: op.Off, end: end, units: n, used: c.clock}
 	return n
 }
 

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -107,12 +109,62 @@ func Start(ctx context.Context, cfg Config) (v *Volume, err error) {
 		return v, err
 	}
 	if v.model != nil {
+		v.img.overhead = stackOverhead(v.loop, size)
 		v.img.setModel(v.model)
 	}
 	if err := v.mount(ctx); err != nil {
 		return v, err
 	}
 	return v, nil
+}
+
+// Overhead is the emulator's own round trip per I/O on this machine, taken off each I/O's wait.
+func (v *Volume) Overhead() time.Duration {
+	if v.img == nil {
+		return 0
+	}
+	return v.img.overhead
+}
+
+// stackOverhead times 4 KiB direct reads of the device with no model: the median round trip
+// through the loop device, FUSE and this server, plus what a sleep overshoots. 0 if it cannot be
+// measured.
+func stackOverhead(dev string, size int64) time.Duration {
+	f, err := os.OpenFile(dev, os.O_RDONLY|syscall.O_DIRECT, 0)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	buf := aligned(4096)
+	const n = 101
+	var took [n]time.Duration
+	x := uint64(88172645463325252)
+	for i := range took {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		t0 := time.Now()
+		if _, err := f.ReadAt(buf, int64(x%uint64(size/4096))*4096); err != nil {
+			return 0
+		}
+		took[i] = time.Since(t0)
+	}
+	sort.Slice(took[:], func(i, j int) bool { return took[i] < took[j] })
+	return took[n/2] + sleepOvershoot()
+}
+
+// sleepOvershoot is how much later than asked a sleep ends on this machine (timer slack and
+// wake-up), the median of a few.
+func sleepOvershoot() time.Duration {
+	const n, d = 21, 200 * time.Microsecond
+	var took [n]time.Duration
+	for i := range took {
+		t0 := time.Now()
+		sleep(d)
+		took[i] = time.Since(t0) - d
+	}
+	sort.Slice(took[:], func(i, j int) bool { return took[i] < took[j] })
+	return max(0, took[n/2])
 }
 
 // attach makes a loop device of the served image (direct I/O: every block I/O reaches us).

@@ -34,7 +34,11 @@ type image struct {
 	size   int64
 	model  atomic.Pointer[timing]
 	frozen atomic.Bool
-	pool   sync.Pool // *readResult
+	// overhead is what the path from the device to this server and back costs on this machine
+	// (loop, FUSE, scheduling), measured at start: each I/O sleeps that much less, so the model's
+	// service time is what a workload sees, not the model's plus the emulator's.
+	overhead time.Duration
+	pool     sync.Pool // *readResult
 }
 
 var (
@@ -63,9 +67,7 @@ func (im *image) setModel(t timing) {
 // wait sleeps until the model's completion time for op, measured from its arrival at.
 func (im *image) wait(arrived time.Time, op Op) {
 	if p := im.model.Load(); p != nil {
-		if d := time.Until((*p).Schedule(arrived, op)); d > 0 {
-			time.Sleep(d)
-		}
+		sleep(time.Until((*p).Schedule(arrived, op)) - im.overhead)
 	}
 }
 
@@ -119,9 +121,7 @@ func (im *image) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) sysca
 		return syscall.EIO
 	}
 	if p := im.model.Load(); p != nil {
-		if d := time.Until((*p).Flush(arrived)); d > 0 {
-			time.Sleep(d)
-		}
+		sleep(time.Until((*p).Flush(arrived)) - im.overhead)
 	}
 	return 0
 }

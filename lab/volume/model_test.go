@@ -270,3 +270,43 @@ func TestScheduleAllocatesNothingAndCountsExactly(t *testing.T) {
 		t.Errorf("counters %+v", c)
 	}
 }
+
+// What the model promises a steady job, as the calibration compares it with fio.
+func TestExpectations(t *testing.T) {
+	gp2 := Spec{Type: "gp2", SizeBytes: 100 * gib}.Limits()
+	dry := Spec{Type: "gp2", SizeBytes: 100 * gib, CreditScale: 1e-9}.Limits()
+	io1 := Spec{Type: "io1", SizeBytes: 100 * gib, ProvisionedIOPS: 1000}.Limits()
+	st1 := Spec{Type: "st1", SizeBytes: 500 * gib}.Limits()
+	for _, tc := range []struct {
+		name string
+		l    Limits
+		j    Job
+		want float64
+	}{
+		{"gp2 burst", gp2, Job{Write: true, Random: true, BS: 4096, Depth: 16, Seconds: 5}, 3000},
+		{"gp2 dry", dry, Job{Write: true, Random: true, BS: 4096, Depth: 16, Seconds: 5}, 300},
+		{"gp2 depth 1", gp2, Job{Random: true, BS: 4096, Depth: 1, Seconds: 5}, 1000},
+		{"io1 1 MiB", io1, Job{Write: true, Random: true, BS: 1 << 20, Depth: 16, Seconds: 5}, 250},
+		{"st1 1 MiB sequential", st1, Job{BS: 1 << 20, Depth: 8, Seconds: 5}, 250 * 500.0 / 1024},
+		{"st1 4 KiB random", st1, Job{Random: true, BS: 4096, Depth: 8, Seconds: 5}, 250 * 500.0 / 1024},
+		{"gp2 bursts for a while", gp2, Job{Write: true, Random: true, BS: 4096, Depth: 16, Seconds: 1e5}, 300 + 54},
+	} {
+		if got := tc.l.Expect(tc.j); !near(got, tc.want, 1e-4) {
+			t.Errorf("%s: %.2f, want %.2f", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A long sequential stream stays one run however many out-of-order pieces come and go beside it.
+func TestLongStreamKeepsMerging(t *testing.T) {
+	c := counter{unit: HDDUnitBytes}
+	var units int64
+	const piece = 512 << 10
+	for i := int64(0); i < 1000; i += 2 { // pairs of pieces, each pair swapped: every second one out of order
+		units += c.units(Op{Off: (i + 1) * piece, Len: piece})
+		units += c.units(Op{Off: i * piece, Len: piece})
+	}
+	if units != 500 {
+		t.Errorf("500 MiB read as swapped 512 KiB pieces: %d units, want 500", units)
+	}
+}

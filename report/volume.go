@@ -1,0 +1,89 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"persistlab/lab/volume"
+	"persistlab/scenario"
+)
+
+// writeVolumeModel sets, for fio on emulated volumes, what the model promises each row beside
+// what fio measured: the calibration of the lab (a ratio far from 1 is the emulator's or this
+// machine's doing, or a pattern the model counts differently from fio's view).
+func writeVolumeModel(w io.Writer, r *Results) {
+	header := false
+	for _, b := range r.Scenario.Backends {
+		if b.Name != "volume" {
+			continue
+		}
+		cfg, err := volume.ConfigFromOptions(b.Options)
+		if err != nil || cfg.Off {
+			continue
+		}
+		rows := r.aggregatesOf(b.ID())
+		if len(rows) == 0 {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "\nemulated volumes: fio against the model (model: the rate the volume's published limits allow this job, from full credits)\n")
+			header = true
+		}
+		limits := cfg.Spec.Limits()
+		fmt.Fprintf(w, "\nbackend %s: %s\n", b.ID(), limits)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "point\tIOPS\tmodel IOPS\tratio\tMiB/s\tmodel MiB/s\t")
+		for _, a := range rows {
+			p := r.resolved(a.Params)
+			job, ok := fioJob(p)
+			if !ok {
+				continue
+			}
+			want := limits.Expect(job)
+			got := a.Median["iops"]
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%.1f\t%.1f\t\n", a.Point, got, want, got/want, a.Median["mib_s"], want*float64(job.BS)/(1<<20))
+		}
+		tw.Flush()
+	}
+}
+
+// resolved is a row's full parameters: the workload's defaults, the scenario's fixed ones, the
+// row's sweep point.
+func (r *Results) resolved(point map[string]string) map[string]string {
+	p := r.fixedParams()
+	for k, v := range point {
+		p[k] = v
+	}
+	return p
+}
+
+// fioJob reads a fio row's parameters as a steady job; mixed reads and writes are not one.
+func fioJob(p map[string]string) (volume.Job, bool) {
+	rw := p["rw"]
+	var j volume.Job
+	switch rw {
+	case "read", "write", "randread", "randwrite":
+	default:
+		return j, false
+	}
+	j.Write, j.Random = strings.HasSuffix(rw, "write"), strings.HasPrefix(rw, "rand")
+	bs, err := scenario.ParseSize(p["bs"])
+	if err != nil || bs <= 0 {
+		return j, false
+	}
+	j.BS = bs
+	depth, _ := strconv.Atoi(p["iodepth"])
+	if e := p["engine"]; e != "libaio" && e != "io_uring" && e != "posixaio" {
+		depth = 1 // a synchronous engine has one I/O in flight per job, whatever iodepth says
+	}
+	jobs, _ := strconv.Atoi(p["numjobs"])
+	j.Depth = max(1, depth) * max(1, jobs)
+	if d, err := time.ParseDuration(p["runtime"]); err == nil && p["time_based"] == "true" {
+		j.Seconds = d.Seconds()
+	}
+	return j, true
+}
