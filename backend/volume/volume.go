@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 
 	"persistlab/backend"
 	"persistlab/internal/sysinfo"
@@ -86,9 +87,7 @@ func (b *Backend) Start(ctx context.Context) (backend.Target, error) {
 		return backend.Target{}, fmt.Errorf("backend %q: started twice", Name)
 	}
 	if free, err := volume.FreeBytes(b.env.WorkDir); err == nil && free < b.cfg.Spec.SizeBytes {
-		// The image is sparse: only what the workload writes takes this machine's disk.
-		fmt.Fprintf(os.Stderr, "persistlab: volume of %s on a disk with %s free: the image is sparse, so a run may write up to %s before its writes fail\n",
-			scenario.FormatSize(b.cfg.Spec.SizeBytes), scenario.FormatSize(free), scenario.FormatSize(free))
+		warnSparse(b.cfg.Spec.SizeBytes, free)
 	}
 	v, err := volume.Start(ctx, b.cfg)
 	if err != nil {
@@ -96,6 +95,18 @@ func (b *Backend) Start(ctx context.Context) (backend.Target, error) {
 	}
 	b.vol = v
 	return backend.Target{Dir: v.Dir}, nil
+}
+
+var warned sync.Map // volume sizes already warned of, once per process
+
+// warnSparse says, once per size, that a volume larger than this machine's free disk space works
+// only because its image is sparse: a run that writes more than the free space fails.
+func warnSparse(size, free int64) {
+	if _, done := warned.LoadOrStore(size, true); done {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "persistlab: a volume of %.0f GiB on a disk with %.1f GiB free: its image is sparse, so a run may write up to %.1f GiB before its writes fail\n",
+		float64(size)/(1<<30), float64(free)/(1<<30), float64(free)/(1<<30))
 }
 
 // Stats are the model's counters: I/Os and bytes as seen and as billed, credits, throttled time.
