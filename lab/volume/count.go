@@ -9,7 +9,7 @@ type Op struct {
 // recentExtents is how many runs of contiguous I/O per direction the counter follows: enough for
 // the pieces of a few large I/Os in flight at once, which the kernel splits and which reach the
 // volume in any order.
-const recentExtents = 16
+const recentExtents = 64
 
 // counter turns I/Os into billing units as the provider counts them [ebs-io]: an I/O of up to one
 // unit counts one, a larger one one per unit, and contiguous I/Os merge. It follows the recent
