@@ -26,10 +26,13 @@ bench: setup build
 	$(GO) run ./bench/driver --persistlab $(BIN)
 	$(GO) run ./bench/fio --persistlab $(BIN)
 	$(GO) run ./bench/lab
+	$(GO) run ./bench/volume
 
-# The lab bucket's own ceiling, model off: JSON API and a gcsfuse mount, each way (a benchmark, not a test).
+# The lab's own ceilings, model off: the bucket (JSON API and a gcsfuse mount, each way) and the
+# emulated volume beside a plain loop device and this machine's disk (benchmarks, not tests).
 lab-bench: setup
 	$(GO) run ./bench/lab
+	$(GO) run ./bench/volume
 
 clean:
 	rm -rf bin out
