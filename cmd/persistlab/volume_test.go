@@ -12,6 +12,7 @@ import (
 
 	"persistlab/internal/loopdev"
 	"persistlab/internal/mounts"
+	"persistlab/report"
 )
 
 // startLabVolume runs `lab volume` mounting at dir and waits until the volume is mounted.
@@ -85,5 +86,43 @@ func TestCleanRemovesAKilledVolume(t *testing.T) {
 	}
 	if _, err := os.Stat(work); !os.IsNotExist(err) {
 		t.Errorf("work dir %s: %v", work, err)
+	}
+}
+
+// A crash run on an emulated volume: the device freezes with the instance, so an app that fsyncs
+// every commit (synchronous=FULL) loses nothing, and one that leaves its writes in the page cache
+// loses what the kernel had not yet written back.
+func TestCrashRunsOnAVolume(t *testing.T) {
+	for _, tc := range []struct {
+		pragmas  string
+		loseSome bool
+	}{{"[journal_mode=WAL, synchronous=FULL]", false}, {"[journal_mode=WAL, synchronous=OFF]", true}} {
+		work := t.TempDir()
+		spec := filepath.Join(work, "s.yaml")
+		os.WriteFile(spec, []byte(`name: vol-crash
+workload: {type: counter, vus: 2, cpu_per_request: 0s, pragmas: `+tc.pragmas+`}
+backends: [{name: volume, options: {type: gp3, size: 20GiB}}]
+crash: {count: 2, after: 1s..1500ms}
+duration: 3s
+`), 0o644)
+		out := filepath.Join(work, "r.json")
+		if stdout, stderr, err := persistlab(t, "run", spec, "--out", out, "--workdir", filepath.Join(work, "w")); err != nil {
+			t.Fatalf("%s: %v\n%s\n%s", tc.pragmas, err, stdout, stderr)
+		}
+		r, err := report.Load(out)
+		if err != nil || len(r.Crashes) != 2 {
+			t.Fatalf("%s: %v %+v", tc.pragmas, err, r)
+		}
+		for _, c := range r.Crashes {
+			if c.Failure != "" || c.Integrity != "ok" && c.DBExisted {
+				t.Errorf("%s: crash %+v", tc.pragmas, c)
+			}
+			if lost := c.Lost > 0; lost != tc.loseSome {
+				t.Errorf("%s: lost %d of %d acknowledged", tc.pragmas, c.Lost, c.MaxAcked)
+			}
+		}
+		if left := append(mountsUnder(work), loopdev.Under(work)...); len(left) > 0 {
+			t.Errorf("left behind: %v", left)
+		}
 	}
 }
