@@ -73,6 +73,10 @@ type Ceiling struct {
 // Target is what a started backend gives the workload.
 type Target struct {
 	Dir string // the directory the workload keeps its files in
+	// Wrap, when set, is a command prefix that runs a program inside the emulated instance (a
+	// volume's instance: its memory, page cache included, bounded by a cgroup). A workload puts it
+	// before every program it runs on the target.
+	Wrap []string
 }
 
 // Env is what a backend is given to start from.

@@ -94,7 +94,7 @@ func (b *Backend) Start(ctx context.Context) (backend.Target, error) {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
 	b.vol = v
-	return backend.Target{Dir: v.Dir}, nil
+	return backend.Target{Dir: v.Dir, Wrap: v.Wrap()}, nil
 }
 
 var warned sync.Map // volume sizes already warned of, once per process
@@ -152,7 +152,7 @@ func (b *Backend) Recover(ctx context.Context) (backend.Target, error) {
 	if err := b.vol.Recover(ctx); err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
-	return backend.Target{Dir: b.vol.Dir}, nil
+	return backend.Target{Dir: b.vol.Dir, Wrap: b.vol.Wrap()}, nil
 }
 
 // DefaultCeilingProbe is how much ProbeCeiling moves each way.
@@ -165,7 +165,7 @@ func (b *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, erro
 		return backend.Ceiling{}, false, nil
 	}
 	cfg := b.cfg
-	cfg.Off, cfg.Keep = true, false
+	cfg.Off, cfg.Keep, cfg.MemoryBytes = true, false, 0
 	cfg.Spec.SizeBytes = max(cfg.Spec.SizeBytes, 2*b.probeSize)
 	cfg.WorkDir = filepath.Join(b.env.WorkDir, "ceiling")
 	v, err := volume.Start(ctx, cfg)

@@ -2,6 +2,8 @@ package volume
 
 import (
 	"context"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,4 +55,43 @@ func TestCeilingProbe(t *testing.T) {
 	}
 	t.Logf("ceiling: %+v", c)
 	conformance.Snapshot(t, work).MustEqual(t, before)
+}
+
+// The instance's memory bounds its page cache: a file larger than it is read back from the
+// volume; with no bound, from this machine's page cache.
+func TestInstanceMemoryBoundsThePageCache(t *testing.T) {
+	readBack := map[string]float64{}
+	for _, memory := range []string{"64MiB", "0"} {
+		work := t.TempDir()
+		b, err := New(backend.Env{WorkDir: work, Options: map[string]string{"type": "gp3", "size": "100GiB", "iops": "16000", "throughput": "1000", "memory": memory}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		target, err := b.Start(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (memory == "0") != (len(target.Wrap) == 0) {
+			t.Errorf("memory %s: wrap %v", memory, target.Wrap)
+		}
+		file := filepath.Join(target.Dir, "big")
+		run := func(args ...string) {
+			cmd := append(append([]string{}, target.Wrap...), args...)
+			if out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput(); err != nil {
+				t.Fatalf("%v: %v %s", cmd, err, out)
+			}
+		}
+		run("dd", "if=/dev/zero", "of="+file, "bs=1M", "count=256", "conv=fsync", "status=none")
+		before := b.Stats()["volume_read_bytes"]
+		run("dd", "if="+file, "of=/dev/null", "bs=1M", "status=none")
+		readBack[memory] = (b.Stats()["volume_read_bytes"] - before) / (1 << 20)
+		if err := b.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		conformance.Snapshot(t, work).MustEqual(t, conformance.State{})
+	}
+	if readBack["64MiB"] < 128 || readBack["0"] > 64 {
+		t.Errorf("MiB read from the volume when reading back 256 MiB: %.0f with 64 MiB of memory, %.0f unbounded", readBack["64MiB"], readBack["0"])
+	}
+	t.Logf("MiB read back from the volume: %v", readBack)
 }

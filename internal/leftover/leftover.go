@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"persistlab/internal/cgroup"
 	"persistlab/internal/loopdev"
 	"persistlab/internal/mounts"
 )
@@ -175,6 +176,11 @@ func (d Dead) Clean() error {
 		}
 	}
 	unmount(true)
+	for _, cg := range cgroup.Recorded(d.Dir) { // an emulated instance's memory cgroup
+		if err := cgroup.Remove(cg); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}

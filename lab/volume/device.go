@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
+	"persistlab/internal/cgroup"
 	"persistlab/internal/loopdev"
 	"persistlab/internal/mounts"
 )
@@ -34,6 +36,9 @@ type Config struct {
 	Keep bool
 	// MountAt is where to mount the file system ("": WorkDir/mnt); recoveries mount beside it.
 	MountAt string
+	// MemoryBytes bounds the emulated instance's memory, page cache included (0: unbounded, this
+	// machine's): the programs a workload runs in it go into a memory cgroup (Volume.Wrap).
+	MemoryBytes int64
 }
 
 // Volume is a running emulated volume: a sparse image on this machine's disk, served through
@@ -50,6 +55,17 @@ type Volume struct {
 
 	imagePath, fuseDir string
 	mounts             int // how many times the file system was mounted (recoveries)
+	memory             *cgroup.Memory
+}
+
+var cgroupSeq atomic.Int64
+
+// Wrap is the command prefix that runs a program in the emulated instance (nil: no bound).
+func (v *Volume) Wrap() []string {
+	if v.memory == nil {
+		return nil
+	}
+	return v.memory.Wrap()
 }
 
 // Paths inside a volume's work directory.
@@ -114,6 +130,12 @@ func Start(ctx context.Context, cfg Config) (v *Volume, err error) {
 	}
 	if err := v.mount(ctx); err != nil {
 		return v, err
+	}
+	if cfg.MemoryBytes > 0 {
+		name := fmt.Sprintf("persistlab-%d-%d", os.Getpid(), cgroupSeq.Add(1))
+		if v.memory, err = cgroup.NewMemory(name, cfg.MemoryBytes, cfg.WorkDir); err != nil {
+			return v, fmt.Errorf("volume: the instance's memory: %w", err)
+		}
 	}
 	return v, nil
 }
@@ -303,6 +325,13 @@ func (v *Volume) Stop(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("volume: unmount %s: %w", v.fuseDir, err))
 		} else {
 			v.server = nil
+		}
+	}
+	if v.memory != nil {
+		if err := v.memory.Remove(); err != nil {
+			errs = append(errs, err)
+		} else {
+			v.memory = nil
 		}
 	}
 	if v.img != nil && v.server == nil {

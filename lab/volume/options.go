@@ -11,7 +11,7 @@ import (
 
 // OptionNames are the options that describe a volume: the volume backend's, and the flags of
 // `persistlab lab volume`.
-var OptionNames = []string{"type", "size", "iops", "throughput", "fs", "instance", "era", "model", "latency", "credit_scale"}
+var OptionNames = []string{"type", "size", "iops", "throughput", "fs", "instance", "memory", "era", "model", "latency", "credit_scale"}
 
 // ConfigFromOptions reads a volume's options (all text, as a scenario gives them) and checks them
 // against the provider's rules; errors name the option, its value and what is allowed.
@@ -63,6 +63,12 @@ func ConfigFromOptions(o map[string]string) (Config, error) {
 		return cfg, err
 	}
 	cfg.Spec = spec
+	cfg.MemoryBytes = spec.Limits().Instance.MemoryBytes
+	if v, ok := o["memory"]; ok {
+		if cfg.MemoryBytes, err = scenario.ParseSize(v); err != nil || (cfg.MemoryBytes != 0 && cfg.MemoryBytes < 16<<20) {
+			return cfg, fail("memory", v, "the instance's memory, page cache included, like 3840MiB (at least 16MiB; 0: unbounded); unset: the instance's")
+		}
+	}
 	switch m := o["model"]; m {
 	case "", "on":
 	case "off":

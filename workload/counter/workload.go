@@ -185,7 +185,10 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		return nil, err
 	}
 	db := filepath.Join(env.Target.Dir, DBFile)
-	prepare := exec.CommandContext(ctx, env.Self, "app", "counter", "--db", db, "--prepare")
+	// In an emulated instance (Target.Wrap), the app and its preparation run there.
+	inInstance := func(args ...string) []string { return append(append([]string{}, env.Target.Wrap...), args...) }
+	prep := inInstance(env.Self, "app", "counter", "--db", db, "--prepare")
+	prepare := exec.CommandContext(ctx, prep[0], prep[1:]...)
 	if out, err := prepare.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("prepare %s: %v: %s", db, err, out)
 	}
@@ -206,7 +209,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	for i := 2; fileExists(log); i++ { // a recovered or second instance logs beside the first
 		log = filepath.Join(env.CellDir, fmt.Sprintf("app-%d.log", i))
 	}
-	child, line, err := proc.StartAndWaitFor("counter app", log, os.Environ(), appcounter.ListeningMarker, 30*time.Second, args...)
+	child, line, err := proc.StartAndWaitFor("counter app", log, os.Environ(), appcounter.ListeningMarker, 30*time.Second, inInstance(args...)...)
 	if err != nil {
 		return nil, err
 	}

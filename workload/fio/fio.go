@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"persistlab/backend"
@@ -206,6 +207,21 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 	return Check(ctx, w.bin, j, dir)
 }
 
+// wrapScript writes a script into dir that runs bin behind the command prefix wrap (same
+// arguments, same pid once running), and says where it is.
+func wrapScript(dir string, wrap []string, bin string) (string, error) {
+	quoted := make([]string, 0, len(wrap)+1)
+	for _, a := range append(append([]string{}, wrap...), bin) {
+		quoted = append(quoted, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	path := filepath.Join(dir, "fio-in-instance")
+	script := "#!/bin/sh\nexec " + strings.Join(quoted, " ") + ` "$@"` + "\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
 // sameValue says whether two texts of a parameter mean the same value (4k and 4KiB, 0 and 0s).
 func sameValue(p scenario.Param, a, b string) bool {
 	if a == b {
@@ -230,23 +246,31 @@ func sameValue(p scenario.Param, a, b string) bool {
 
 // Start builds the cell's job on the target; fio lays its files out when the job runs.
 func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
+	// In an emulated instance (Target.Wrap), fio runs through a script that puts it there.
+	bin := w.bin
+	if len(env.Target.Wrap) > 0 {
+		var err error
+		if bin, err = wrapScript(env.CellDir, env.Target.Wrap, w.bin); err != nil {
+			return nil, err
+		}
+	}
 	if path := env.Params["job_file"]; path != "" {
 		text, err := UserJob(path, env.Target.Dir)
 		if err != nil {
 			return nil, err
 		}
-		return &instance{w: w, userJob: text, dir: env.CellDir}, nil
+		return &instance{w: w, bin: bin, userJob: text, dir: env.CellDir}, nil
 	}
 	j, servers, err := w.job(env.Params, env.Target.Dir)
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{w: w, job: j, dir: env.CellDir}
+	in := &instance{w: w, bin: bin, job: j, dir: env.CellDir}
 	for i := 0; i < servers; i++ {
 		port, err := FreePort()
 		if err == nil {
 			var s *Server
-			s, err = StartServer(ctx, w.bin, port, filepath.Join(env.CellDir, fmt.Sprintf("fio-server-%d.log", i+1)))
+			s, err = StartServer(ctx, bin, port, filepath.Join(env.CellDir, fmt.Sprintf("fio-server-%d.log", i+1)))
 			if err == nil {
 				in.servers = append(in.servers, s)
 			}
@@ -261,6 +285,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 
 type instance struct {
 	w       *Workload
+	bin     string // fio, or the script that runs it in the emulated instance
 	job     Job
 	userJob string // a user's own job file, pointed at the target; "" for job
 	dir     string
@@ -275,9 +300,9 @@ func (in *instance) Drive(ctx context.Context, _ time.Duration) (*workload.Resul
 	var err error
 	switch {
 	case in.userJob != "":
-		out, raw, err = RunFile(ctx, in.w.bin, in.userJob, in.dir)
+		out, raw, err = RunFile(ctx, in.bin, in.userJob, in.dir)
 	case len(in.servers) == 0:
-		out, raw, err = Run(ctx, in.w.bin, in.job, in.dir)
+		out, raw, err = Run(ctx, in.bin, in.job, in.dir)
 	default:
 		var addrs []string
 		for _, s := range in.servers {

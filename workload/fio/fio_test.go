@@ -191,3 +191,26 @@ func TestUsersOwnJobFile(t *testing.T) {
 		t.Errorf("extra beside a job file: %v", err)
 	}
 }
+
+// A target's Wrap (an emulated instance) is put before fio: the job runs behind it, unchanged.
+func TestFioRunsBehindTheTargetsWrap(t *testing.T) {
+	w, err := New(scenario.Workload{Type: Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "it's wrapped")
+	wrap := []string{"/bin/sh", "-c", `echo wrapped >> "$0" && exec "$@"`, marker}
+	p := cellParams(map[string]string{"rw": "write", "file_size": "1MiB"})
+	in, err := w.Start(context.Background(), workload.Env{Target: backend.Target{Dir: t.TempDir(), Wrap: wrap}, CellDir: t.TempDir(), Params: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Stop(context.Background())
+	res, err := in.Drive(context.Background(), 0)
+	if err != nil || res.Metrics["write_bytes"] != 1<<20 {
+		t.Fatalf("%v %v", err, res)
+	}
+	if data, err := os.ReadFile(marker); err != nil || string(data) != "wrapped\n" {
+		t.Errorf("the wrap ran %q (%v), want once", data, err)
+	}
+}

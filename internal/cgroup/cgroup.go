@@ -1,0 +1,97 @@
+// Package cgroup makes memory cgroups that bound an emulated instance's memory, page cache
+// included, so that a workload on an emulated volume reads from the volume, not from this
+// machine's far larger page cache. Both cgroup v1 (memory controller) and v2 are handled.
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RecordName is the file in a work directory that names the cgroup made for it, so that
+// `persistlab clean` can remove a killed run's.
+const RecordName = "persistlab.cgroup"
+
+// Memory is a memory cgroup.
+type Memory struct {
+	Dir string
+}
+
+// root is where memory cgroups are made, and the file that sets their limit.
+func root() (dir, limitFile string, err error) {
+	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err == nil {
+		return "/sys/fs/cgroup/memory", "memory.limit_in_bytes", nil
+	}
+	if data, err := os.ReadFile("/sys/fs/cgroup/cgroup.subtree_control"); err == nil && strings.Contains(string(data), "memory") {
+		return "/sys/fs/cgroup", "memory.max", nil
+	}
+	return "", "", errors.New("no memory cgroup controller (cgroup v1 memory, or v2 with memory enabled) on this machine")
+}
+
+// NewMemory makes a memory cgroup named name holding at most limit bytes, and records it in
+// workDir.
+func NewMemory(name string, limit int64, workDir string) (*Memory, error) {
+	base, limitFile, err := root()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(base, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cgroup %s: %w", dir, err)
+	}
+	m := &Memory{Dir: dir}
+	if err := os.WriteFile(filepath.Join(dir, limitFile), []byte(strconv.FormatInt(limit, 10)), 0o644); err != nil {
+		m.Remove()
+		return nil, fmt.Errorf("cgroup %s: limit %d: %w", dir, limit, err)
+	}
+	if err := os.WriteFile(filepath.Join(workDir, RecordName), []byte(dir), 0o644); err != nil {
+		m.Remove()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Wrap is a command prefix that runs a program inside the cgroup: the shell moves itself into it,
+// then becomes the program (same pid, so signals and process groups work as without it).
+func (m *Memory) Wrap() []string {
+	return []string{"/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, m.Dir}
+}
+
+// Remove deletes the cgroup once the processes in it are gone (it waits a little for them).
+func (m *Memory) Remove() error {
+	return Remove(m.Dir)
+}
+
+// Remove deletes a cgroup directory, waiting up to a few seconds for its processes to end.
+func Remove(dir string) error {
+	var err error
+	for i := 0; i < 50; i++ {
+		if err = os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("cgroup %s: %w", dir, err)
+}
+
+// Recorded lists the cgroups recorded under dir (a killed run's work directory).
+func Recorded(dir string) []string {
+	var found []string
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == RecordName {
+			if data, err := os.ReadFile(path); err == nil && strings.HasPrefix(string(data), "/sys/fs/cgroup/") {
+				found = append(found, strings.TrimSpace(string(data)))
+			}
+		}
+		if err == nil && d.IsDir() && path != dir && (strings.HasPrefix(d.Name(), "mnt") || d.Name() == "fuse") {
+			return filepath.SkipDir // a mount point: maybe dead, and not ours to walk
+		}
+		return nil
+	})
+	return found
+}
