@@ -14,7 +14,8 @@ const recentExtents = 64
 // counter turns I/Os into billing units as the provider counts them [ebs-io]: an I/O of up to one
 // unit counts one, a larger one one per unit, and contiguous I/Os merge. It follows the recent
 // runs of contiguous I/O: an I/O that starts where a run ends, or ends where one starts, extends
-// it and costs the units the longer run needs beyond those already counted. So 8 pieces of a
+// it (joining any run it now touches) and costs the units the longer run needs beyond those
+// already counted for its parts. So 8 pieces of a
 // 1 MiB I/O cost 4 SSD units in whatever order they arrive, and 64 contiguous 4 KiB I/Os cost one.
 // (Assumption: a run of I/Os larger than a unit is billed as one long I/O, 300 KiB + 300 KiB as 3
 // SSD units, where AWS may count 4.) Not safe for concurrent use: the model locks.
@@ -29,7 +30,9 @@ type extent struct {
 	used              uint64 // 0: the slot is free
 }
 
-// units is how many billing units op costs.
+// units is how many billing units op costs: negative when it joins runs that were paid for apart
+// into one that needs fewer (the pieces of one large I/O arriving out of order), which refunds
+// what was paid too much.
 func (c *counter) units(op Op) int64 {
 	d := dir(op)
 	end := op.Off + op.Len
@@ -47,10 +50,10 @@ func (c *counter) units(op Op) int64 {
 					*o = extent{}
 				}
 			}
-			e.units = max(charged, ceilDiv(e.end-e.start, c.unit))
+			e.units = ceilDiv(e.end-e.start, c.unit)
 			c.clock++
 			e.used = c.clock
-			return e.units - charged
+			return e.units - charged // below 0 when runs paid apart turn out to be one: a refund
 		}
 	}
 	n := ceilDiv(op.Len, c.unit)

@@ -13,9 +13,14 @@ type limiter struct {
 // newLimiter is a bucket of burst tokens refilled at rate, full at the start.
 func newLimiter(rate, burst float64) limiter { return limiter{rate: rate, burst: burst} }
 
-// reserve takes cost tokens for an I/O arriving at now and says when it may start.
+// reserve takes cost tokens for an I/O arriving at now and says when it may start. A negative
+// cost gives tokens back (billing found it had counted too many): later I/Os start sooner.
 func (l *limiter) reserve(now, cost float64) float64 {
-	if l.rate <= 0 || cost <= 0 {
+	if l.rate <= 0 || cost == 0 {
+		return now
+	}
+	if cost < 0 {
+		l.tat += cost / l.rate // reserve clamps tat to now, so no more than a full bucket comes back
 		return now
 	}
 	l.tat = max(l.tat, now) + cost/l.rate

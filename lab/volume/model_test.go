@@ -2,6 +2,7 @@ package volume
 
 import (
 	"math"
+	"math/rand"
 	"strings"
 	"sync"
 	"testing"
@@ -308,5 +309,37 @@ func TestLongStreamKeepsMerging(t *testing.T) {
 	}
 	if units != 500 {
 		t.Errorf("500 MiB read as swapped 512 KiB pieces: %d units, want 500", units)
+	}
+}
+
+// However the pieces of concurrent large I/Os interleave (up to 16 in flight, any order), a
+// sequential stream is billed exactly one unit per unit of bytes: runs paid for apart are refunded
+// when they join.
+func TestAnyArrivalOrderBillsTheStreamExactly(t *testing.T) {
+	const piece = 512 << 10
+	rng := rand.New(rand.NewSource(1))
+	for trial := 0; trial < 300; trial++ {
+		c := counter{unit: HDDUnitBytes}
+		var units int64
+		var pending []Op
+		next := int64(0)
+		take := func() {
+			i := rng.Intn(len(pending))
+			units += c.units(pending[i])
+			pending = append(pending[:i], pending[i+1:]...)
+		}
+		for r := 0; r < 200; r++ {
+			pending = append(pending, Op{Off: next, Len: piece}, Op{Off: next + piece, Len: piece})
+			next += 2 * piece
+			for len(pending) > 16 {
+				take()
+			}
+		}
+		for len(pending) > 0 {
+			take()
+		}
+		if units != 200 {
+			t.Fatalf("trial %d: %d units for 200 MiB read in pieces", trial, units)
+		}
 	}
 }
