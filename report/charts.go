@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"persistlab/measure"
 	"persistlab/scenario"
@@ -28,13 +29,57 @@ type Series struct {
 	Points [][2]float64 `json:"points"`
 }
 
-// ChartsFor returns the charts of r's workload, drawn by its presenter.
+// ChartsFor returns the charts of r's workload, drawn by its presenter, then the backends'
+// counters sampled over the cells (a volume's burst credits draining).
 func ChartsFor(r *Results) ([]Chart, error) {
-	p := presenterOf(r)
-	if p.Charts == nil {
-		return nil, nil
+	var charts []Chart
+	if p := presenterOf(r); p.Charts != nil {
+		c, err := p.Charts(r)
+		if err != nil {
+			return nil, err
+		}
+		charts = c
 	}
-	return p.Charts(r)
+	return append(charts, backendSeriesCharts(r)...), nil
+}
+
+// backendSeriesCharts draws each sampled backend counter (series "backend.KEY") against the
+// cell's time: a line per cell of the first repeat, in plan order.
+func backendSeriesCharts(r *Results) []Chart {
+	byKey := map[string]*Chart{}
+	var keys []string
+	for _, c := range r.Cells {
+		if c.Failure != "" || c.Repeat > 1 {
+			continue
+		}
+		names := make([]string, 0, len(c.Series))
+		for name := range c.Series {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			key, ok := strings.CutPrefix(name, "backend.")
+			if !ok {
+				continue
+			}
+			ch := byKey[key]
+			if ch == nil {
+				ch = &Chart{ID: "backend-" + strings.ReplaceAll(key, "_", "-"), Title: key + " over each cell", XLabel: "seconds into the cell", YLabel: key}
+				byKey[key] = ch
+				keys = append(keys, key)
+			}
+			s := Series{Name: strings.TrimSpace(c.Backend + " " + c.Point(r.Scenario.Sweep)), Group: c.Backend, Style: "solid"}
+			for _, p := range c.Series[name] {
+				s.Points = append(s.Points, [2]float64{p.T, p.V})
+			}
+			ch.Series = append(ch.Series, s)
+		}
+	}
+	out := make([]Chart, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, *byKey[k])
+	}
+	return out
 }
 
 // genericCharts draws nothing: a workload without a presenter has tables only.
