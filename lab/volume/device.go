@@ -263,7 +263,19 @@ func (v *Volume) Freeze() error {
 		return nil
 	}
 	v.img.frozen.Store(true)
-	return v.detach(context.Background(), true)
+	old := v.loop
+	if err := v.detach(context.Background(), true); err != nil {
+		return err
+	}
+	// The lazily unmounted file system lets go of its loop device once its last user has gone;
+	// until then it could still write, and Recover unfreezes the image.
+	for i := 0; i < 100 && old != "" && contains(loopdev.Under(v.cfg.WorkDir), old); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if old != "" && contains(loopdev.Under(v.cfg.WorkDir), old) {
+		return fmt.Errorf("volume: %s still attached 5 s after the instance was lost", old)
+	}
+	return nil
 }
 
 // Recover attaches the frozen image to a new instance: a new loop device, the file system's own
