@@ -64,7 +64,12 @@ func Run(ctx context.Context, spec *scenario.Spec, opts Options) (*report.Result
 		return nil, err
 	}
 	if err := r.probeCeilings(ctx); err != nil {
-		return res, err
+		res.Status, res.Error, res.Finished = report.StatusFailed, err.Error(), time.Now().UTC()
+		if ctx.Err() != nil {
+			res.Status, res.Error = report.StatusInterrupted, context.Cause(ctx).Error()
+			err = fmt.Errorf("interrupted before the first cell: %w", err)
+		}
+		return res, errors.Join(err, res.Save(opts.Out))
 	}
 	cells := spec.Plan()
 	progress := newProgress(opts.Progress, len(cells))

@@ -332,3 +332,15 @@ func TestBackendCountersAreSampledOverTheCell(t *testing.T) {
 		t.Errorf("a backend that samples nothing got series: %v %v", res.Cells[0].Series, err)
 	}
 }
+
+// A run interrupted while the ceiling is probed says so in its results file.
+func TestInterruptDuringTheCeilingProbe(t *testing.T) {
+	spec := fakeSpec("1", scenario.BackendSpec{Name: "fakeprobed"})
+	spec.Workload.Type = "fakebulk"
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := runFake(t, ctx, spec)
+	if err == nil || res == nil || res.Status != report.StatusInterrupted || len(res.Cells) != 0 {
+		t.Errorf("%v %+v", err, res)
+	}
+}
