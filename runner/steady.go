@@ -4,10 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"persistlab/measure"
 	"time"
 
 	"persistlab/backend"
+	"persistlab/measure"
 	"persistlab/internal/proc"
 	"persistlab/report"
 	"persistlab/scenario"
