@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"persistlab/backend"
-	"persistlab/measure"
 	"persistlab/internal/proc"
+	"persistlab/measure"
 	"persistlab/report"
 	"persistlab/scenario"
 )
