@@ -68,6 +68,12 @@ type Ceiling struct {
 	ReadIOPS  float64 `json:"read_iops,omitempty"`
 	WriteIOPS float64 `json:"write_iops,omitempty"`
 	Method    string  `json:"method"` // how it was measured, for the results file
+	// The backend's own counters (Stats keys) of what its lab part moved: a row is compared with
+	// the ceiling by these, not by what the workload saw (a cache may serve reads without the lab).
+	ReadBytesStat  string `json:"read_bytes_stat,omitempty"`
+	WriteBytesStat string `json:"write_bytes_stat,omitempty"`
+	ReadOpsStat    string `json:"read_ops_stat,omitempty"`
+	WriteOpsStat   string `json:"write_ops_stat,omitempty"`
 }
 
 // Target is what a started backend gives the workload.

@@ -180,12 +180,36 @@ func (r *Results) Summarize() {
 		if len(helper) > 0 {
 			a.Median["helper_cpu_util"] = measure.Median(helper)
 		}
+		labRates(&a, cells, r.Ceilings[k.backend])
 		a.Bucket = bucketUse(cells, r.prices(), pres.Work)
 		r.Aggregates = append(r.Aggregates, a)
 	}
 	r.Fits = nil
 	if pres.Summarize != nil {
 		pres.Summarize(r)
+	}
+}
+
+// labRates adds what the backend's lab part itself moved per second (medians over the runs), by
+// the counters its ceiling names, for the comparison with that ceiling.
+func labRates(a *Aggregate, cells []Cell, c backend.Ceiling) {
+	for _, d := range []struct {
+		stat, metric string
+		scale        float64
+	}{{c.ReadBytesStat, "lab_read_mib_s", 1 << 20}, {c.WriteBytesStat, "lab_write_mib_s", 1 << 20},
+		{c.ReadOpsStat, "lab_read_iops", 1}, {c.WriteOpsStat, "lab_write_iops", 1}} {
+		if d.stat == "" {
+			continue
+		}
+		var vals []float64
+		for _, cell := range cells {
+			if v, ok := cell.BackendStats[d.stat]; ok && cell.ElapsedS > 0 {
+				vals = append(vals, v/d.scale/cell.ElapsedS)
+			}
+		}
+		if len(vals) > 0 {
+			a.Median[d.metric] = measure.Median(vals)
+		}
 	}
 }
 

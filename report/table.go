@@ -303,7 +303,11 @@ func (r *Results) boundBy(a Aggregate) string {
 			ceiling           float64
 		}{{"read_mib_s", "read", "MiB/s", c.ReadMiBs}, {"write_mib_s", "write", "MiB/s", c.WriteMiBs},
 			{"read_iops", "read", "IOPS", c.ReadIOPS}, {"write_iops", "write", "IOPS", c.WriteIOPS}} {
-			if v := a.Median[d.metric]; d.ceiling > 0 && v >= CeilingShare*d.ceiling {
+			v, ok := a.Median["lab_"+d.metric] // what the lab moved, when the backend counts it
+			if !ok {
+				v = a.Median[d.metric]
+			}
+			if d.ceiling > 0 && v >= CeilingShare*d.ceiling {
 				why = append(why, fmt.Sprintf("%s %.0f %s, %.0f%% of the lab's %s ceiling %.0f %s", d.dir, v, d.unit, 100*v/d.ceiling, d.dir, d.ceiling, d.unit))
 			}
 		}

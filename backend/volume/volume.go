@@ -183,6 +183,7 @@ func (b *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, erro
 	if err != nil {
 		return backend.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
 	}
+	c.ReadBytesStat, c.WriteBytesStat, c.ReadOpsStat, c.WriteOpsStat = "volume_read_bytes", "volume_write_bytes", "volume_read_ops", "volume_write_ops"
 	c.Method = fmt.Sprintf("%s with 1 MiB direct I/O, 4 at once, and 4 KiB direct I/O, 16 at once, on %s over the emulator with the model off", scenario.FormatSize(b.probeSize), cfg.FS)
 	probed.Store(key, c)
 	return c, true, nil
