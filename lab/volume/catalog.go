@@ -23,9 +23,13 @@ import (
 //	[seed-001]   the Cloud SQL console of seed 001 (Dec 2018), read from its own tables: a figure
 //	             taken from a seed cannot be used to claim that seed reproduced.
 //
-// These pages could not be fetched from this machine; the figures were checked against copies of
-// them and against the seeds, which quote the 2018 ones. Service times are not published: each is
-// an assumption, named as one, and settable (option latency).
+// The live pages cannot be fetched from this machine. Cross-checked against copies found here:
+// gp2's 5.4 million credits and 3 IOPS/GiB, st1/sc1's per-TiB rates and maxima, the seeds' 2018
+// figures (seed 004: HDD minimum 500 GB, io1 at 50 IOPS/GiB; seed 001: the Cloud SQL console), and
+// Google's PD page structure. The rest (gp3, io1/io2 maxima, PD per-GiB rates, c4.large) are as
+// those pages gave them to the author's knowledge in 2024: to verify against the live pages.
+// Service times are not published: each is an assumption, named as one, and settable (option
+// latency).
 
 // Billing units [ebs-io]: "Amazon EBS SSD volumes ... I/O operations ... up to 256 KiB ... count
 // as one"; "for HDD volumes ... up to 1,024 KiB"; smaller sequential I/Os are merged into one.
