@@ -26,8 +26,8 @@ import (
 // The live pages cannot be fetched from this machine. Cross-checked against copies found here:
 // gp2's 5.4 million credits and 3 IOPS/GiB, st1/sc1's per-TiB rates and maxima, the seeds' 2018
 // figures (seed 004: HDD minimum 500 GB, io1 at 50 IOPS/GiB; seed 001: the Cloud SQL console), and
-// Google's PD page structure. The rest (gp3, io1/io2 maxima, PD per-GiB rates, c4.large) are as
-// those pages gave them to the author's knowledge in 2024: to verify against the live pages.
+// Google's PD page structure. The rest (gp3, io1/io2 maxima, PD per-GiB rates, c4.large) are the
+// pages' 2024 figures as recorded here without a copy at hand: to verify against the live pages.
 // Service times are not published: each is an assumption, named as one, and settable (option
 // latency).
 
