@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -104,12 +105,10 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 	if err := fill(&out, res); err != nil {
 		return fail(err)
 	}
-	for k, points := range series {
-		if out.Series == nil {
-			out.Series = map[string][]measure.Point{}
-		}
-		out.Series[k] = points
+	if len(series) > 0 && out.Series == nil {
+		out.Series = map[string][]measure.Point{}
 	}
+	maps.Copy(out.Series, series)
 	// The whole machine's busy share: near 1, the cell measured this machine, not the cloud model.
 	out.Metrics[MachineCPUMetric] = proc.MachineBusy(busy0, total0, busy1, total1)
 	if lr, ok := life.be.(backend.LagReporter); ok && !res.LastWrite.IsZero() {

@@ -84,24 +84,11 @@ func Run(t *testing.T, newBackend func(workDir string) (backend.Backend, error),
 		Snapshot(t, work).MustEqual(t, before)
 	})
 	t.Run("CrashRecover", func(t *testing.T) {
-		work := t.TempDir()
-		before := Snapshot(t, work)
-		b, err := newBackend(work)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b, ctx := stoppedAtEnd(t, newBackend)
 		crasher, ok := b.(backend.Crasher)
 		if !ok {
 			t.Skipf("backend %s cannot lose its instance", b.Name())
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		defer func() {
-			if err := b.Stop(ctx); err != nil {
-				t.Error(err)
-			}
-			Snapshot(t, work).MustEqual(t, before)
-		}()
 		target, err := b.Start(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -134,24 +121,11 @@ func Run(t *testing.T, newBackend func(workDir string) (backend.Backend, error),
 		}
 	})
 	t.Run("SecondInstance", func(t *testing.T) {
-		work := t.TempDir()
-		before := Snapshot(t, work)
-		b, err := newBackend(work)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b, ctx := stoppedAtEnd(t, newBackend)
 		multi, ok := b.(backend.MultiInstance)
 		if !ok {
 			t.Skipf("backend %s serves one instance", b.Name())
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		defer func() {
-			if err := b.Stop(ctx); err != nil {
-				t.Error(err)
-			}
-			Snapshot(t, work).MustEqual(t, before)
-		}()
 		first, err := b.Start(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -174,6 +148,27 @@ func Run(t *testing.T, newBackend func(workDir string) (backend.Backend, error),
 			t.Fatal(err)
 		}
 	})
+}
+
+// stoppedAtEnd makes a backend in a fresh work directory and, when the test ends, stops it and
+// checks that it left nothing behind.
+func stoppedAtEnd(t *testing.T, newBackend func(workDir string) (backend.Backend, error)) (backend.Backend, context.Context) {
+	t.Helper()
+	work := t.TempDir()
+	before := Snapshot(t, work)
+	b, err := newBackend(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(func() {
+		defer cancel()
+		if err := b.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+		Snapshot(t, work).MustEqual(t, before)
+	})
+	return b, ctx
 }
 
 // writeSynced writes a file, fsyncs and closes it: what a careful application does.

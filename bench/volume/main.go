@@ -95,8 +95,8 @@ func plainLoop(ctx context.Context, work string) (string, func()) {
 	check(err)
 	dir := filepath.Join(work, "plain")
 	check(os.MkdirAll(dir, 0o755))
-	run("mkfs.ext4", "-F", "-q", "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1", dev)
-	run("mount", "-o", "noinit_itable", dev, dir)
+	check(volume.Format(ctx, "ext4", dev)) // as the emulated volume is formatted and mounted
+	run("mount", append(volume.MountArgs("ext4"), dev, dir)...)
 	return dir, func() {
 		exec.Command("umount", dir).Run()
 		loopdev.Detach(dev)

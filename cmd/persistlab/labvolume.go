@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,7 +25,7 @@ func cmdLabVolume(args []string) error {
 	keep := fs.Bool("keep", false, "keep the volume's image file (in the work directory) after Ctrl-C")
 	opts := map[string]*string{}
 	help := map[string]string{
-		"type": "volume type: " + typeList(), "size": "size, like 100GiB", "iops": "provisioned IOPS (gp3, io1, io2)",
+		"type": "volume type: " + strings.Join(volume.TypeNames(), ", "), "size": "size, like 100GiB", "iops": "provisioned IOPS (gp3, io1, io2)",
 		"throughput": "provisioned MiB/s (gp3)", "fs": "file system: ext4 or xfs", "instance": "the instance's own limits: none, c4.large, db-n1-standard-2",
 		"era": "current, or 2018 (the seeds' figures)", "model": "on, or off (this machine's own speed)", "latency": "service time per I/O, replacing the type's assumed one (e.g. 1ms)",
 		"credit_scale": "factor on the burst bucket's size (1: the published one)",
@@ -98,15 +99,4 @@ func modelText(cfg volume.Config, v *volume.Volume) string {
 		return "off (this machine's own speed)"
 	}
 	return v.Limits().String()
-}
-
-func typeList() string {
-	s := ""
-	for i, t := range volume.Types() {
-		if i > 0 {
-			s += ", "
-		}
-		s += t.Name
-	}
-	return s
 }

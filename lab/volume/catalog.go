@@ -2,6 +2,7 @@ package volume
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -213,11 +214,7 @@ func (s Spec) Validate() error {
 	}
 	info, ok := typeInfo(s.Type)
 	if !ok {
-		var names []string
-		for _, t := range Types() {
-			names = append(names, t.Name)
-		}
-		return fmt.Errorf("volume type %q: want one of %s", s.Type, strings.Join(names, ", "))
+		return fmt.Errorf("volume type %q: want one of %s", s.Type, strings.Join(TypeNames(), ", "))
 	}
 	switch s.Era {
 	case "", "current":
@@ -239,7 +236,7 @@ func (s Spec) Validate() error {
 		name string
 		set  bool
 	}{{"iops", s.ProvisionedIOPS != 0}, {"throughput", s.ProvisionedMiBps != 0}} {
-		if p.set && !contains(info.Provisionable, p.name) {
+		if p.set && !slices.Contains(info.Provisionable, p.name) {
 			allowed := "no " + p.name + " option: " + s.Type + "'s follows from its size"
 			if len(info.Provisionable) > 0 {
 				allowed = "only " + strings.Join(info.Provisionable, ", ") + " for " + s.Type

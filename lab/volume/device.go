@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -82,7 +83,7 @@ func Start(ctx context.Context, cfg Config) (v *Volume, err error) {
 	if cfg.FS == "" {
 		cfg.FS = "ext4"
 	}
-	if !contains(FileSystems, cfg.FS) {
+	if !slices.Contains(FileSystems, cfg.FS) {
 		return nil, fmt.Errorf("volume: fs %q: want one of %s", cfg.FS, strings.Join(FileSystems, ", "))
 	}
 	if err := cfg.Spec.Validate(); err != nil {
@@ -121,7 +122,7 @@ func Start(ctx context.Context, cfg Config) (v *Volume, err error) {
 	if err := v.attach(ctx); err != nil {
 		return v, err
 	}
-	if err := format(ctx, cfg.FS, v.loop); err != nil {
+	if err := Format(ctx, cfg.FS, v.loop); err != nil {
 		return v, err
 	}
 	if v.model != nil {
@@ -201,10 +202,10 @@ func (v *Volume) attach(ctx context.Context) error {
 	return nil
 }
 
-// format makes the file system. The image is sparse, so what mkfs does not write reads as
+// Format makes the file system on dev. The image is sparse, so what mkfs does not write reads as
 // zeros: lazy inode table and journal initialisation is exact here, and no background zeroing
 // runs later while the workload is measured (mount option noinit_itable).
-func format(ctx context.Context, fs, dev string) error {
+func Format(ctx context.Context, fs, dev string) error {
 	var cmd *exec.Cmd
 	switch fs {
 	case "xfs":
@@ -216,6 +217,15 @@ func format(ctx context.Context, fs, dev string) error {
 		return fmt.Errorf("volume: %s: %v: %s", strings.Join(cmd.Args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// MountArgs are mount's options for a file system Format made: ext4 must not zero its inode
+// tables in the background while a workload is measured.
+func MountArgs(fs string) []string {
+	if fs == "ext4" {
+		return []string{"-t", fs, "-o", "noinit_itable"}
+	}
+	return []string{"-t", fs}
 }
 
 // mount mounts the file system at a fresh directory: mnt, then mnt-1, mnt-2 after recoveries,
@@ -231,11 +241,7 @@ func (v *Volume) mount(ctx context.Context) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	args := []string{"-t", v.cfg.FS}
-	if v.cfg.FS == "ext4" {
-		args = append(args, "-o", "noinit_itable")
-	}
-	out, err := exec.CommandContext(ctx, "mount", append(args, v.loop, dir)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, "mount", append(MountArgs(v.cfg.FS), v.loop, dir)...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("volume: mount %s at %s: %v: %s", v.loop, dir, err, strings.TrimSpace(string(out)))
 	}
@@ -269,10 +275,10 @@ func (v *Volume) Freeze() error {
 	}
 	// The lazily unmounted file system lets go of its loop device once its last user has gone;
 	// until then it could still write, and Recover unfreezes the image.
-	for i := 0; i < 100 && old != "" && contains(loopdev.Under(v.cfg.WorkDir), old); i++ {
+	for i := 0; i < 100 && old != "" && slices.Contains(loopdev.Under(v.cfg.WorkDir), old); i++ {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if old != "" && contains(loopdev.Under(v.cfg.WorkDir), old) {
+	if old != "" && slices.Contains(loopdev.Under(v.cfg.WorkDir), old) {
 		return fmt.Errorf("volume: %s still attached 5 s after the instance was lost", old)
 	}
 	return nil
@@ -364,13 +370,4 @@ func FreeBytes(dir string) (int64, error) {
 		return 0, err
 	}
 	return int64(st.Bavail) * st.Bsize, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

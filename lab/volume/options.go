@@ -2,6 +2,7 @@ package volume
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ func ConfigFromOptions(o map[string]string) (Config, error) {
 	}
 	spec := Spec{Type: o["type"], Instance: o["instance"], Era: o["era"]}
 	if spec.Type == "" {
-		return cfg, fail("type", "", "a volume type: "+typeNames())
+		return cfg, fail("type", "", "a volume type: "+strings.Join(TypeNames(), ", "))
 	}
 	size := o["size"]
 	if size == "" {
@@ -80,16 +81,17 @@ func ConfigFromOptions(o map[string]string) (Config, error) {
 	if cfg.FS == "" {
 		cfg.FS = FileSystems[0]
 	}
-	if !contains(FileSystems, cfg.FS) {
+	if !slices.Contains(FileSystems, cfg.FS) {
 		return cfg, fail("fs", cfg.FS, strings.Join(FileSystems, " or "))
 	}
 	return cfg, nil
 }
 
-func typeNames() string {
+// TypeNames lists the volume types' names, for help and errors.
+func TypeNames() []string {
 	var names []string
 	for _, t := range Types() {
 		names = append(names, t.Name)
 	}
-	return strings.Join(names, ", ")
+	return names
 }
