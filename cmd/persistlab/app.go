@@ -17,8 +17,11 @@ import (
 )
 
 func cmdApp(args []string) error {
+	if len(args) > 0 && args[0] == "gitcommit" {
+		return cmdAppGitcommit(args[1:])
+	}
 	if len(args) == 0 || (args[0] != "counter" && args[0] != "hello") {
-		return fmt.Errorf("want an app name: counter (seed 000's counter on SQLite) or hello (a trivial handler, for driver benchmarks)")
+		return fmt.Errorf("want an app name: counter (seed 000's counter on SQLite), hello (a trivial handler, for driver benchmarks) or gitcommit (seed 004's git add + commit loop)")
 	}
 	which := args[0]
 	fs := flag.NewFlagSet("app "+which, flag.ContinueOnError)

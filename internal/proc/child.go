@@ -27,6 +27,25 @@ func Start(name string, logPath string, env []string, args ...string) (*Child, e
 	return start(name, logPath, env, nil, args...)
 }
 
+// StartPiped runs name with args, its stderr appended to logPath and its stdout, not logged, to
+// be read from the returned reader, which ends when the child and whatever it started with that
+// stdout have exited. The caller closes the reader.
+func StartPiped(name, logPath string, env []string, args ...string) (*Child, *os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := start(name, logPath, env, w, args...)
+	w.Close() // the child holds its own copy
+	if err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	return c, r, nil
+}
+
+// start runs a child with stderr to logPath and stdout there too, or: to an *os.File stdout
+// alone, or to another stdout as well as the log.
 func start(name, logPath string, env []string, stdout io.Writer, args ...string) (*Child, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -36,7 +55,9 @@ func start(name, logPath string, env []string, stdout io.Writer, args ...string)
 	cmd.Env = env
 	cmd.Stderr = log
 	cmd.Stdout = log
-	if stdout != nil {
+	if f, ok := stdout.(*os.File); ok {
+		cmd.Stdout = f
+	} else if stdout != nil {
 		cmd.Stdout = io.MultiWriter(log, stdout)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -1,0 +1,202 @@
+package gitcommit
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"persistlab/internal/proc"
+)
+
+// The driver is seed 004's script: for each change of the plan, write the file, then `git add
+// --all` and `git commit` in its repository, one git process each (in the distributed layout a
+// new file's repository is made first with `git init`). It runs as its own process (`persistlab
+// app gitcommit`) so that it and every git it starts live in the emulated instance, and it
+// reports each change on its output as one line: "<change> <commits so far> <unix ns> <c|n>",
+// c when git committed, n when there was nothing to commit.
+
+// Outcomes of a change, as the driver reports them.
+const (
+	Committed = 'c'
+	Unchanged = 'n' // the file already held this content: `git commit` had nothing to commit
+)
+
+// CommitMessage is the seed's.
+const CommitMessage = "git bench"
+
+// DriverConfig is what the driver runs.
+type DriverConfig struct {
+	Git  string // git executable
+	Dir  string // the target directory; the repositories go under Dir/Root
+	Plan Plan
+}
+
+// Drive runs the plan's changes and reports each on out. Cancelling ctx stops it between git
+// processes (a killed driver stops at once).
+func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
+	if err := cfg.Plan.Validate(); err != nil {
+		return err
+	}
+	w := bufio.NewWriter(out)
+	changes := cfg.Plan.Iterate()
+	var stdout bytes.Buffer
+	git := func(dir string, args ...string) error {
+		stdout.Reset()
+		cmd := exec.CommandContext(ctx, cfg.Git, args...)
+		cmd.Dir, cmd.Stdout = dir, &stdout
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			return &gitError{args: args, dir: dir, err: err, stdout: stdout.String(), stderr: stderr.String()}
+		}
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, Root), 0o755); err != nil {
+		return err
+	}
+	if cfg.Plan.Layout == LayoutMonolithic {
+		repo := cfg.Plan.RepoDir(cfg.Dir, 1)
+		if err := os.MkdirAll(repo+"/files", 0o755); err != nil {
+			return err
+		}
+		if _, err := os.Stat(repo + "/.git"); errors.Is(err, os.ErrNotExist) {
+			if err := git(repo, "init"); err != nil {
+				return err
+			}
+		}
+	}
+	commits := 0
+	var line []byte
+	for i := 0; i < cfg.Plan.Changes; i++ {
+		ch := changes.Next()
+		repo := cfg.Plan.RepoDir(cfg.Dir, ch.File)
+		if cfg.Plan.Layout == LayoutDistributed {
+			if _, err := os.Stat(repo); errors.Is(err, os.ErrNotExist) {
+				if err := os.Mkdir(repo, 0o755); err != nil {
+					return err
+				}
+				if err := git(repo, "init"); err != nil {
+					return err
+				}
+			}
+		}
+		if err := os.WriteFile(cfg.Plan.FilePath(cfg.Dir, ch.File), ch.Content, 0o644); err != nil {
+			return err
+		}
+		if err := git(repo, "add", "--all"); err != nil {
+			return err
+		}
+		outcome := byte(Committed)
+		// Not -q: the seed's commit printed its summary (to /dev/null), diffstat included.
+		if err := git(repo, "commit", "-m", CommitMessage); err != nil {
+			var ge *gitError
+			if !errors.As(err, &ge) || !ge.nothingToCommit() {
+				return err
+			}
+			outcome = Unchanged
+		} else {
+			commits++
+		}
+		line = strconv.AppendInt(line[:0], int64(i+1), 10)
+		line = append(line, ' ')
+		line = strconv.AppendInt(line, int64(commits), 10)
+		line = append(line, ' ')
+		line = strconv.AppendInt(line, time.Now().UnixNano(), 10)
+		line = append(line, ' ', outcome, '\n')
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+		if err := w.Flush(); err != nil { // the workload times each change as it ends
+			return err
+		}
+	}
+	return nil
+}
+
+type gitError struct {
+	args           []string
+	dir            string
+	err            error
+	stdout, stderr string
+}
+
+func (e *gitError) Error() string {
+	msg := e.stderr
+	if msg == "" {
+		msg = e.stdout
+	}
+	return fmt.Sprintf("git %v in %s: %v: %s", e.args, e.dir, e.err, bytes.TrimSpace([]byte(msg)))
+}
+
+// nothingToCommit is `git commit` finding the index as HEAD has it (exit 1, says so on stdout;
+// the driver runs git with LC_ALL=C).
+func (e *gitError) nothingToCommit() bool {
+	var exit *exec.ExitError
+	return errors.As(e.err, &exit) && exit.ExitCode() == 1 && bytes.Contains([]byte(e.stdout), []byte("nothing to commit"))
+}
+
+// Main is the driver's command line (`persistlab app gitcommit`): flags, CPU pinning, then Drive
+// to stdout until the plan ends or SIGTERM.
+func Main(args []string) error {
+	fs := flag.NewFlagSet("app gitcommit", flag.ContinueOnError)
+	git := fs.String("git", "git", "git executable")
+	dir := fs.String("dir", "", "directory the repositories go under (as "+Root+"/)")
+	files := fs.Int("files", 5000, "files the changes pick from")
+	changes := fs.Int("changes", 20000, "changes, each followed by git add --all and git commit")
+	fileBytes := fs.Int("file-bytes", 0, "0: the seed's line; else this many random bytes per version")
+	layout := fs.String("layout", LayoutDistributed, "distributed (a repository per file) or monolithic")
+	seed := fs.Uint64("seed", 1, "seed of the random choice of file and content")
+	cpuList := fs.String("cpu-list", "", "pin to these CPUs (like 1 or 0,1); git inherits it")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dir == "" || fs.NArg() > 0 {
+		return fmt.Errorf("want --dir, the directory the repositories go under, and no other arguments")
+	}
+	if *cpuList != "" {
+		cpus, err := proc.ParseCPUList(*cpuList)
+		if err != nil {
+			return fmt.Errorf("--cpu-list: %w", err)
+		}
+		if err := proc.PinSelf(cpus); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Drive(ctx, DriverConfig{Git: *git, Dir: *dir,
+		Plan: Plan{Files: *files, Changes: *changes, FileBytes: *fileBytes, Layout: *layout, Seed: *seed}}, os.Stdout)
+}
+
+// Report is one line of the driver's output.
+type Report struct {
+	Change, Commits int
+	At              time.Time
+	Committed       bool
+}
+
+// ParseReport reads one line of the driver's output.
+func ParseReport(line string) (Report, error) {
+	var r Report
+	var ns int64
+	var outcome string
+	if _, err := fmt.Sscanf(line, "%d %d %d %s", &r.Change, &r.Commits, &ns, &outcome); err != nil {
+		return r, fmt.Errorf("driver line %q: %w", line, err)
+	}
+	if outcome != string(rune(Committed)) && outcome != string(rune(Unchanged)) {
+		return r, fmt.Errorf("driver line %q: outcome %q, want c or n", line, outcome)
+	}
+	r.At, r.Committed = time.Unix(0, ns), outcome == string(rune(Committed))
+	return r, nil
+}

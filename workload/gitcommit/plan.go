@@ -1,0 +1,114 @@
+package gitcommit
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+)
+
+// Layouts of the repositories (seed 004's two scripts).
+const (
+	LayoutMonolithic  = "monolithic"  // one repository holds every file (bench_monolithic.py)
+	LayoutDistributed = "distributed" // a repository per file (bench_distributed.py)
+)
+
+// Plan is one run's sequence of changes: which file each change writes and with what. The same
+// plan gives the same files, the same commits and, with git's dates fixed, the same hashes.
+type Plan struct {
+	Files     int    // files the changes pick from
+	Changes   int    // changes, each followed by git add and git commit
+	FileBytes int    // 0: the seed's line (one of ten variants); else this many bytes of random text
+	Layout    string // LayoutMonolithic or LayoutDistributed
+	Seed      uint64
+}
+
+// Change is one change of a plan: the file (1-based, like the seed's file1..file5000) and its
+// new content.
+type Change struct {
+	File    int
+	Content []byte
+}
+
+// Changes yields the plan's changes in order; buf is reused, so a change's content is valid until
+// the next call.
+type Changes struct {
+	p   Plan
+	rng *rand.Rand
+	buf []byte
+}
+
+// Iterate starts the plan's changes from the first.
+func (p Plan) Iterate() *Changes {
+	return &Changes{p: p, rng: rand.New(rand.NewPCG(p.Seed, 0x9e3779b97f4a7c15))}
+}
+
+// Next is the next change.
+func (c *Changes) Next() Change {
+	file := 1 + c.rng.IntN(c.p.Files)
+	c.buf = c.buf[:0]
+	if c.p.FileBytes == 0 {
+		// The seed's content: Python's str() of {0: 0, ..., 9: 9} with one value set to 100, as
+		// `echo` writes it (a newline at the end). Ten variants, so about one change in ten
+		// to an existing file leaves it as it was and its commit has nothing to commit.
+		hundred := c.rng.IntN(10)
+		c.buf = append(c.buf, '{')
+		for i := 0; i < 10; i++ {
+			if i > 0 {
+				c.buf = append(c.buf, ", "...)
+			}
+			c.buf = strconv.AppendInt(c.buf, int64(i), 10)
+			c.buf = append(c.buf, ": "...)
+			v := i
+			if i == hundred {
+				v = 100
+			}
+			c.buf = strconv.AppendInt(c.buf, int64(v), 10)
+		}
+		c.buf = append(c.buf, "}\n"...)
+		return Change{File: file, Content: c.buf}
+	}
+	const letters = "0123456789abcdefghijklmnopqrstuvwxyz"
+	for i := 0; i < c.p.FileBytes-1; i++ {
+		c.buf = append(c.buf, letters[c.rng.IntN(len(letters))])
+	}
+	c.buf = append(c.buf, '\n')
+	return Change{File: file, Content: c.buf}
+}
+
+// Root is the directory under the target a run keeps its repositories in.
+const Root = "gitcommit"
+
+// FileName is a file's name, as the seed's: file1 .. fileN.
+func FileName(file int) string { return "file" + strconv.Itoa(file) }
+
+// RepoDir is the repository a file's changes are committed to, under the target dir.
+func (p Plan) RepoDir(dir string, file int) string {
+	if p.Layout == LayoutDistributed {
+		return filepath.Join(dir, Root, FileName(file)) // benchmark_dir/fileN/{.git,fileN}
+	}
+	return filepath.Join(dir, Root) // ./.git with benchmark_dir/fileN
+}
+
+// FilePath is where a file lives, under the target dir.
+func (p Plan) FilePath(dir string, file int) string {
+	if p.Layout == LayoutDistributed {
+		return filepath.Join(p.RepoDir(dir, file), FileName(file))
+	}
+	return filepath.Join(dir, Root, "files", FileName(file))
+}
+
+// Validate checks a plan's numbers.
+func (p Plan) Validate() error {
+	switch {
+	case p.Files < 1:
+		return fmt.Errorf("files %d: want at least 1", p.Files)
+	case p.Changes < 1:
+		return fmt.Errorf("changes %d: want at least 1", p.Changes)
+	case p.FileBytes < 0:
+		return fmt.Errorf("file_bytes %d: want 0 (the seed's line) or more", p.FileBytes)
+	case p.Layout != LayoutMonolithic && p.Layout != LayoutDistributed:
+		return fmt.Errorf("layout %q: want %s or %s", p.Layout, LayoutMonolithic, LayoutDistributed)
+	}
+	return nil
+}

@@ -1,0 +1,455 @@
+// Package gitcommit is seed 004's workload: a crawler keeping page snapshots in git, `git add
+// --all && git commit` after each random change to one of a few thousand small files, in one
+// repository or one per file. The real git makes every commit; persistlab counts them, times them
+// in windows, and reads the repositories' disk use and, after a crash, what git still has.
+package gitcommit
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"persistlab/backend"
+	"persistlab/internal/proc"
+	"persistlab/measure"
+	"persistlab/scenario"
+	"persistlab/workload"
+)
+
+// Name is the workload's name in scenarios.
+const Name = "gitcommit"
+
+// FsyncDefault leaves core.fsync unset: git 2.39 then syncs pack files, their indexes and the
+// commit graph, but no loose object, index or ref (Documentation/config/core.txt).
+const FsyncDefault = "default"
+
+// Params are the workload's parameters; the defaults are seed 004's run.
+var Params = []scenario.Param{
+	{Name: "files", Kind: scenario.KindInt, Default: "5000", Min: 1, Max: 1_000_000, Help: "files the changes pick from (the seed's 5,000)"},
+	{Name: "changes", Kind: scenario.KindInt, Default: "20000", Min: 1, Max: 10_000_000, Help: "changes, each followed by git add --all and git commit (the seed's 20,000)"},
+	{Name: "file_bytes", Kind: scenario.KindSize, Default: "0", Min: 0, Max: 1 << 20,
+		Help: "0: the seed's line (ten variants, so some commits find nothing to commit); else this many random bytes per version"},
+	{Name: "layout", Kind: scenario.KindEnum, Default: LayoutDistributed, Allowed: []string{LayoutDistributed, LayoutMonolithic},
+		Help: "distributed: a repository per file (bench_distributed.py); monolithic: one for all (bench_monolithic.py)"},
+	{Name: "seed", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 1 << 62, Help: "the random choice of file and content; one seed, one sequence of commits"},
+	{Name: "window", Kind: scenario.KindInt, Default: "1000", Min: 1, Max: 10_000_000, Help: "changes per window of the commits/s series (the seed printed one per 1,000); the last window ends with the run"},
+	{Name: "fsync", Kind: scenario.KindEnum, Default: FsyncDefault, Allowed: []string{FsyncDefault, "none", "objects", "committed", "added", "all"},
+		Help: "git's core.fsync (default: unset, git's own default)"},
+	{Name: "cpus", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin git to this many CPUs (0: not pinned)"},
+}
+
+// Metrics are what a gitcommit cell reports.
+var Metrics = []workload.Metric{
+	{Name: "changes_per_s", Unit: "changes/s", HigherBetter: true, Help: "changes (add + commit) per second over the run: the seed's commits/s"},
+	{Name: "total_s", Unit: "s", Help: "time for every change: the seed's total time"},
+	{Name: "first_window_per_s", Unit: "changes/s", HigherBetter: true}, {Name: "last_window_per_s", Unit: "changes/s", HigherBetter: true},
+	{Name: "min_window_per_s", Unit: "changes/s", HigherBetter: true}, {Name: "max_window_per_s", Unit: "changes/s", HigherBetter: true},
+	{Name: "change_p50_ms", Unit: "ms"}, {Name: "change_p99_ms", Unit: "ms"}, {Name: "change_max_ms", Unit: "ms"},
+	{Name: "ok", Unit: "count", Help: "commits git made (exit 0)"},
+	{Name: "unchanged", Unit: "count", Help: "changes that left the file as it was: git had nothing to commit"},
+	{Name: "repos", Unit: "count"},
+	{Name: "git_mib", Unit: "MiB", Help: "disk use of the .git directories (du)"},
+	{Name: "worktree_mib", Unit: "MiB", Help: "disk use of the checked-out files"},
+	{Name: "as_files_mib", Unit: "MiB", Help: "every committed version kept as its own file instead (the seed's 79 MB), in blocks of the target"},
+	{Name: "git_cpu_util", Unit: "share", Help: "CPU of the driver and every git it ran, over the run, as a share of one CPU"},
+}
+
+func init() {
+	workload.Register(workload.Info{
+		Name:        Name,
+		Description: "seed 004's git add + commit after each random change to small files (the real git)",
+		Params:      Params,
+		Metrics:     Metrics,
+		Needs:       backend.Needs{},
+		New:         New,
+	})
+}
+
+// Workload is git, found, with the size of what `git init` writes.
+type Workload struct {
+	git      string
+	version  string
+	initSize int64 // bytes a fresh `git init` takes on disk (its templates)
+}
+
+var (
+	_ workload.Workload     = (*Workload)(nil)
+	_ workload.Inspector    = (*Workload)(nil)
+	_ workload.Acknowledged = (*instance)(nil)
+)
+
+// New finds git; the workload takes no sections.
+func New(spec scenario.Workload) (workload.Workload, error) {
+	for name, section := range spec.Sections {
+		return nil, &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section), Allowed: "a parameter: " + paramNames()}
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil, &scenario.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: git is not on PATH (apt-get install git; scripts/setup does)"}
+	}
+	w := &Workload{git: git}
+	out, err := exec.Command(git, "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s --version: %w", git, err)
+	}
+	w.version = strings.TrimPrefix(strings.TrimSpace(string(out)), "git version ")
+	if w.initSize, err = measureInit(git); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func paramNames() string {
+	names := make([]string, 0, len(Params))
+	for _, p := range Params {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// measureInit is the disk use of an empty repository as this git makes it.
+func measureInit(git string) (int64, error) {
+	dir, err := os.MkdirTemp("", "persistlab-git-init-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	if _, err := gitOutput(context.Background(), git, readEnv(), dir, "init", "-q"); err != nil {
+		return 0, err
+	}
+	var total int64
+	err = filepath.Walk(filepath.Join(dir, ".git"), func(_ string, info os.FileInfo, err error) error {
+		if err == nil {
+			if st, ok := info.Sys().(*unix.Stat_t); ok {
+				total += st.Blocks * 512
+			}
+		}
+		return err
+	})
+	return total, err
+}
+
+// Versions implements workload.Workload.
+func (w *Workload) Versions() map[string]string { return map[string]string{"git": w.version} }
+
+type settings struct {
+	plan   Plan
+	window int
+	fsync  string
+	cpus   int
+}
+
+func read(p workload.Params) (settings, error) {
+	for _, d := range Params {
+		if err := d.Check("workload."+d.Name, p[d.Name]); err != nil {
+			return settings{}, err
+		}
+	}
+	num := func(name string) int { v, _ := strconv.Atoi(p[name]); return v }
+	size, _ := scenario.ParseSize(p["file_bytes"])
+	seed, _ := strconv.ParseUint(p["seed"], 10, 64)
+	s := settings{plan: Plan{Files: num("files"), Changes: num("changes"), FileBytes: int(size), Layout: p["layout"], Seed: seed},
+		window: num("window"), fsync: p["fsync"], cpus: num("cpus")}
+	return s, s.plan.Validate()
+}
+
+// Check implements workload.Workload.
+func (w *Workload) Check(_ context.Context, p workload.Params) error {
+	_, err := read(p)
+	return err
+}
+
+// blockBytes is the allocation unit the estimate of a run's disk use counts in (ext4's and xfs's
+// default 4 KiB block).
+const blockBytes = 4096
+
+// Estimate is about how much a run writes to its target: a `git init` per repository, and per
+// change a loose blob, tree and commit object, a tree per subdirectory and the ref log's growth,
+// each a block at least (a generous upper bound: git's objects of these files are below a block).
+func (w *Workload) Estimate(p Plan) int64 {
+	repos := int64(1)
+	perChange := int64(5) // blob, two trees, commit, logs
+	if p.Layout == LayoutDistributed {
+		repos = int64(min(p.Files, p.Changes))
+		perChange = 4
+	}
+	fileBlocks := (int64(p.FileBytes) + blockBytes - 1) / blockBytes
+	perChange += 2 * max(0, fileBlocks-1) // a large file's blob (compressed, but random text barely is) and its checkout
+	return repos*(w.initSize+3*blockBytes) + int64(p.Changes)*perChange*blockBytes
+}
+
+// Start checks the target can hold the run; the repositories are made as the changes need them,
+// and a target that already holds some (a recovered instance's) is left as it is.
+func (w *Workload) Start(_ context.Context, env workload.Env) (workload.Instance, error) {
+	s, err := read(env.Params)
+	if err != nil {
+		return nil, err
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(env.Target.Dir, &fs); err != nil {
+		return nil, fmt.Errorf("read free space of %s: %w", env.Target.Dir, err)
+	}
+	free := int64(fs.Bavail) * int64(fs.Bsize)
+	if need := w.Estimate(s.plan); need > free {
+		return nil, &scenario.FieldError{Field: "workload.changes", Value: env.Params["changes"],
+			Allowed: fmt.Sprintf("a run the target can hold: %s has %s free and this run may write about %s (files %d, layout %s)",
+				env.Target.Dir, scenario.FormatSize(free), scenario.FormatSize(need), s.plan.Files, s.plan.Layout)}
+	}
+	return &instance{w: w, s: s, env: env}, nil
+}
+
+// readEnv is git's environment for reading repositories: no system or user configuration.
+func readEnv() []string {
+	return append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "LC_ALL=C")
+}
+
+// SeedDate is every commit's author and committer date (the seed's article's), so one plan always
+// makes the same commits, hashes included.
+const SeedDate = "2018-02-04T12:00:00+0000"
+
+// driverEnv is the driver's and its git's environment: a configuration of the cell's own (identity,
+// branch name, core.fsync), fixed dates, messages in English.
+func (in *instance) driverEnv() ([]string, error) {
+	cfg := "[user]\n\tname = persistlab\n\temail = persistlab@localhost\n[init]\n\tdefaultBranch = master\n" +
+		// The seed's git detached its automatic gc into the background; here it runs in the commit
+		// that triggers it, so that it ends with the driver (a detached gc outlives its process group).
+		"[gc]\n\tautoDetach = false\n"
+	if in.s.fsync != FsyncDefault {
+		cfg += "[core]\n\tfsync = " + in.s.fsync + "\n"
+	}
+	path := filepath.Join(in.env.CellDir, "gitconfig")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		return nil, err
+	}
+	return append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+path, "LC_ALL=C",
+		"GIT_AUTHOR_DATE="+SeedDate, "GIT_COMMITTER_DATE="+SeedDate), nil
+}
+
+type instance struct {
+	w      *Workload
+	s      settings
+	env    workload.Env
+	driver *proc.Child
+}
+
+// Drive implements workload.Instance: every change of the plan, to the end.
+func (in *instance) Drive(ctx context.Context, _ time.Duration) (*workload.Result, error) {
+	res, _, err := in.run(ctx, false)
+	return res, err
+}
+
+// DriveAcked implements workload.Acknowledged: the plan's changes, each commit git made an
+// acknowledgement, until the plan ends or the instance is killed.
+func (in *instance) DriveAcked(ctx context.Context, _ time.Duration) (*workload.Result, *measure.AckLog, error) {
+	return in.run(ctx, true)
+}
+
+// run starts the driver in the instance and reads its reports to its end.
+func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *measure.AckLog, error) {
+	if n, err := os.ReadDir(filepath.Join(in.env.Target.Dir, Root)); err == nil && len(n) > 0 {
+		return nil, nil, fmt.Errorf("%s already holds repositories: a run starts on an empty target", filepath.Join(in.env.Target.Dir, Root))
+	}
+	env, err := in.driverEnv()
+	if err != nil {
+		return nil, nil, err
+	}
+	p := in.s.plan
+	args := append(append([]string{}, in.env.Target.Wrap...), in.env.Self, "app", "gitcommit", "--git", in.w.git, "--dir", in.env.Target.Dir,
+		"--files", strconv.Itoa(p.Files), "--changes", strconv.Itoa(p.Changes), "--file-bytes", strconv.Itoa(p.FileBytes),
+		"--layout", p.Layout, "--seed", strconv.FormatUint(p.Seed, 10))
+	if len(in.env.CPUs) > 0 {
+		args = append(args, "--cpu-list", cpuList(in.env.CPUs))
+	}
+	log := filepath.Join(in.env.CellDir, "gitcommit.log")
+	start := time.Now()
+	child, out, err := proc.StartPiped("gitcommit driver", log, env, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	in.driver = child
+	defer out.Close()
+	stopOnCancel := context.AfterFunc(ctx, func() { _ = child.Stop(context.Background()) })
+	defer stopOnCancel()
+
+	res := workload.NewResult()
+	change := measure.NewRecorder()
+	var acks []measure.Ack
+	var windows, done []measure.Point
+	last, windowStart := start, start
+	var commits, unchanged, lastChange int
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		r, err := ParseReport(sc.Text())
+		if err != nil {
+			_ = child.Kill()
+			return nil, nil, err
+		}
+		change.Record(r.At.Sub(last))
+		last, lastChange = r.At, r.Change
+		if r.Committed {
+			commits = r.Commits
+			if crash {
+				acks = append(acks, measure.Ack{Count: int64(r.Commits), At: r.At})
+			}
+		} else {
+			unchanged++
+		}
+		if r.Change%in.s.window == 0 || r.Change == p.Changes {
+			n := r.Change - (len(windows) * in.s.window)
+			t := r.At.Sub(start).Seconds()
+			windows = append(windows, measure.Point{T: t, V: float64(n) / r.At.Sub(windowStart).Seconds()})
+			done = append(done, measure.Point{T: t, V: float64(r.Change)})
+			windowStart = r.At
+		}
+	}
+	<-child.Done()
+	killed := ctx.Err() != nil || (crash && lastChange < p.Changes)
+	if state := child.Cmd.ProcessState; state != nil {
+		cpu := state.UserTime() + state.SystemTime()
+		res.Metrics["git_cpu_s"] = cpu.Seconds()
+		if el := last.Sub(start).Seconds(); el > 0 {
+			res.Metrics["git_cpu_util"] = cpu.Seconds() / el
+		}
+		if !state.Success() && !killed {
+			return nil, nil, fmt.Errorf("gitcommit driver failed (%v) after %d of %d changes: %s", state, lastChange, p.Changes, tail(log))
+		}
+	}
+	if ctx.Err() != nil && !crash {
+		return nil, nil, context.Cause(ctx)
+	}
+	res.Elapsed = last.Sub(start)
+	m := res.Metrics
+	m["changes"], m["ok"], m["unchanged"] = float64(lastChange), float64(commits), float64(unchanged)
+	m["total_s"] = res.Elapsed.Seconds()
+	if res.Elapsed > 0 {
+		m["changes_per_s"] = float64(lastChange) / res.Elapsed.Seconds()
+	}
+	if len(windows) > 0 {
+		m["first_window_per_s"], m["last_window_per_s"] = windows[0].V, windows[len(windows)-1].V
+		m["min_window_per_s"], m["max_window_per_s"] = windows[0].V, windows[0].V
+		for _, w := range windows {
+			m["min_window_per_s"], m["max_window_per_s"] = min(m["min_window_per_s"], w.V), max(m["max_window_per_s"], w.V)
+		}
+	}
+	s := change.Summarize(res.Elapsed)
+	m["change_p50_ms"], m["change_p99_ms"], m["change_max_ms"] = s.MedMs, s.P99Ms, s.MaxMs
+	res.Histograms["change"] = change
+	res.Series["changes_per_s"], res.Series["changes"] = windows, done
+	res.Facts["git_version"] = in.w.version
+	res.Facts["core_fsync"] = in.s.fsync
+	res.Facts["gc_auto_detach"] = "false"
+	if !killed {
+		if err := in.measureDisk(m); err != nil {
+			return nil, nil, err
+		}
+	}
+	return res, measure.NewAckLog(acks), nil
+}
+
+// measureDisk records the repositories' disk use and what plain files would take instead.
+func (in *instance) measureDisk(m map[string]float64) error {
+	u, err := diskUse(in.env.Target.Dir)
+	if err != nil {
+		return fmt.Errorf("disk use of the repositories: %w", err)
+	}
+	list, err := repos(in.env.Target.Dir)
+	if err != nil {
+		return err
+	}
+	const mib = 1 << 20
+	m["repos"], m["git_mib"], m["worktree_mib"] = float64(len(list)), float64(u.Git)/mib, float64(u.WorkTree)/mib
+	var fs unix.Statfs_t
+	block := int64(blockBytes)
+	if unix.Statfs(in.env.Target.Dir, &fs) == nil && fs.Bsize > 0 {
+		block = int64(fs.Bsize)
+	}
+	size := max(1, int64(in.s.plan.FileBytes))
+	if in.s.plan.FileBytes == 0 {
+		size = 64 // the seed's line
+	}
+	m["as_files_mib"] = m["ok"] * float64((size+block-1)/block*block) / mib
+	return nil
+}
+
+func cpuList(cpus []int) string {
+	parts := make([]string, len(cpus))
+	for i, c := range cpus {
+		parts[i] = strconv.Itoa(c)
+	}
+	return strings.Join(parts, ",")
+}
+
+// tail is the end of a log, for error messages.
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) > 600 {
+		s = "..." + s[len(s)-600:]
+	}
+	return s
+}
+
+// Kill implements workload.Acknowledged: SIGKILL to the driver and the git it runs.
+func (in *instance) Kill() {
+	if in.driver != nil {
+		in.driver.SignalKill()
+	}
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Exited implements workload.Acknowledged.
+func (in *instance) Exited() <-chan struct{} {
+	if in.driver == nil {
+		return closed
+	}
+	return in.driver.Done()
+}
+
+// Count implements workload.Acknowledged: the commits reachable from the repositories' HEADs.
+func (in *instance) Count(ctx context.Context) (int64, error) {
+	t, err := countCommits(ctx, in.w.git, readEnv(), in.env.Target.Dir)
+	return t.Commits, err
+}
+
+// Stop implements workload.Instance: the driver, if it still runs.
+func (in *instance) Stop(ctx context.Context) error {
+	if in.driver == nil {
+		return nil
+	}
+	return in.driver.Stop(ctx)
+}
+
+// Inspect implements workload.Inspector: the commits git still reaches after a crash, and what
+// `git fsck --full` says of each repository.
+func (w *Workload) Inspect(dir, _ string) workload.Survivor {
+	ctx := context.Background()
+	if _, err := os.Stat(filepath.Join(dir, Root)); err != nil {
+		return workload.Survivor{Integrity: "no repositories: " + err.Error()}
+	}
+	t, err := countCommits(ctx, w.git, readEnv(), dir)
+	if err != nil {
+		return workload.Survivor{Exists: true, Integrity: err.Error()}
+	}
+	failed, err := fsck(ctx, w.git, readEnv(), dir)
+	if err != nil {
+		return workload.Survivor{Exists: true, Count: t.Commits, Integrity: err.Error()}
+	}
+	if len(failed) == 0 {
+		return workload.Survivor{Exists: true, Count: t.Commits, Integrity: "ok"}
+	}
+	report := fmt.Sprintf("%d of %d repositories fail git fsck --full (%d with an unreadable HEAD): %s",
+		len(failed), t.Repos, len(t.Broken), strings.Join(failed[:min(3, len(failed))], "; "))
+	return workload.Survivor{Exists: true, Count: t.Commits, Integrity: report}
+}
