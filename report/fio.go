@@ -184,7 +184,7 @@ func writeSeed002Hypotheses(w io.Writer, r *Results) {
 	}
 	mibs := func(backend, rw, size string) (float64, bool) {
 		for _, a := range r.Aggregates {
-			if a.Backend == backend && r.sameParam("rw", a.Params["rw"], rw) && a.Params["file_size"] == size {
+			if a.Backend == backend && r.sameParam(backend, "rw", a.Params["rw"], rw) && a.Params["file_size"] == size {
 				return a.Median["mib_s"], true
 			}
 		}

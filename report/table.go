@@ -204,8 +204,15 @@ func (r *Results) isParam(name string) bool {
 	if r.Scenario.Sweep.Has(name) {
 		return true
 	}
-	_, ok := r.Scenario.Workload.Params[name]
-	return ok
+	if _, ok := r.Scenario.Workload.Params[name]; ok {
+		return true
+	}
+	for _, b := range r.Scenario.Backends {
+		if _, ok := b.Params[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // findAggregate finds backend's aggregate whose parameters equal the row's parameter columns and
@@ -218,10 +225,10 @@ func (r *Results) findAggregate(backend string, fixed map[string]string, columns
 		}
 		match := true
 		for _, c := range paramCols {
-			match = match && r.sameParam(columns[c], a.Params[columns[c]], string(row[c]))
+			match = match && r.sameParam(backend, columns[c], a.Params[columns[c]], string(row[c]))
 		}
 		for k, v := range fixed {
-			match = match && r.sameParam(k, a.Params[k], v)
+			match = match && r.sameParam(backend, k, a.Params[k], v)
 		}
 		if match {
 			return a
@@ -230,10 +237,11 @@ func (r *Results) findAggregate(backend string, fixed map[string]string, columns
 	return nil
 }
 
-// sameParam compares a cell's parameter value (or the scenario's fixed one) with a published one.
-func (r *Results) sameParam(name, ours, theirs string) bool {
+// sameParam compares a cell's parameter value (or the one the scenario fixes for backend) with a
+// published one.
+func (r *Results) sameParam(backend, name, ours, theirs string) bool {
 	if ours == "" {
-		ours = r.Scenario.Workload.Params[name]
+		ours = r.Scenario.FixedParams(backend)[name]
 	}
 	if ours == theirs {
 		return true

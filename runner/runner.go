@@ -213,7 +213,7 @@ func (r *run) measureCell(ctx context.Context, cell scenario.Cell) report.Cell {
 
 // params is a cell's full parameters: declared defaults, the scenario's fixed values, the point.
 func (r *run) params(cell scenario.Cell) workload.Params {
-	return workload.Resolve(r.info.Params, r.spec.Workload.Params, cell.Params)
+	return workload.Resolve(r.info.Params, r.spec.FixedParams(cell.Backend), cell.Params)
 }
 
 // prepare validates everything knowable before the first cell and sets up the results.

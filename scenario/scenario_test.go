@@ -383,3 +383,37 @@ sweep:
 		t.Errorf("whole axis: %v %+v", err, s.Sweep)
 	}
 }
+
+func TestBackendEntriesFixParamsOfTheirOwn(t *testing.T) {
+	parse := func(text string) *Spec {
+		t.Helper()
+		s, err := Parse([]byte(text), "t.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	base := "name: t\nworkload: {type: counter, vus: 2}\nbackends:\n  - {name: local}\n  - {name: local, label: open, params: {mode: open, rate: 50}}\n"
+	s := parse(base)
+	if err := s.Validate(known); err != nil {
+		t.Fatal(err)
+	}
+	if p := s.FixedParams("open"); p["mode"] != "open" || p["rate"] != "50" || p["vus"] != "2" {
+		t.Errorf("the labelled entry's parameters: %v", p)
+	}
+	if p := s.FixedParams("local"); p["mode"] != "" || p["vus"] != "2" {
+		t.Errorf("the plain entry's parameters: %v", p)
+	}
+	var fe *FieldError
+	for text, field := range map[string]string{
+		strings.Replace(base, "mode: open", "mode: sideways", 1): "backends[1].params.mode",
+		strings.Replace(base, "mode: open", "speed: 3", 1):       "backends[1].params.speed",
+		strings.Replace(base, "rate: 50", "vus: 3", 1):           "backends[1].params.vus",
+		base + "sweep:\n  rate: [10, 20]\n":                      "sweep.rate",
+		strings.Replace(base, "workload: {type: counter, vus: 2}", "workload: {type: counter}", 1) + "sweep:\n  mode: [open, closed]\n": "sweep.mode",
+	} {
+		if err := parse(text).Validate(known); !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("%s: %v, want an error naming %s", text, err, field)
+		}
+	}
+}

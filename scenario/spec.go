@@ -163,6 +163,25 @@ type BackendSpec struct {
 	Name    string            `yaml:"name" json:"name"`
 	Label   string            `yaml:"label,omitempty" json:"label,omitempty"`
 	Options map[string]string `yaml:"options,omitempty" json:"options,omitempty"`
+	// Params fixes workload parameters for this entry's cells alone (seed 004's monolithic
+	// repository on one volume type only); a parameter fixed here is neither fixed in workload
+	// nor swept.
+	Params map[string]string `yaml:"params,omitempty" json:"params,omitempty"`
+}
+
+// FixedParams is the workload parameters a backend entry's cells run with before the sweep point:
+// the scenario's, then the entry's own.
+func (s *Spec) FixedParams(backendID string) map[string]string {
+	out := make(map[string]string, len(s.Workload.Params))
+	for k, v := range s.Workload.Params {
+		out[k] = v
+	}
+	if b, ok := s.BackendByID(backendID); ok {
+		for k, v := range b.Params {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // ID is how results name this entry: its label, or its backend's name.

@@ -101,6 +101,24 @@ func (s *Spec) Validate(known Known) error {
 			return fail(fmt.Sprintf("backends[%d].label", i), b.ID(), "a label of its own for each entry of one backend")
 		}
 		seen[b.ID()] = true
+		names := make([]string, 0, len(b.Params))
+		for k := range b.Params {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			field := fmt.Sprintf("backends[%d].params.%s", i, k)
+			p, ok := FindParam(params, k)
+			if !ok {
+				return fail(field, b.Params[k], "a parameter of workload "+w.Type+": "+paramNames(params))
+			}
+			if _, fixed := w.Params[k]; fixed {
+				return fail(field, b.Params[k], "a parameter not also fixed in workload."+k)
+			}
+			if err := p.Check(field, b.Params[k]); err != nil {
+				return named(err)
+			}
+		}
 	}
 	cells := len(s.Backends)
 	swept := map[string]bool{}
@@ -112,6 +130,11 @@ func (s *Spec) Validate(known Known) error {
 			}
 			if _, fixed := w.Params[n]; fixed {
 				return fail("sweep."+a.Name, a.Text, "a parameter not also fixed in workload."+n)
+			}
+			for j, b := range s.Backends {
+				if _, fixed := b.Params[n]; fixed {
+					return fail("sweep."+a.Name, a.Text, fmt.Sprintf("a parameter not also fixed in backends[%d].params.%s", j, n))
+				}
 			}
 			if swept[n] {
 				return fail("sweep."+a.Name, a.Text, "each parameter in one axis only ("+n+" is swept twice)")

@@ -1,0 +1,214 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"persistlab/lab/volume"
+)
+
+// The gitcommit workload's presentation (seed 004): per backend the run's pace, its windows, the
+// disk use of each layout and the volume's monthly list price; the seed's ratios beside ours; and
+// the seed's chart, changes per second against the change number.
+func init() {
+	RegisterPresenter("gitcommit", Presenter{
+		Tables: gitcommitTables,
+		Charts: gitcommitCharts,
+		Compare: []CompareMetric{{Name: "changes_per_s", HigherBetter: true}, {Name: "total_s"},
+			{Name: "last_window_per_s", HigherBetter: true}, {Name: "change_p99_ms"}, {Name: "git_mib"}},
+	})
+}
+
+// Seed 004's figures that its text states (its charts are images): the total time of sc1 was
+// "a little under 4x" st1's; SSD volumes ended near 180 commits/s, st1 near a floor of 20.
+const (
+	seed004SC1OverST1Total = 3.8 // 「4倍弱」, read as 3.8
+	seed004SSDLastWindow   = 180.0
+	seed004ST1Floor        = 20.0
+)
+
+func gitcommitTables(w io.Writer, r *Results) {
+	p := r.fixedParams()
+	fmt.Fprintf(w, "gitcommit: %s files, %s changes, git add --all + git commit after each; %d run(s) per row, each column the median over runs\n",
+		p["files"], p["changes"], r.Scenario.Repeat)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "backend\tlayout\tchanges/s\ttotal s\tfirst window\tlast window\tslowest window\tp50 ms\tp99 ms\tcommits\tunchanged\tgit MiB\tfiles MiB\tas files MiB\tgit cpu\tmachine\tvolume $/month\t")
+	for _, b := range r.backendOrder() {
+		for _, a := range r.aggregatesOf(b) {
+			m := a.Median
+			layout := r.resolvedFor(b, a.Params)["layout"]
+			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t\n",
+				b, layout, m["changes_per_s"], m["total_s"], m["first_window_per_s"], m["last_window_per_s"], m["min_window_per_s"],
+				m["change_p50_ms"], m["change_p99_ms"], m["ok"], m["unchanged"], m["git_mib"], m["worktree_mib"], m["as_files_mib"],
+				optPct(m, "git_cpu_util"), optPct(m, "machine_cpu_util"), volumePrice(r, b))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "  changes/s counts every change, as the seed did (a change that left its file as it was makes no commit);")
+	fmt.Fprintln(w, "  a window is the run's `window` changes; git cpu is the driver's and every git's CPU as a share of one CPU.")
+	writeGitcommitRatios(w, r)
+	writeVolumePrices(w, r)
+}
+
+// resolvedFor is a row's parameters as backend b's cells ran them.
+func (r *Results) resolvedFor(b string, point map[string]string) map[string]string {
+	p := r.fixedParams()
+	if r.Scenario != nil {
+		for k, v := range r.Scenario.FixedParams(b) {
+			p[k] = v
+		}
+	}
+	for k, v := range point {
+		p[k] = v
+	}
+	return p
+}
+
+// volumeSpec is an emulated volume entry's spec, if b is one.
+func volumeSpec(r *Results, b string) (volume.Spec, bool) {
+	entry, ok := r.Scenario.BackendByID(b)
+	if !ok || entry.Name != "volume" {
+		return volume.Spec{}, false
+	}
+	cfg, err := volume.ConfigFromOptions(entry.Options)
+	if err != nil {
+		return volume.Spec{}, false
+	}
+	return cfg.Spec, true
+}
+
+func volumePrice(r *Results, b string) string {
+	s, ok := volumeSpec(r, b)
+	if !ok {
+		return "-"
+	}
+	usd, _ := s.MonthlyUSD()
+	return fmt.Sprintf("%.2f", usd)
+}
+
+// writeVolumePrices says how each volume's monthly price is made up.
+func writeVolumePrices(w io.Writer, r *Results) {
+	header := false
+	for _, b := range r.backendOrder() {
+		s, ok := volumeSpec(r, b)
+		if !ok {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\nvolume list prices per month (lab/volume/price.go cites the price pages; storage and provisioned IOPS only):")
+			header = true
+		}
+		usd, basis := s.MonthlyUSD()
+		fmt.Fprintf(w, "  %-16s $%9.2f  %s\n", b, usd, basis)
+	}
+}
+
+// gitRow is a backend's distributed-layout row and its volume type, for the seed's comparisons.
+type gitRow struct {
+	backend, typ string
+	m            map[string]float64
+}
+
+func gitRows(r *Results, layout string) []gitRow {
+	var out []gitRow
+	for _, b := range r.backendOrder() {
+		for _, a := range r.aggregatesOf(b) {
+			if r.resolvedFor(b, a.Params)["layout"] != layout {
+				continue
+			}
+			typ := "local"
+			if s, ok := volumeSpec(r, b); ok {
+				typ = s.Type
+			}
+			out = append(out, gitRow{backend: b, typ: typ, m: a.Median})
+		}
+	}
+	return out
+}
+
+// writeGitcommitRatios sets seed 004's findings beside ours: the HDD types' total time against
+// SSD's and against each other, where each type's pace ends, and the layouts' disk use.
+func writeGitcommitRatios(w io.Writer, r *Results) {
+	byType := map[string]map[string]float64{}
+	for _, row := range gitRows(r, "distributed") {
+		if _, seen := byType[row.typ]; !seen {
+			byType[row.typ] = row.m
+		}
+	}
+	var lines []string
+	ratio := func(a, b, metric string) (float64, bool) {
+		x, y := byType[a], byType[b]
+		if x == nil || y == nil || y[metric] == 0 {
+			return 0, false
+		}
+		return x[metric] / y[metric], true
+	}
+	if v, ok := ratio("sc1", "st1", "total_s"); ok {
+		lines = append(lines, fmt.Sprintf("sc1 / st1 total time      %6.2fx   seed: about %.1fx (\"a little under 4x\")", v, seed004SC1OverST1Total))
+	}
+	for _, ssd := range []string{"io1", "gp2"} {
+		if v, ok := ratio("st1", ssd, "total_s"); ok {
+			lines = append(lines, fmt.Sprintf("st1 / %s total time      %6.2fx   seed: SSD far ahead (its chart; no figure in the text)", ssd, v))
+		}
+	}
+	for _, typ := range []string{"io1", "gp2", "st1", "sc1"} {
+		m := byType[typ]
+		if m == nil {
+			continue
+		}
+		trend := "rising"
+		if m["last_window_per_s"] < m["first_window_per_s"] {
+			trend = "falling"
+		}
+		seed := fmt.Sprintf("seed: rising to about %.0f/s", seed004SSDLastWindow)
+		switch typ {
+		case "st1":
+			seed = fmt.Sprintf("seed: falling to a floor near %.0f/s", seed004ST1Floor)
+		case "sc1":
+			seed = "seed: falling, slower than st1"
+		}
+		lines = append(lines, fmt.Sprintf("%-4s pace %s, first %.1f, last %.1f, slowest %.1f changes/s   %s", typ, trend,
+			m["first_window_per_s"], m["last_window_per_s"], m["min_window_per_s"], seed))
+	}
+	if dist, mono := gitRows(r, "distributed"), gitRows(r, "monolithic"); len(dist) > 0 && len(mono) > 0 {
+		d, o := dist[0].m, mono[0].m
+		lines = append(lines, fmt.Sprintf("disk use: distributed %.0f MiB, monolithic %.0f MiB, as plain files %.0f MiB   seed: 1.1 GB, 460 MB, 79 MB",
+			d["git_mib"]+d["worktree_mib"], o["git_mib"]+o["worktree_mib"], d["as_files_mib"]))
+		lines = append(lines, fmt.Sprintf("monolithic on %s: pace first %.1f, last %.1f, slowest %.1f changes/s   seed: slowing after about 2,000 commits",
+			mono[0].backend, o["first_window_per_s"], o["last_window_per_s"], o["min_window_per_s"]))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nseed 004 beside ours (its text's figures; its charts are images)")
+	for _, l := range lines {
+		fmt.Fprintln(w, "  "+l)
+	}
+}
+
+// gitcommitCharts draws the seed's chart: changes per second in each window against the change
+// number the window ended at, a line per backend (first repeat).
+func gitcommitCharts(r *Results) ([]Chart, error) {
+	ch := Chart{ID: "gitcommit-pace", Title: "changes per second, per window of changes", XLabel: "changes done", YLabel: "changes/s"}
+	for _, c := range r.Cells {
+		if c.Failure != "" || c.Repeat > 1 {
+			continue
+		}
+		rate, done := c.Series["changes_per_s"], c.Series["changes"]
+		if len(rate) == 0 || len(rate) != len(done) {
+			continue
+		}
+		name := strings.TrimSpace(c.Backend + " " + c.Point(r.Scenario.Sweep))
+		s := Series{Name: name, Group: c.Backend, Style: "solid"}
+		for i := range rate {
+			s.Points = append(s.Points, [2]float64{done[i].V, rate[i].V})
+		}
+		ch.Series = append(ch.Series, s)
+	}
+	if len(ch.Series) == 0 {
+		return nil, nil
+	}
+	return []Chart{ch}, nil
+}
