@@ -126,3 +126,69 @@ duration: 3s
 		}
 	}
 }
+
+// seed 004's scenario, shortened, from the command line: every backend kind it uses, the
+// report's own table, and nothing left mounted.
+func TestEbsGitRunsAndReports(t *testing.T) {
+	work := t.TempDir()
+	out := filepath.Join(work, "r.json")
+	stdout, stderr, err := persistlab(t, "run", "ebs-git", "--quick", "--backend", "local,st1,io1-monolithic",
+		"--set", "files=30", "--set", "changes=90", "--set", "window=30", "--out", out, "--workdir", filepath.Join(work, "w"))
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	r, err := report.Load(out)
+	if err != nil || len(r.Cells) != 3 {
+		t.Fatalf("%v: %d cells", err, len(r.Cells))
+	}
+	for _, c := range r.Cells {
+		if c.Failure != "" || c.M("changes") != 90 || c.M("ok")+c.M("unchanged") != 90 || len(c.Series["changes_per_s"]) != 3 {
+			t.Errorf("%s: failure %q, metrics %v", c.Backend, c.Failure, c.Metrics)
+		}
+		if c.Backend == "st1" && c.BackendStats["volume_write_ops"] <= 0 {
+			t.Errorf("st1: the volume saw no writes: %v", c.BackendStats)
+		}
+	}
+	mono, dist := r.Cells[2].Metrics, r.Cells[0].Metrics
+	if mono["repos"] != 1 || dist["repos"] <= 1 {
+		t.Errorf("repos: io1-monolithic %v, local (distributed) %v", mono["repos"], dist["repos"])
+	}
+	for _, want := range []string{"monolithic", "distributed", "seed 004 beside ours", "volume list prices"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	if left := append(mountsUnder(work), loopdev.Under(work)...); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// A lost instance under git: with core.fsync=committed, and each git init's files synced (git's
+// settings do not cover them), every repository passes git fsck and holds every acknowledged
+// commit but perhaps the last: git syncs the new ref's file, not the rename that puts it in place,
+// which reaches the disk with the file system's next journal commit.
+func TestGitCrashRunsOnAVolume(t *testing.T) {
+	work := t.TempDir()
+	spec := filepath.Join(work, "s.yaml")
+	os.WriteFile(spec, []byte(`name: git-crash
+workload: {type: gitcommit, files: 40, changes: 100000, fsync: committed, init_fsync: true}
+backends: [{name: volume, options: {type: gp3, size: 20GiB}}]
+crash: {count: 2, after: 1500ms..2500ms}
+`), 0o644)
+	out := filepath.Join(work, "r.json")
+	if stdout, stderr, err := persistlab(t, "run", spec, "--out", out, "--workdir", filepath.Join(work, "w")); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	r, err := report.Load(out)
+	if err != nil || len(r.Crashes) != 2 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	for _, c := range r.Crashes {
+		if c.Failure != "" || c.MaxAcked == 0 || c.Lost > 1 || c.Integrity != "ok" || c.UnackedKept > 1 {
+			t.Errorf("crash with core.fsync=committed: %+v", c)
+		}
+	}
+	if left := append(mountsUnder(work), loopdev.Under(work)...); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

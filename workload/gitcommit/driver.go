@@ -40,6 +40,10 @@ type DriverConfig struct {
 	Git  string // git executable
 	Dir  string // the target directory; the repositories go under Dir/Root
 	Plan Plan
+	// InitFsync syncs what each `git init` wrote (HEAD, config and their directories) before the
+	// first change: git's core.fsync does not cover them, and a repository without them on disk
+	// is no repository after a crash.
+	InitFsync bool
 }
 
 // Drive runs the plan's changes and reports each on out. Cancelling ctx stops it between git
@@ -74,6 +78,11 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 			if err := git(repo, "init"); err != nil {
 				return err
 			}
+			if cfg.InitFsync {
+				if err := syncInit(repo); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	commits := 0
@@ -88,6 +97,11 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 				}
 				if err := git(repo, "init"); err != nil {
 					return err
+				}
+				if cfg.InitFsync {
+					if err := syncInit(repo); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -119,6 +133,23 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 		}
 		if err := w.Flush(); err != nil { // the workload times each change as it ends
 			return err
+		}
+	}
+	return nil
+}
+
+// syncInit makes a new repository durable: the files git init wrote that make it one, then the
+// directories that name them, up to the directory holding the repository.
+func syncInit(repo string) error {
+	for _, p := range []string{".git/HEAD", ".git/config", ".git/objects", ".git/refs/heads", ".git/refs", ".git", ".", ".."} {
+		f, err := os.Open(filepath.Join(repo, p))
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("fsync %s: %w", filepath.Join(repo, p), err)
 		}
 	}
 	return nil
@@ -158,6 +189,7 @@ func Main(args []string) error {
 	layout := fs.String("layout", LayoutDistributed, "distributed (a repository per file) or monolithic")
 	seed := fs.Uint64("seed", 1, "seed of the random choice of file and content")
 	cpuList := fs.String("cpu-list", "", "pin to these CPUs (like 1 or 0,1); git inherits it")
+	initFsync := fs.Bool("init-fsync", false, "fsync what each git init wrote (core.fsync does not cover it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -175,7 +207,7 @@ func Main(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return Drive(ctx, DriverConfig{Git: *git, Dir: *dir,
+	return Drive(ctx, DriverConfig{Git: *git, Dir: *dir, InitFsync: *initFsync,
 		Plan: Plan{Files: *files, Changes: *changes, FileBytes: *fileBytes, Layout: *layout, Seed: *seed}}, os.Stdout)
 }
 

@@ -43,6 +43,8 @@ var Params = []scenario.Param{
 	{Name: "window", Kind: scenario.KindInt, Default: "1000", Min: 1, Max: 10_000_000, Help: "changes per window of the commits/s series (the seed printed one per 1,000); the last window ends with the run"},
 	{Name: "fsync", Kind: scenario.KindEnum, Default: FsyncDefault, Allowed: []string{FsyncDefault, "none", "objects", "committed", "added", "all"},
 		Help: "git's core.fsync (default: unset, git's own default)"},
+	{Name: "init_fsync", Kind: scenario.KindBool, Default: "false",
+		Help: "fsync what each git init wrote (HEAD, config, their directories): core.fsync does not cover it (the seed did not)"},
 	{Name: "cpus", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin git to this many CPUs (0: not pinned)"},
 }
 
@@ -141,10 +143,11 @@ func measureInit(git string) (int64, error) {
 func (w *Workload) Versions() map[string]string { return map[string]string{"git": w.version} }
 
 type settings struct {
-	plan   Plan
-	window int
-	fsync  string
-	cpus   int
+	plan      Plan
+	window    int
+	fsync     string
+	initFsync bool
+	cpus      int
 }
 
 func read(p workload.Params) (settings, error) {
@@ -158,6 +161,7 @@ func read(p workload.Params) (settings, error) {
 	seed, _ := strconv.ParseUint(p["seed"], 10, 64)
 	s := settings{plan: Plan{Files: num("files"), Changes: num("changes"), FileBytes: int(size), Layout: p["layout"], Seed: seed},
 		window: num("window"), fsync: p["fsync"], cpus: num("cpus")}
+	s.initFsync, _ = scenario.ParseBool(p["init_fsync"])
 	return s, s.plan.Validate()
 }
 
@@ -268,6 +272,9 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 	if len(in.env.CPUs) > 0 {
 		args = append(args, "--cpu-list", cpuList(in.env.CPUs))
 	}
+	if in.s.initFsync {
+		args = append(args, "--init-fsync")
+	}
 	log := filepath.Join(in.env.CellDir, "gitcommit.log")
 	start := time.Now()
 	child, out, err := proc.StartPiped("gitcommit driver", log, env, args...)
@@ -345,6 +352,7 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 	res.Series["changes_per_s"], res.Series["changes"] = windows, done
 	res.Facts["git_version"] = in.w.version
 	res.Facts["core_fsync"] = in.s.fsync
+	res.Facts["init_fsync"] = strconv.FormatBool(in.s.initFsync)
 	res.Facts["gc_auto_detach"] = "false"
 	if !killed {
 		if err := in.measureDisk(m); err != nil {
