@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/measure"
 	"persistlab/report"
 	"persistlab/scenario"
 	"persistlab/workload"
@@ -342,5 +343,22 @@ func TestInterruptDuringTheCeilingProbe(t *testing.T) {
 	res, err := runFake(t, ctx, spec)
 	if err == nil || res == nil || res.Status != report.StatusInterrupted || len(res.Cells) != 0 {
 		t.Errorf("%v %+v", err, res)
+	}
+}
+
+func TestThinKeepsEveryOtherPointAndTheLast(t *testing.T) {
+	var s []measure.Point
+	for i := 0; i < 10; i++ {
+		s = append(s, measure.Point{T: float64(i), V: float64(i * i)})
+	}
+	got := thin(s)
+	want := []float64{0, 2, 4, 6, 8, 9}
+	if len(got) != len(want) {
+		t.Fatalf("thinned %v", got)
+	}
+	for i, p := range got {
+		if p.T != want[i] || p.V != want[i]*want[i] {
+			t.Errorf("point %d: %v, want t=%v", i, p, want[i])
+		}
 	}
 }

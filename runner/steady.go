@@ -140,18 +140,28 @@ func sampleBackend(be backend.Backend, expected time.Duration) (stop func() map[
 	every := max(SampleInterval, expected/MaxSamples)
 	series := map[string][]measure.Point{}
 	start := time.Now()
+	var tick *time.Ticker
 	take := func() {
 		st, t := be.Stats(), time.Since(start).Seconds()
+		full := false
 		for _, k := range keys {
-			if v, ok := st[k]; ok && len(series["backend."+k]) < 4*MaxSamples {
+			if v, ok := st[k]; ok {
 				series["backend."+k] = append(series["backend."+k], measure.Point{T: t, V: v})
+				full = full || len(series["backend."+k]) >= 2*MaxSamples
 			}
+		}
+		if full && tick != nil { // a cell longer than expected (one that runs to its own end): halve
+			for k, s := range series {
+				series[k] = thin(s)
+			}
+			every *= 2
+			tick.Reset(every)
 		}
 	}
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
-		tick := time.NewTicker(every)
+		tick = time.NewTicker(every)
 		defer tick.Stop()
 		take()
 		for {
@@ -169,4 +179,16 @@ func sampleBackend(be backend.Backend, expected time.Duration) (stop func() map[
 		<-finished
 		return series
 	}
+}
+
+// thin keeps every other point of a series, and its last.
+func thin(s []measure.Point) []measure.Point {
+	out := s[:0]
+	for i := 0; i < len(s); i += 2 {
+		out = append(out, s[i])
+	}
+	if len(s)%2 == 0 {
+		out = append(out, s[len(s)-1])
+	}
+	return out
 }
