@@ -29,6 +29,7 @@ func cmdLabVolume(args []string) error {
 		"throughput": "provisioned MiB/s (gp3)", "fs": "file system: ext4 or xfs", "instance": "the instance's own limits: none, c4.large, db-n1-standard-2",
 		"era": "current, or 2018 (the seeds' figures)", "model": "on, or off (this machine's own speed)", "latency": "service time per I/O, replacing the type's assumed one (e.g. 1ms)",
 		"credit_scale": "factor on the burst bucket's size (1: the published one)",
+		"merge_window": "contiguous I/Os arriving within this of each other bill as one (e.g. 10ms; unset: no bound)",
 	}
 	for _, name := range volume.OptionNames {
 		opts[name] = fs.String(name, "", help[name])

@@ -179,6 +179,11 @@ type Spec struct {
 	Era              string // "current" (default) or "2018", the seeds' era
 	// ServiceTime replaces the type's assumed per-I/O service time (0: keep it).
 	ServiceTime time.Duration
+	// MergeWindow bounds in time which contiguous I/Os are billed as one: an I/O extends a run only
+	// if the run's last I/O arrived at most this long before it (0: no bound, as long as the run is
+	// among the recently used ones). Assumption: providers say contiguous I/O merges, not within
+	// what time; the pieces of one large I/O arrive within microseconds of each other.
+	MergeWindow time.Duration
 	// CreditScale multiplies the burst bucket's size (0: 1), so a test can drain it in seconds.
 	CreditScale float64
 }
@@ -199,6 +204,7 @@ type Limits struct {
 	UnitBytes                        int64
 	HDD                              bool
 	ServiceTime                      time.Duration
+	MergeWindow                      time.Duration
 	Instance                         Instance
 }
 
@@ -275,7 +281,7 @@ func (s Spec) Validate() error {
 			}
 		}
 	}
-	if s.CreditScale < 0 || s.ServiceTime < 0 {
+	if s.CreditScale < 0 || s.ServiceTime < 0 || s.MergeWindow < 0 {
 		return fail("credit_scale/latency", "below 0", "0 or more")
 	}
 	return nil
@@ -373,6 +379,7 @@ func (s Spec) Limits() Limits {
 	if s.ServiceTime > 0 {
 		l.ServiceTime = s.ServiceTime
 	}
+	l.MergeWindow = s.MergeWindow
 	return l
 }
 

@@ -21,30 +21,37 @@ const recentExtents = 64
 // SSD units, where AWS may count 4.) Not safe for concurrent use: the model locks.
 type counter struct {
 	unit   int64
+	window float64 // seconds: runs whose last I/O is older than this take no more (0: no bound)
 	recent [2][recentExtents]extent
 	clock  uint64 // orders the runs by last use: the least recently used one makes room
 }
 
 type extent struct {
 	start, end, units int64
-	used              uint64 // 0: the slot is free
+	used              uint64  // 0: the slot is free
+	last              float64 // when its latest I/O arrived, seconds
+}
+
+// open says whether a run can still take an I/O arriving at now.
+func (c *counter) open(e *extent, now float64) bool {
+	return e.used > 0 && (c.window == 0 || now-e.last <= c.window)
 }
 
 // units is how many billing units op costs: negative when it joins runs that were paid for apart
 // into one that needs fewer (the pieces of one large I/O arriving out of order), which refunds
 // what was paid too much.
-func (c *counter) units(op Op) int64 {
+func (c *counter) units(op Op, now float64) int64 {
 	d := dir(op)
 	end := op.Off + op.Len
 	runs := &c.recent[d]
 	for i := range runs {
 		e := &runs[i]
-		if e.used > 0 && (op.Off == e.end || end == e.start) {
+		if c.open(e, now) && (op.Off == e.end || end == e.start) {
 			e.start, e.end = min(e.start, op.Off), max(e.end, end)
 			charged := e.units
 			for j := range runs { // the I/O may have closed the gap to another run
 				o := &runs[j]
-				if j != i && o.used > 0 && (o.start == e.end || o.end == e.start) {
+				if j != i && c.open(o, now) && (o.start == e.end || o.end == e.start) {
 					e.start, e.end = min(e.start, o.start), max(e.end, o.end)
 					charged += o.units
 					*o = extent{}
@@ -52,7 +59,7 @@ func (c *counter) units(op Op) int64 {
 			}
 			e.units = ceilDiv(e.end-e.start, c.unit)
 			c.clock++
-			e.used = c.clock
+			e.used, e.last = c.clock, now
 			return e.units - charged // below 0 when runs paid apart turn out to be one: a refund
 		}
 	}
@@ -64,7 +71,7 @@ func (c *counter) units(op Op) int64 {
 		}
 	}
 	c.clock++
-	runs[oldest] = extent{start: op.Off, end: end, units: n, used: c.clock}
+	runs[oldest] = extent{start: op.Off, end: end, units: n, used: c.clock, last: now}
 	return n
 }
 

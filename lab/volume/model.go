@@ -53,7 +53,7 @@ func New(s Spec, clock func() time.Time) (*Model, error) {
 		return nil, err
 	}
 	l := s.Limits()
-	m := &Model{limits: l, start: clock(), count: counter{unit: l.UnitBytes}}
+	m := &Model{limits: l, start: clock(), count: counter{unit: l.UnitBytes, window: l.MergeWindow.Seconds()}}
 	if l.BurstIOPS > l.BaseIOPS {
 		m.iops = newLimiter(l.BurstIOPS, peakBurst(l.BurstIOPS))
 		m.iopsCredit = newLimiter(l.BaseIOPS, l.CreditIOs)
@@ -80,7 +80,7 @@ func (m *Model) Limits() Limits { return m.limits }
 func (m *Model) Schedule(now time.Time, op Op) time.Time {
 	t := now.Sub(m.start).Seconds()
 	m.mu.Lock()
-	units := float64(m.count.units(op))
+	units := float64(m.count.units(op, t))
 	mib := float64(op.Len) / (1 << 20)
 	if m.limits.HDD {
 		mib = units // an HDD volume spends a full MiB of throughput on each unit, merged or not
@@ -148,6 +148,9 @@ func (l Limits) String() string {
 		s += fmt.Sprintf(" (burst %.1f on %.3g MiB of credit)", l.BurstMiBps, l.CreditMiB)
 	}
 	s += fmt.Sprintf("; I/O counted in units of %d KiB; %v per I/O", l.UnitBytes>>10, l.ServiceTime)
+	if l.MergeWindow > 0 {
+		s += fmt.Sprintf("; contiguous I/O merged within %v", l.MergeWindow)
+	}
 	if l.Instance.IOPS > 0 || l.Instance.MiBps > 0 {
 		s += fmt.Sprintf("; instance %s: %.0f IOPS, %.1f MiB/s", l.Instance.Name, l.Instance.IOPS, l.Instance.MiBps)
 	}

@@ -48,7 +48,7 @@ func TestUnitsAreCountedAsTheProviderBills(t *testing.T) {
 		c := counter{unit: tc.unit}
 		var n int64
 		for _, op := range tc.ops {
-			n += c.units(op)
+			n += c.units(op, 0)
 		}
 		if n != tc.want {
 			t.Errorf("%s: %d units, want %d", tc.name, n, tc.want)
@@ -304,8 +304,8 @@ func TestLongStreamKeepsMerging(t *testing.T) {
 	var units int64
 	const piece = 512 << 10
 	for i := int64(0); i < 1000; i += 2 { // pairs of pieces, each pair swapped: every second one out of order
-		units += c.units(Op{Off: (i + 1) * piece, Len: piece})
-		units += c.units(Op{Off: i * piece, Len: piece})
+		units += c.units(Op{Off: (i + 1) * piece, Len: piece}, 0)
+		units += c.units(Op{Off: i * piece, Len: piece}, 0)
 	}
 	if units != 500 {
 		t.Errorf("500 MiB read as swapped 512 KiB pieces: %d units, want 500", units)
@@ -325,7 +325,7 @@ func TestAnyArrivalOrderBillsTheStreamExactly(t *testing.T) {
 		next := int64(0)
 		take := func() {
 			i := rng.Intn(len(pending))
-			units += c.units(pending[i])
+			units += c.units(pending[i], 0)
 			pending = append(pending[:i], pending[i+1:]...)
 		}
 		for r := 0; r < 200; r++ {
@@ -341,5 +341,34 @@ func TestAnyArrivalOrderBillsTheStreamExactly(t *testing.T) {
 		if units != 200 {
 			t.Fatalf("trial %d: %d units for 200 MiB read in pieces", trial, units)
 		}
+	}
+}
+
+// With a merge window, contiguous I/Os bill as one only when they arrive close together: the
+// journal's 4 KiB commit every few seconds is an I/O each, not one ever-growing run.
+func TestMergeWindowBoundsMergingInTime(t *testing.T) {
+	journal := func(window float64, gap float64) int64 {
+		c := counter{unit: HDDUnitBytes, window: window}
+		var units int64
+		for i := int64(0); i < 10; i++ {
+			units += c.units(Op{Write: true, Off: i * 4096, Len: 4096}, float64(i)*gap)
+		}
+		return units
+	}
+	if got := journal(0, 5); got != 1 {
+		t.Errorf("no window, writes 5 s apart: %d units, want 1", got)
+	}
+	if got := journal(0.01, 5); got != 10 {
+		t.Errorf("10 ms window, writes 5 s apart: %d units, want 10", got)
+	}
+	if got := journal(0.01, 0.0001); got != 1 {
+		t.Errorf("10 ms window, writes 0.1 ms apart: %d units, want 1", got)
+	}
+	cfg, err := ConfigFromOptions(map[string]string{"type": "st1", "size": "500GiB", "merge_window": "10ms"})
+	if err != nil || cfg.Spec.Limits().MergeWindow != 10*time.Millisecond {
+		t.Errorf("option merge_window: %v %+v", err, cfg.Spec)
+	}
+	if _, err := ConfigFromOptions(map[string]string{"type": "st1", "size": "500GiB", "merge_window": "soon"}); err == nil || !strings.Contains(err.Error(), "merge_window") {
+		t.Errorf("merge_window soon: %v", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 // OptionNames are the options that describe a volume: the volume backend's, and the flags of
 // `persistlab lab volume`.
-var OptionNames = []string{"type", "size", "iops", "throughput", "fs", "instance", "memory", "era", "model", "latency", "credit_scale"}
+var OptionNames = []string{"type", "size", "iops", "throughput", "fs", "instance", "memory", "era", "model", "latency", "credit_scale", "merge_window"}
 
 // ConfigFromOptions reads a volume's options (all text, as a scenario gives them) and checks them
 // against the provider's rules; errors name the option, its value and what is allowed.
@@ -52,6 +52,13 @@ func ConfigFromOptions(o map[string]string) (Config, error) {
 			return cfg, fail("latency", v, "a service time per I/O above 0, like 1ms (replaces the type's assumed one)")
 		}
 		spec.ServiceTime = d
+	}
+	if v, ok := o["merge_window"]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return cfg, fail("merge_window", v, "a duration like 10ms: contiguous I/Os arriving within it of each other bill as one (0: no bound)")
+		}
+		spec.MergeWindow = d
 	}
 	if v, ok := o["credit_scale"]; ok {
 		x, err := strconv.ParseFloat(v, 64)
