@@ -51,6 +51,7 @@ type CrashSummary struct {
 	ReachMedianMs     float64 `json:"lost_reach_median_ms"`
 	ReachMaxMs        float64 `json:"lost_reach_max_ms"`
 	RecoveryMedianMs  float64 `json:"recovery_median_ms"`
+	AckedPerS         float64 `json:"acked_per_s"` // acknowledged writes per second of load, median over runs: what the durability costs in pace
 	IntegrityFailures int     `json:"integrity_failures"`
 	BelowPosition     int     `json:"below_position"`          // recoveries below the recorded replica position: must be 0
 	ClassAPerS        float64 `json:"class_a_per_s,omitempty"` // median over runs, during load
@@ -63,8 +64,11 @@ func summarizeCrashes(r *Results) {
 	for _, k := range order {
 		runs := groups[k]
 		s := CrashSummary{Backend: k.backend, Point: k.point, Runs: len(runs), LostMin: runs[0].Lost, LostMax: runs[0].Lost}
-		var lost, window, reach, recovery, aps, bps, perOKA, perOKB []float64
+		var lost, window, reach, recovery, aps, bps, perOKA, perOKB, acked []float64
 		for _, c := range runs {
+			if c.LoadS > 0 {
+				acked = append(acked, float64(c.OKBeforeKill)/c.LoadS)
+			}
 			if _, ok := c.BackendStats["bucket_class_a"]; ok && c.LoadS > 0 && c.OKBeforeKill > 0 {
 				aps = append(aps, c.BackendStats["bucket_class_a"]/c.LoadS)
 				bps = append(bps, c.BackendStats["bucket_class_b"]/c.LoadS)
@@ -95,6 +99,9 @@ func summarizeCrashes(r *Results) {
 		}
 		s.LostMedian = measure.Median(lost)
 		s.RecoveryMedianMs = measure.Median(recovery)
+		if len(acked) > 0 {
+			s.AckedPerS = measure.Median(acked)
+		}
 		if len(window) > 0 {
 			s.WindowMedianMs, s.ReachMedianMs = measure.Median(window), measure.Median(reach)
 		}
@@ -109,13 +116,13 @@ func writeCrashTable(w io.Writer, r *Results) {
 	}
 	fmt.Fprintf(w, "\ncrash runs: the instance killed (SIGKILL) at a random moment, its local disk thrown away, recovered from what persisted\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "backend\tpoint\tcrashes\tlost min\tlost med\tlost max\tlost all\twindow ms\treach ms (med/max)\trecovery ms\tintegrity fails\tbelow replica\tclass A/s\t$/month "+r.prices()[0].Name+"\t")
+	fmt.Fprintln(tw, "backend\tpoint\tcrashes\tacked/s\tlost min\tlost med\tlost max\tlost all\twindow ms\treach ms (med/max)\trecovery ms\tintegrity fails\tbelow replica\tclass A/s\t$/month "+r.prices()[0].Name+"\t")
 	for _, s := range r.CrashSummaries {
 		cost := "-"
 		if len(s.Costs) > 0 {
 			cost = fmt.Sprintf("%.2f", s.Costs[0].USDPerMonth)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%d\t%d/%d\t%.0f\t%.0f / %.0f\t%.0f\t%d\t%d\t%.2f\t%s\t\n", s.Backend, s.Point, s.Runs, s.LostMin, s.LostMedian, s.LostMax,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%d\t%.0f\t%d\t%d/%d\t%.0f\t%.0f / %.0f\t%.0f\t%d\t%d\t%.2f\t%s\t\n", s.Backend, s.Point, s.Runs, s.AckedPerS, s.LostMin, s.LostMedian, s.LostMax,
 			s.LostEverything, s.Runs, s.WindowMedianMs, s.ReachMedianMs, s.ReachMaxMs, s.RecoveryMedianMs, s.IntegrityFailures, s.BelowPosition, s.ClassAPerS, cost)
 	}
 	tw.Flush()
@@ -124,6 +131,7 @@ func writeCrashTable(w io.Writer, r *Results) {
 			fmt.Fprintf(w, "  %s lost every acknowledged write in every crash: nothing it holds survives the instance\n", s.Backend)
 		}
 	}
+	fmt.Fprintln(w, "  acked/s: acknowledged writes per second of load before the kill (the pace the durability setting allows);")
 	fmt.Fprintln(w, "  lost: acknowledged writes missing after recovery; window: first to last lost acknowledgement;")
 	fmt.Fprintln(w, "  reach: how long before the kill the first lost write was acknowledged; below replica: recoveries")
 	fmt.Fprintln(w, "  that came back below the replica position recorded at the kill (must be 0)")

@@ -113,6 +113,9 @@ func TestCrashResultsChartAndSummarize(t *testing.T) {
 		t.Fatalf("summaries %+v", r.CrashSummaries)
 	}
 	ls := r.CrashSummaries[1]
+	if ls.AckedPerS != 50 || r.CrashSummaries[0].AckedPerS != 0 {
+		t.Errorf("acknowledged per second of load: %v and %v, want 50 (100 in 2 s) and 0 (no load time)", ls.AckedPerS, r.CrashSummaries[0].AckedPerS)
+	}
 	// 4 class A uploads in 2 s: 2/s, for 30 days at $0.005 per 1,000 = $25.92; and 4 per 100
 	// requests is 40,000 per million requests = $0.20.
 	if ls.ClassAPerS != 2 || len(ls.Costs) != 2 || math.Abs(ls.Costs[0].USDPerMonth-25.92) > 1e-9 || math.Abs(ls.Costs[0].USDPerUnit*1e6-0.2) > 1e-9 {
