@@ -21,6 +21,9 @@ import (
 //	             (c4.large: 500 Mbps dedicated EBS bandwidth, 4,000 IOPS at 16 KiB).
 //	[pd-perf]    Google Cloud, Persistent Disk performance overview,
 //	             https://cloud.google.com/compute/docs/disks/performance (2024).
+//	[pd-egress]  Google Cloud, Optimize Persistent Disk performance, "Network egress caps on write
+//	             throughput", https://cloud.google.com/compute/docs/disks/optimizing-pd-performance
+//	             (its N1 table, read here in a stored copy, 2025).
 //	[seed-001]   the Cloud SQL console of seed 001 (Dec 2018), read from its own tables: a figure
 //	             taken from a seed cannot be used to claim that seed reproduced.
 //
@@ -91,8 +94,9 @@ const (
 // Persistent Disk [pd-perf], per GiB of size, reads and writes alike unless said: pd-standard
 // 0.75 read / 1.5 write IOPS and 0.12 MiB/s; pd-balanced 6 IOPS and 0.28 MiB/s on top of a
 // baseline of 3,000 IOPS and 140 MiB/s; pd-ssd 30 IOPS and 0.48 MiB/s on top of 6,000 IOPS and
-// 240 MiB/s (the baselines are today's; 2018 had none, nor pd-balanced). Per-VM caps by vCPU
-// count are not modelled (an instance option may cap a volume). Assumption: Google's "MB" is MiB.
+// 240 MiB/s (the baselines are today's; 2018 had none, nor pd-balanced). Per-VM caps: the N1
+// instances' write bandwidth ([pd-egress], below); the per-vCPU IOPS table is not modelled.
+// Assumption: Google's "MB" in [pd-perf] is MiB.
 const (
 	PDStandardReadIOPSPerGiB, PDStandardWriteIOPSPerGiB, PDStandardMiBpsPerGiB           = 0.75, 1.5, 0.12
 	PDBalancedIOPSPerGiB, PDBalancedMiBpsPerGiB, PDBalancedBaseIOPS, PDBalancedBaseMiBps = 6.0, 0.28, 3000.0, 140.0
@@ -131,15 +135,34 @@ type Instance struct {
 	Name        string
 	IOPS        float64 // 0: no cap
 	MiBps       float64
+	WriteMiBps  float64 // a cap on writes alone (Persistent Disk's share of the VM's network egress)
 	MemoryBytes int64
 	Source      string
 }
+
+// N1 VMs' write bandwidth to Persistent Disk [pd-egress]: a VM's writes share its network egress
+// cap (2 Gbps per vCPU, at most 16 Gbps on N1), each written byte costs about 1.16 bytes of egress
+// (replication and overhead), so the maximum write bandwidth is 216 MB/s at 1 vCPU, 1,078 MB/s at
+// 2-7, 1,724 at 8-15 and 3,448 at 16 or more (Google's table; the lower "full network utilization"
+// column applies when the VM also sends other traffic, not modelled). The per-vCPU IOPS limits of the
+// performance page are not modelled. Assumption: Google's MB is 10^6 bytes here.
+const mb = 1e6 / (1 << 20)
+
+var (
+	N1WriteMiBps1, N1WriteMiBps2to7, N1WriteMiBps8to15, N1WriteMiBps16 = 216 * mb, 1078 * mb, 1724 * mb, 3448 * mb
+)
 
 // Instances [ebs-opt], and Cloud SQL's machine in seed 001.
 var Instances = []Instance{
 	{Name: "none", Source: "no instance limit"},
 	// c4.large: 2 vCPU, 3.75 GiB; 500 Mbps dedicated EBS bandwidth (62.5 MB/s) and 4,000 IOPS.
 	{Name: "c4.large", IOPS: 4000, MiBps: 62.5e6 / (1 << 20), MemoryBytes: 3840 << 20, Source: "[ebs-opt]; seed 004's instance"},
+	// N1 VMs for Persistent Disk: 3.75 GB of memory per vCPU; writes capped by the VM's egress.
+	{Name: "n1-standard-1", WriteMiBps: N1WriteMiBps1, MemoryBytes: 3840 << 20, Source: "[pd-egress]"},
+	{Name: "n1-standard-2", WriteMiBps: N1WriteMiBps2to7, MemoryBytes: 7680 << 20, Source: "[pd-egress]"},
+	{Name: "n1-standard-4", WriteMiBps: N1WriteMiBps2to7, MemoryBytes: 15360 << 20, Source: "[pd-egress]"},
+	{Name: "n1-standard-8", WriteMiBps: N1WriteMiBps8to15, MemoryBytes: 30720 << 20, Source: "[pd-egress]"},
+	{Name: "n1-standard-16", WriteMiBps: N1WriteMiBps16, MemoryBytes: 61440 << 20, Source: "[pd-egress]"},
 	// db-n1-standard-2: 2 vCPU, 7.5 GB; its storage caps are the disk type's (cloudsql-ssd).
 	{Name: "db-n1-standard-2", MemoryBytes: 7680 << 20, Source: "seed 001's Cloud SQL machine"},
 }

@@ -34,6 +34,7 @@ func (l Limits) Expect(j Job) float64 {
 	if j.Write {
 		limit(l.WriteIOPS, units)
 		limit(l.WriteMiBps, mib)
+		limit(l.Instance.WriteMiBps, float64(j.BS)/(1<<20))
 	} else {
 		limit(l.ReadIOPS, units)
 		limit(l.ReadMiBps, mib)

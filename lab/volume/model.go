@@ -20,6 +20,7 @@ type Model struct {
 	// instance's. Unset ones have rate 0.
 	iops, iopsCredit, readIOPS, writeIOPS, instIOPS limiter
 	mibs, mibsCredit, readMiBs, writeMiBs, instMiBs limiter
+	instWriteMiBs                                   limiter
 	c                                               Counters
 }
 
@@ -70,6 +71,7 @@ func New(s Spec, clock func() time.Time) (*Model, error) {
 	m.readMiBs, m.writeMiBs = newLimiter(l.ReadMiBps, peakBurst(l.ReadMiBps)), newLimiter(l.WriteMiBps, peakBurst(l.WriteMiBps))
 	m.instIOPS = newLimiter(l.Instance.IOPS, peakBurst(l.Instance.IOPS))
 	m.instMiBs = newLimiter(l.Instance.MiBps, peakBurst(l.Instance.MiBps))
+	m.instWriteMiBs = newLimiter(l.Instance.WriteMiBps, peakBurst(l.Instance.WriteMiBps))
 	return m, nil
 }
 
@@ -100,6 +102,9 @@ func (m *Model) Schedule(now time.Time, op Op) time.Time {
 	// The instance's limit counts each I/O once (assumption: AWS quotes it at 16 KiB I/O; larger
 	// ones meet its bandwidth limit first).
 	start = max(start, m.instIOPS.reserve(t, 1), m.instMiBs.reserve(t, float64(op.Len)/(1<<20)))
+	if op.Write {
+		start = max(start, m.instWriteMiBs.reserve(t, float64(op.Len)/(1<<20)))
+	}
 	m.c.ThrottledS += start - t
 	m.mu.Unlock()
 	return m.start.Add(time.Duration(start*float64(time.Second)) + m.limits.ServiceTime)
@@ -153,6 +158,9 @@ func (l Limits) String() string {
 	}
 	if l.Instance.IOPS > 0 || l.Instance.MiBps > 0 {
 		s += fmt.Sprintf("; instance %s: %.0f IOPS, %.1f MiB/s", l.Instance.Name, l.Instance.IOPS, l.Instance.MiBps)
+	}
+	if l.Instance.WriteMiBps > 0 {
+		s += fmt.Sprintf("; instance %s: writes at most %.1f MiB/s", l.Instance.Name, l.Instance.WriteMiBps)
 	}
 	return s
 }

@@ -372,3 +372,29 @@ func TestMergeWindowBoundsMergingInTime(t *testing.T) {
 		t.Errorf("merge_window soon: %v", err)
 	}
 }
+
+// An N1 VM's egress caps its writes to Persistent Disk, not its reads: on one vCPU a large pd-ssd
+// writes at most 216 MB/s.
+func TestN1InstanceCapsWritesOnly(t *testing.T) {
+	cfg, err := ConfigFromOptions(map[string]string{"type": "pd-ssd", "size": "2000GiB", "instance": "n1-standard-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := cfg.Spec.Limits()
+	write := l.Expect(Job{Write: true, BS: 1 << 20, Depth: 64})
+	read := l.Expect(Job{BS: 1 << 20, Depth: 64})
+	if !near(write, 216e6/(1<<20), 1e-9) || !near(read, l.BaseMiBps, 1e-9) {
+		t.Errorf("pd-ssd 2,000 GiB on n1-standard-1: write %.1f MiB/s (want 216 MB/s = %.1f), read %.1f (want the disk's %.1f)", write, 216e6/(1<<20), read, l.BaseMiBps)
+	}
+	if cfg.MemoryBytes != 3840<<20 {
+		t.Errorf("memory %d", cfg.MemoryBytes)
+	}
+	m, _ := New(cfg.Spec, func() time.Time { return t0 })
+	var done time.Time
+	for i := 0; i < 400; i++ { // 400 MiB of writes arriving at once: bounded by the egress cap
+		done = m.Schedule(t0, Op{Write: true, Off: int64(i) << 20, Len: 1 << 20})
+	}
+	if secs := done.Sub(t0).Seconds(); !near(secs, 400/(216e6/(1<<20)), 0.05) {
+		t.Errorf("400 MiB of writes finish after %.2f s, want about %.2f", secs, 400/(216e6/(1<<20)))
+	}
+}
