@@ -30,6 +30,9 @@ const (
 )
 
 func gitcommitTables(w io.Writer, r *Results) {
+	if len(r.Aggregates) == 0 { // crash runs only: the crash table says it all
+		return
+	}
 	p := r.fixedParams()
 	fmt.Fprintf(w, "gitcommit: %s files, %s changes, git add --all + git commit after each; %d run(s) per row, each column the median over runs\n",
 		p["files"], p["changes"], r.Scenario.Repeat)
