@@ -1,0 +1,61 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"persistlab/measure"
+	"persistlab/scenario"
+)
+
+// Seed 004's comparisons come from the measurements: the HDD types' total times against each other
+// and against SSD, each type's pace, the layouts' disk use, and the volume's list price.
+func TestGitcommitReportSetsTheSeedsRatiosBesideOurs(t *testing.T) {
+	vol := func(label, typ string, params map[string]string) scenario.BackendSpec {
+		return scenario.BackendSpec{Name: "volume", Label: label, Options: map[string]string{"type": typ, "size": "500GiB"}, Params: params}
+	}
+	io1 := vol("io1", "io1", nil)
+	io1.Options["iops"] = "25000"
+	mono := vol("io1-mono", "io1", map[string]string{"layout": "monolithic"})
+	mono.Options["iops"] = "25000"
+	spec := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "gitcommit", Params: map[string]string{"files": "5000", "changes": "20000"}},
+		Backends: []scenario.BackendSpec{{Name: "local"}, io1, vol("st1", "st1", nil), vol("sc1", "sc1", nil), mono}, Repeat: 1}
+	r := &Results{Schema: Schema, Scenario: spec, Defaults: map[string]string{"layout": "distributed"}}
+	total := map[string]float64{"local": 100, "io1": 110, "st1": 400, "sc1": 1400, "io1-mono": 300}
+	for _, c := range spec.Plan() {
+		s := total[c.Backend]
+		m := map[string]float64{"total_s": s, "changes_per_s": 20000 / s, "first_window_per_s": 150, "last_window_per_s": 20000 / s,
+			"min_window_per_s": 20000 / s, "git_mib": 1000, "worktree_mib": 40, "as_files_mib": 72}
+		if c.Backend == "io1-mono" {
+			m["git_mib"] = 400
+		}
+		r.Cells = append(r.Cells, Cell{Cell: c, Metrics: m, Series: map[string][]measure.Point{
+			"changes_per_s": {{T: s / 2, V: 150}, {T: s, V: 20000 / s}}, "changes": {{T: s / 2, V: 10000}, {T: s, V: 20000}}}})
+	}
+	r.Summarize()
+	var out bytes.Buffer
+	WriteTables(&out, r)
+	text := out.String()
+	for _, want := range []string{
+		"sc1 / st1 total time        3.50x   seed: about 3.8x",
+		"st1 / io1 total time        3.64x",
+		"st1  pace falling, first 150.0, last 50.0",
+		"io1  pace rising, first 150.0, last 181.8",
+		"disk use: distributed 1040 MiB, monolithic 440 MiB, as plain files 72 MiB",
+		"io1-mono   monolithic      66.7",
+		"1687.50", // io1: 500 GiB x $0.125 + 25,000 IOPS x $0.065
+		"st1              $    22.50",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("want %q in:\n%s", want, text)
+		}
+	}
+	charts, err := ChartsFor(r)
+	if err != nil || len(charts) == 0 || charts[0].ID != "gitcommit-pace" || len(charts[0].Series) != 5 {
+		t.Fatalf("charts %v %+v", err, charts)
+	}
+	if p := charts[0].Series[0].Points; len(p) != 2 || p[1] != [2]float64{20000, 200} {
+		t.Errorf("local's pace against changes done: %v", p)
+	}
+}
