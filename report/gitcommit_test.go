@@ -43,7 +43,7 @@ func TestGitcommitReportSetsTheSeedsRatiosBesideOurs(t *testing.T) {
 		"st1  pace falling, first 150.0, last 50.0",
 		"io1  pace rising, first 150.0, last 181.8",
 		"disk use: distributed 1040 MiB, monolithic 440 MiB, as plain files 72 MiB",
-		"io1-mono   monolithic      66.7",
+		"io1-mono   monolithic       66.7",
 		"1687.50", // io1: 500 GiB x $0.125 + 25,000 IOPS x $0.065
 		"st1              $    22.50",
 	} {
