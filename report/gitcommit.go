@@ -69,14 +69,14 @@ func (r *Results) resolvedFor(b string, point map[string]string) map[string]stri
 	return p
 }
 
-// volumeSpec is an emulated volume entry's spec, if b is one.
+// volumeSpec is an emulated volume entry's spec, if b is one with its model on.
 func volumeSpec(r *Results, b string) (volume.Spec, bool) {
 	entry, ok := r.Scenario.BackendByID(b)
 	if !ok || entry.Name != "volume" {
 		return volume.Spec{}, false
 	}
 	cfg, err := volume.ConfigFromOptions(entry.Options)
-	if err != nil {
+	if err != nil || cfg.Off {
 		return volume.Spec{}, false
 	}
 	return cfg.Spec, true
@@ -121,7 +121,7 @@ func gitRows(r *Results, layout string) []gitRow {
 			if r.resolvedFor(b, a.Params)["layout"] != layout {
 				continue
 			}
-			typ := "local"
+			typ := "other" // local disk, or the emulator with its model off
 			if s, ok := volumeSpec(r, b); ok {
 				typ = s.Type
 			}
