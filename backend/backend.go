@@ -16,6 +16,9 @@ import (
 type Needs struct {
 	// SQLite names the database file the workload keeps in Target.Dir, "" if it keeps none.
 	SQLite string
+	// MySQL says the workload can use a MySQL server a backend names (Target.DSN) instead of
+	// starting its own on Target.Dir.
+	MySQL bool
 }
 
 // LagReporter is a backend that can say how long after the last commit it made that commit durable.
@@ -83,6 +86,9 @@ type Target struct {
 	// volume's instance: its memory, page cache included, bounded by a cgroup). A workload puts it
 	// before every program it runs on the target.
 	Wrap []string
+	// DSN, when set, is a MySQL server the workload uses as it is (a user's Cloud SQL): no server of
+	// its own, only the server's own counters. Dir is then scratch space on this machine.
+	DSN string
 }
 
 // Env is what a backend is given to start from.

@@ -5,5 +5,6 @@ import (
 	_ "persistlab/backend/gcsfuse"    // registers itself
 	_ "persistlab/backend/litestream" // registers itself
 	_ "persistlab/backend/local"      // registers itself
+	_ "persistlab/backend/mysql"      // registers itself
 	_ "persistlab/backend/volume"     // registers itself
 )

@@ -118,9 +118,10 @@ func (b *Backend) Stats() backend.Stats {
 }
 
 // SampledStats are the counters worth seeing over a cell: credits draining, throttling growing,
-// units billed.
+// units billed, and the writes the volume received (a database's write operations per second).
 func (b *Backend) SampledStats() []string {
-	return []string{"volume_credit_ios", "volume_credit_mib", "volume_throttled_s", "volume_read_units", "volume_write_units"}
+	return []string{"volume_credit_ios", "volume_credit_mib", "volume_throttled_s", "volume_read_units", "volume_write_units",
+		"volume_write_ops", "volume_write_bytes"}
 }
 
 // Stop unmounts and detaches everything; safe after a failed Start and twice.

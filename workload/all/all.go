@@ -2,6 +2,7 @@
 package all
 
 import (
+	_ "persistlab/workload/bulkload"  // registers itself
 	_ "persistlab/workload/counter"   // registers itself
 	_ "persistlab/workload/fio"       // registers itself
 	_ "persistlab/workload/gitcommit" // registers itself

@@ -1,0 +1,93 @@
+// Package mysql is a MySQL or MariaDB server that already exists (a user's Cloud SQL instance, or
+// any server): the workload connects to it by DSN instead of starting its own. Only what the
+// server itself counts (SHOW GLOBAL STATUS) is measured; its disk and CPU are out of sight.
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	drv "github.com/go-sql-driver/mysql"
+
+	"persistlab/backend"
+)
+
+// Name is the backend's name in scenarios.
+const Name = "mysql"
+
+func init() { backend.Register(Name, New) }
+
+// MySQL is a server reached by DSN.
+type MySQL struct {
+	dsn     string
+	dir     string
+	version string
+}
+
+// New takes option dsn (go-sql-driver's form, user:password@tcp(host:port)/); it serves only
+// workloads that can use a server of their own choosing.
+func New(env backend.Env) (backend.Backend, error) {
+	if err := backend.CheckOptions(Name, env.Options, "dsn"); err != nil {
+		return nil, err
+	}
+	if !env.Needs.MySQL {
+		return nil, fmt.Errorf("backend %q: the workload does not use a MySQL server: want a workload that does (bulkload)", Name)
+	}
+	dsn := env.Options["dsn"]
+	cfg, err := drv.ParseDSN(dsn)
+	if dsn == "" || err != nil {
+		return nil, fmt.Errorf("backend %q: option dsn %q: want a DSN like root:secret@tcp(10.0.0.5:3306)/ (%v)", Name, redact(dsn), err)
+	}
+	if cfg.Net != "tcp" && cfg.Net != "unix" {
+		return nil, fmt.Errorf("backend %q: option dsn: network %q: want tcp or unix", Name, cfg.Net)
+	}
+	return &MySQL{dsn: dsn, dir: filepath.Join(env.WorkDir, "scratch")}, nil
+}
+
+// redact hides a DSN's password in messages.
+func redact(dsn string) string {
+	if cfg, err := drv.ParseDSN(dsn); err == nil && cfg.Passwd != "" {
+		return strings.Replace(dsn, ":"+cfg.Passwd+"@", ":***@", 1)
+	}
+	return dsn
+}
+
+// Name implements backend.Backend.
+func (m *MySQL) Name() string { return Name }
+
+// Start checks the server answers and gives its DSN, with scratch space on this machine.
+func (m *MySQL) Start(ctx context.Context) (backend.Target, error) {
+	db, err := sql.Open("mysql", m.dsn)
+	if err != nil {
+		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	defer db.Close()
+	ping, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.QueryRowContext(ping, "SELECT VERSION()").Scan(&m.version); err != nil {
+		return backend.Target{}, fmt.Errorf("backend %q: the server at %s does not answer: %v", Name, redact(m.dsn), err)
+	}
+	if err := os.MkdirAll(m.dir, 0o755); err != nil {
+		return backend.Target{}, err
+	}
+	return backend.Target{Dir: m.dir, DSN: m.dsn}, nil
+}
+
+// Stats implements backend.Backend: the server's counters are the workload's to read.
+func (m *MySQL) Stats() backend.Stats { return nil }
+
+// Stop removes the scratch space; the server is the user's and is left as it is.
+func (m *MySQL) Stop(context.Context) error { return os.RemoveAll(m.dir) }
+
+// Versions implements backend.Backend.
+func (m *MySQL) Versions() map[string]string {
+	if m.version == "" {
+		return nil
+	}
+	return map[string]string{"mysql_server": m.version}
+}

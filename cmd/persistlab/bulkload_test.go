@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"persistlab/internal/loopdev"
+	"persistlab/report"
+	"persistlab/workload/bulkload"
+)
+
+// Seed 001's workload, shortened: MariaDB on an emulated Cloud SQL disk and on local disk; every
+// row loaded, the volume's writes counted, the report's table, and nothing left running.
+func TestBulkloadOnAVolume(t *testing.T) {
+	work := t.TempDir()
+	spec := filepath.Join(work, "s.yaml")
+	os.WriteFile(spec, []byte(`name: bulk
+workload: {type: bulkload, rows: 20000, row_bytes: 500, buffer_pool: 16MiB}
+backends:
+  - {name: volume, label: cloudsql-50g, options: {type: cloudsql-ssd, size: 50GiB, instance: db-n1-standard-2}}
+  - {name: local}
+`), 0o644)
+	out := filepath.Join(work, "r.json")
+	stdout, stderr, err := persistlab(t, "run", spec, "--out", out, "--workdir", filepath.Join(work, "w"))
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	r, err := report.Load(out)
+	if err != nil || len(r.Cells) != 2 {
+		t.Fatalf("%v: %+v", err, r)
+	}
+	for _, c := range r.Cells {
+		if c.Failure != "" || c.M("rows_loaded") != 20000 || c.M("warnings") != 0 || c.M("pages_written_per_s") <= 0 {
+			t.Errorf("%s: failure %q, metrics %v", c.Backend, c.Failure, c.Metrics)
+		}
+	}
+	if r.Cells[0].BackendStats["volume_write_ops"] <= 0 || len(r.Cells[0].Series["backend.volume_write_ops"]) == 0 {
+		t.Errorf("the volume counted no writes: %v", r.Cells[0].BackendStats)
+	}
+	if !strings.Contains(stdout, "write ops/s") || !strings.Contains(stdout, "cloudsql-50g") {
+		t.Errorf("report:\n%s", stdout)
+	}
+	if left := append(append(mountsUnder(work), loopdev.Under(work)...), processesUsing(work)...); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// A server that already exists (a user's Cloud SQL) is used by DSN: the load goes there, the
+// run's database is dropped at the end, and a server that does not answer is named in the error.
+func TestBulkloadOnAServerByDSN(t *testing.T) {
+	progs, err := bulkload.FindPrograms()
+	if err != nil {
+		t.Fatalf("MariaDB (scripts/setup installs it): %v", err)
+	}
+	srvDir := t.TempDir()
+	srv, err := bulkload.Start(context.Background(), progs, bulkload.ServerConfig{DataDir: filepath.Join(srvDir, "data"), RunDir: srvDir, BufferPool: 16 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop(context.Background())
+	work := t.TempDir()
+	spec := filepath.Join(work, "s.yaml")
+	write := func(dsn string) {
+		os.WriteFile(spec, []byte(`name: bulk-dsn
+workload: {type: bulkload, rows: 5000, row_bytes: 300}
+backends: [{name: mysql, options: {dsn: "`+dsn+`"}}]
+`), 0o644)
+	}
+	write(srv.DSN(""))
+	out := filepath.Join(work, "r.json")
+	if stdout, stderr, err := persistlab(t, "run", spec, "--out", out, "--workdir", filepath.Join(work, "w")); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	r, err := report.Load(out)
+	if err != nil || len(r.Cells) != 1 || r.Cells[0].Failure != "" || r.Cells[0].M("rows_loaded") != 5000 {
+		t.Fatalf("%v %+v", err, r.Cells)
+	}
+	var n int
+	if err := srv.DB.QueryRow("SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?", bulkload.Database).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the run's database after the run: %d (%v), want dropped", n, err)
+	}
+	write("root@tcp(127.0.0.1:1)/")
+	stdout, stderr, err := persistlab(t, "run", spec, "--out", filepath.Join(work, "r2.json"), "--workdir", filepath.Join(work, "w2"))
+	if err == nil || !strings.Contains(stdout+stderr, "127.0.0.1:1") || !strings.Contains(stdout+stderr, "does not answer") {
+		t.Errorf("a DSN nobody answers: %v\n%s\n%s", err, stdout, stderr)
+	}
+}

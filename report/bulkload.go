@@ -1,0 +1,201 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"persistlab/measure"
+)
+
+// The bulkload workload's presentation (seed 001): per disk size and loader count the seed's
+// columns (write operations at the disk, InnoDB pages written, MB/s, bytes received, CPU, time),
+// the growth per doubling of the disk against the seed's, where growth stops and what bound it,
+// and each size's storage price with the cost of each 1,000 write IOPS gained.
+func init() {
+	RegisterPresenter("bulkload", Presenter{
+		Tables:    bulkloadTables,
+		Summarize: bulkloadRates,
+		Compare: []CompareMetric{{Name: "volume_write_ops_per_s", HigherBetter: true}, {Name: "pages_written_per_s", HigherBetter: true},
+			{Name: "received_mib_s", HigherBetter: true}, {Name: "total_s"}},
+	})
+}
+
+// Seed 001's write operations per second by disk size (one loader), as its text states them.
+var seed001WriteOps = map[int]float64{50: 600, 100: 1080, 200: 2000, 400: 2500, 600: 2500}
+
+// innodbPage is InnoDB's page size; the seed estimated MB/s as pages written x 16 KiB.
+const innodbPage = 16 << 10
+
+// steadyRate is the median per-second growth of a sampled cumulative counter over the middle of
+// the cell (its first and last tenth left out), as the workload's own rates are taken.
+func steadyRate(s []measure.Point) (float64, bool) {
+	if len(s) < 3 {
+		return 0, false
+	}
+	rates := make([]float64, 0, len(s)-1)
+	for i := 1; i < len(s); i++ {
+		if dt := s[i].T - s[i-1].T; dt > 0 {
+			rates = append(rates, (s[i].V-s[i-1].V)/dt)
+		}
+	}
+	cut := len(rates) / 10
+	rates = rates[cut : len(rates)-cut]
+	if len(rates) == 0 {
+		return 0, false
+	}
+	sort.Float64s(rates)
+	return measure.Median(rates), true
+}
+
+// bulkloadRates adds to each row what the volume did per second in the steady part (the seed's
+// WriteOperations), median over runs, and the seed's own estimate of MB/s (pages x 16 KiB).
+func bulkloadRates(r *Results) {
+	for i := range r.Aggregates {
+		a := &r.Aggregates[i]
+		var ops, mibs []float64
+		for _, c := range r.Cells {
+			if c.Failure != "" || c.Backend != a.Backend || c.Point(r.Scenario.Sweep) != a.Point {
+				continue
+			}
+			if v, ok := steadyRate(c.Series["backend.volume_write_ops"]); ok {
+				ops = append(ops, v)
+			}
+			if v, ok := steadyRate(c.Series["backend.volume_write_bytes"]); ok {
+				mibs = append(mibs, v/(1<<20))
+			}
+		}
+		if len(ops) > 0 {
+			a.Median["volume_write_ops_per_s"] = measure.Median(ops)
+		}
+		if len(mibs) > 0 {
+			a.Median["volume_write_mib_s"] = measure.Median(mibs)
+		}
+		a.Median["pages_mib_s"] = a.Median["pages_written_per_s"] * innodbPage / (1 << 20)
+	}
+}
+
+type bulkRow struct {
+	backend string
+	gib     int
+	loaders string
+	m       map[string]float64
+	writeIOPS, writeMiBs, price float64
+}
+
+func bulkRows(r *Results) []bulkRow {
+	var out []bulkRow
+	for _, b := range r.backendOrder() {
+		for _, a := range r.aggregatesOf(b) {
+			row := bulkRow{backend: b, loaders: r.resolvedFor(b, a.Params)["loaders"], m: a.Median}
+			if s, ok := volumeSpec(r, b); ok {
+				l := s.Limits()
+				row.gib = int(s.SizeBytes >> 30)
+				row.writeIOPS = l.BaseIOPS
+				if l.WriteIOPS > 0 {
+					row.writeIOPS = l.WriteIOPS
+				}
+				row.writeMiBs = l.BaseMiBps
+				if l.WriteMiBps > 0 {
+					row.writeMiBs = l.WriteMiBps
+				}
+				row.price, _ = s.MonthlyUSD()
+			}
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+func bulkloadTables(w io.Writer, r *Results) {
+	rows := bulkRows(r)
+	if len(rows) == 0 {
+		return
+	}
+	p := r.fixedParams()
+	fmt.Fprintf(w, "bulkload: LOAD DATA LOCAL INFILE of %s rows of %s bytes per loader; rates are medians of each second over the steady middle of the load\n", p["rows"], p["row_bytes"])
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "backend\tdisk GB\tloaders\twrite IOPS limit\twrite ops/s\tof limit\tpages/s\tpages MB/s\tdata MiB/s\tredo MiB/s\tdisk MiB/s\treceived MiB/s\tserver cpu\ttotal s\trows/s\twarnings\ttable MiB\t$/month\t")
+	for _, row := range rows {
+		m := row.m
+		share := "-"
+		if row.writeIOPS > 0 && m["volume_write_ops_per_s"] > 0 {
+			share = fmt.Sprintf("%.0f%%", 100*m["volume_write_ops_per_s"]/row.writeIOPS)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%s\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f%%\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t\n",
+			row.backend, row.gib, row.loaders, row.writeIOPS, m["volume_write_ops_per_s"], share, m["pages_written_per_s"], m["pages_mib_s"],
+			m["data_written_mib_s"], m["log_written_mib_s"], m["volume_write_mib_s"], m["received_mib_s"], 100*m["server_cpu_util"],
+			m["total_s"], m["rows_per_s"], m["warnings"], m["table_mib"], row.price)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "  write ops/s: I/Os the volume received (the seed's WriteOperations); pages MB/s: pages x 16 KiB, the seed's estimate;")
+	fmt.Fprintln(w, "  data: Innodb_data_written (doublewrite included); disk: what the volume wrote; server cpu: mariadbd, share of one CPU.")
+	writeBulkloadDoublings(w, rows)
+}
+
+// writeBulkloadDoublings sets the growth of write operations per doubling of the disk beside the
+// seed's, says where growth stops and what was at its limit there, and prices each step.
+func writeBulkloadDoublings(w io.Writer, rows []bulkRow) {
+	var one []bulkRow
+	for _, row := range rows {
+		if row.gib > 0 && (row.loaders == "1" || row.loaders == "") && row.m["volume_write_ops_per_s"] > 0 {
+			one = append(one, row)
+		}
+	}
+	sort.Slice(one, func(i, j int) bool { return one[i].gib < one[j].gib })
+	if len(one) < 2 {
+		return
+	}
+	fmt.Fprintln(w, "\ngrowth of write ops/s with the disk (one loader), beside seed 001's")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "from\tto\tours\tseed\tdisk limit grew\textra $/month\t$ per 1,000 write IOPS gained\tat the larger size\t")
+	var plateau []string
+	for i := 1; i < len(one); i++ {
+		a, b := one[i-1], one[i]
+		ours := b.m["volume_write_ops_per_s"] / a.m["volume_write_ops_per_s"]
+		seed := "-"
+		if x, y := seed001WriteOps[a.gib], seed001WriteOps[b.gib]; x > 0 && y > 0 {
+			seed = fmt.Sprintf("%.2fx", y/x)
+		}
+		gained := b.m["volume_write_ops_per_s"] - a.m["volume_write_ops_per_s"]
+		perK := "-"
+		if gained > 0 {
+			perK = fmt.Sprintf("%.2f", (b.price-a.price)/gained*1000)
+		}
+		bound := boundOf(b)
+		fmt.Fprintf(tw, "%d GB\t%d GB\t%.2fx\t%s\t%.2fx\t%.2f\t%s\t%s\t\n", a.gib, b.gib, ours, seed, b.writeIOPS/a.writeIOPS, b.price-a.price, perK, bound)
+		if ours < 1.3 && len(plateau) == 0 {
+			plateau = append(plateau, fmt.Sprintf("growth stops between %d and %d GB (x%.2f where the disk's limit grew x%.2f): %s", a.gib, b.gib, ours, b.writeIOPS/a.writeIOPS, bound))
+		}
+	}
+	tw.Flush()
+	for _, p := range plateau {
+		fmt.Fprintln(w, "  "+p)
+	}
+	fmt.Fprintln(w, "  seed 001: about 1.8x per doubling up to 200 GB, then 1.25x (400 GB) and none (600 GB), the disk far from its limits")
+}
+
+// boundOf names what was at its limit in a row: the disk model, MariaDB's CPU, or neither (then
+// the bound is inside MariaDB: its flushing, its log, a lock).
+func boundOf(row bulkRow) string {
+	m := row.m
+	var parts []string
+	if row.writeIOPS > 0 && m["volume_write_ops_per_s"] >= 0.9*row.writeIOPS {
+		parts = append(parts, fmt.Sprintf("the disk's write IOPS (%.0f%%)", 100*m["volume_write_ops_per_s"]/row.writeIOPS))
+	}
+	if row.writeMiBs > 0 && m["volume_write_mib_s"] >= 0.9*row.writeMiBs {
+		parts = append(parts, fmt.Sprintf("the disk's write MiB/s (%.0f%%)", 100*m["volume_write_mib_s"]/row.writeMiBs))
+	}
+	if m["server_cpu_util"] >= 0.9 {
+		parts = append(parts, fmt.Sprintf("mariadbd's CPU (%.0f%% of one CPU)", 100*m["server_cpu_util"]))
+	}
+	if m["machine_cpu_util"] >= MachineBoundShare {
+		parts = append(parts, fmt.Sprintf("this machine's CPU (%.0f%% busy: the lab, not the cloud)", 100*m["machine_cpu_util"]))
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("neither the disk (%.0f%% of its write IOPS) nor mariadbd's CPU (%.0f%%): inside MariaDB", 100*m["volume_write_ops_per_s"]/max(1, row.writeIOPS), 100*m["server_cpu_util"])
+	}
+	return strings.Join(parts, ", ")
+}

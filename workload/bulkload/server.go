@@ -1,0 +1,252 @@
+package bulkload
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"persistlab/internal/proc"
+)
+
+// Programs are the MariaDB programs the workload runs (Debian's mariadb-server and -client).
+type Programs struct {
+	Server, InstallDB, Client string
+	Version                   string // the server's, as `mariadbd --version` says
+}
+
+// FindPrograms looks for MariaDB on PATH and in Debian's sbin.
+func FindPrograms() (Programs, error) {
+	find := func(name string) (string, error) {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+		for _, dir := range []string{"/usr/sbin", "/usr/bin"} {
+			if p := filepath.Join(dir, name); isExecutable(p) {
+				return p, nil
+			}
+		}
+		return "", fmt.Errorf("%s not found (apt-get install mariadb-server mariadb-client; scripts/setup does)", name)
+	}
+	var p Programs
+	var err error
+	if p.Server, err = find("mariadbd"); err != nil {
+		return p, err
+	}
+	if p.InstallDB, err = find("mariadb-install-db"); err != nil {
+		return p, err
+	}
+	if p.Client, err = find("mariadb"); err != nil {
+		return p, err
+	}
+	out, err := exec.Command(p.Server, "--version").Output()
+	if err != nil {
+		return p, fmt.Errorf("%s --version: %w", p.Server, err)
+	}
+	p.Version = strings.TrimSpace(string(out))
+	return p, nil
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
+// ServerConfig is one MariaDB instance: data on the target, its sockets and logs in the cell's
+// directory, loopback only.
+type ServerConfig struct {
+	DataDir    string   // on the backend's target
+	RunDir     string   // option file, socket, pid, error log
+	Wrap       []string // the emulated instance's command prefix
+	BufferPool int64
+	Binlog     bool
+	Settings   map[string]string // further server options, name=value, after ours
+}
+
+// options is the option file: MySQL 5.7's InnoDB defaults where MariaDB 10.11's differ and can be
+// set (max dirty pages 75%, LRU scan depth 1,024; a redo log of 96 MiB, the capacity of 5.7's two
+// 48 MiB files), O_DIRECT as Cloud SQL used, the buffer pool the workload scales, and no buffer
+// pool dump or load between runs. With binlog, Cloud SQL's backups' binary log (ROW, synced).
+func (c ServerConfig) options(port int) string {
+	lines := []string{
+		"[mariadbd]",
+		"user=root",
+		"datadir=" + c.DataDir,
+		"tmpdir=" + c.DataDir,
+		"socket=" + filepath.Join(c.RunDir, "mariadbd.sock"),
+		"pid-file=" + filepath.Join(c.RunDir, "mariadbd.pid"),
+		"log-error=" + filepath.Join(c.RunDir, "mariadbd.err"),
+		"port=" + strconv.Itoa(port),
+		"bind-address=127.0.0.1",
+		"skip-name-resolve",
+		"local-infile=1",
+		"innodb_buffer_pool_size=" + strconv.FormatInt(c.BufferPool, 10),
+		"innodb_buffer_pool_load_at_startup=OFF",
+		"innodb_buffer_pool_dump_at_shutdown=OFF",
+		"innodb_doublewrite=ON",
+		"innodb_flush_log_at_trx_commit=1",
+		"innodb_flush_method=O_DIRECT",
+		"innodb_log_file_size=96M",
+		"innodb_max_dirty_pages_pct=75",
+		"innodb_lru_scan_depth=1024",
+	}
+	if c.Binlog {
+		lines = append(lines, "log-bin="+filepath.Join(c.DataDir, "binlog"), "server-id=1", "binlog_format=ROW", "sync_binlog=1")
+	}
+	keys := make([]string, 0, len(c.Settings))
+	for k := range c.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		lines = append(lines, k+"="+c.Settings[k])
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// Server is a running MariaDB.
+type Server struct {
+	Port  int
+	DB    *sql.DB
+	child *proc.Child
+	cfg   ServerConfig
+	progs Programs
+}
+
+// Start initialises the data directory if it is empty, starts mariadbd in the instance and waits
+// until it answers.
+func Start(ctx context.Context, progs Programs, cfg ServerConfig) (*Server, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	optionFile := filepath.Join(cfg.RunDir, "my.cnf")
+	if err := os.WriteFile(optionFile, []byte(cfg.options(port)), 0o644); err != nil {
+		return nil, err
+	}
+	wrap := func(args ...string) []string { return append(append([]string{}, cfg.Wrap...), args...) }
+	if entries, _ := os.ReadDir(cfg.DataDir); len(entries) == 0 {
+		// --defaults-file must come first, or mariadbd refuses it.
+		args := wrap(progs.InstallDB, "--defaults-file="+optionFile, "--auth-root-authentication-method=normal", "--skip-test-db")
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("mariadb-install-db: %v: %s", err, tailText(string(out), 800))
+		}
+	}
+	child, err := proc.Start("mariadbd", filepath.Join(cfg.RunDir, "mariadbd.out"), os.Environ(), wrap(progs.Server, "--defaults-file="+optionFile)...)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Port: port, child: child, cfg: cfg, progs: progs}
+	if err := s.waitReady(ctx, 2*time.Minute); err != nil {
+		s.Stop(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return s, nil
+}
+
+// DSN is the server's address for a client: root over loopback TCP.
+func (s *Server) DSN(db string) string {
+	c := mysql.NewConfig()
+	c.User, c.Net, c.Addr, c.DBName = "root", "tcp", "127.0.0.1:"+strconv.Itoa(s.Port), db
+	return c.FormatDSN()
+}
+
+func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
+	db, err := sql.Open("mysql", s.DSN(""))
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		ping, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err = db.PingContext(ping)
+		cancel()
+		if err == nil {
+			s.DB = db
+			return nil
+		}
+		if s.child.Exited() || time.Now().After(deadline) || ctx.Err() != nil {
+			db.Close()
+			return fmt.Errorf("mariadbd did not answer (%v); its log: %s", err, s.ErrorLog(1200))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// ErrorLog is the end of the server's error log, for messages.
+func (s *Server) ErrorLog(n int) string {
+	b, err := os.ReadFile(filepath.Join(s.cfg.RunDir, "mariadbd.err"))
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return tailText(string(b), n)
+}
+
+// Pid is mariadbd's process id.
+func (s *Server) Pid() int { return s.child.Pid() }
+
+// Stop shuts the server down (SIGTERM: a clean shutdown; dirty pages are not written back first,
+// innodb_fast_shutdown=2, as the data is not kept) and waits for it.
+func (s *Server) Stop(ctx context.Context) error {
+	if s.DB != nil {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, _ = s.DB.ExecContext(c, "SET GLOBAL innodb_fast_shutdown = 2")
+		cancel()
+		s.DB.Close()
+		s.DB = nil
+	}
+	return s.child.Stop(ctx)
+}
+
+// Kill ends the server at once, as a lost instance.
+func (s *Server) Kill() { s.child.SignalKill() }
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func tailText(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		s = "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// Status reads SHOW GLOBAL STATUS as numbers (the counters that are numbers).
+func Status(ctx context.Context, db *sql.DB) (map[string]float64, error) {
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]float64{}
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return nil, err
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,480 @@
+// Package bulkload is seed 001's workload: a large CSV loaded with `LOAD DATA LOCAL INFILE` into
+// MySQL by one or two client processes, each into its own table, with the server's write rate
+// watched every second. The real MariaDB (Debian's) runs with its data directory on the backend's
+// target; the real `mariadb` client loads a file generated on this machine's own disk, as the
+// seed's client VM did.
+package bulkload
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"persistlab/backend"
+	"persistlab/internal/proc"
+	"persistlab/internal/tools"
+	"persistlab/measure"
+	"persistlab/scenario"
+	"persistlab/workload"
+)
+
+// Name is the workload's name in scenarios.
+const Name = "bulkload"
+
+// Params are the workload's parameters.
+var Params = []scenario.Param{
+	{Name: "rows", Kind: scenario.KindInt, Default: "2000000", Min: 1, Max: 1e10, Help: "rows each loader loads (the seed: 31,017,889)"},
+	{Name: "row_bytes", Kind: scenario.KindSize, Default: "1000", Min: MinRowBytes, Max: 60000, Help: "bytes per CSV line (the seed: about 1,000)"},
+	{Name: "loaders", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 8, Help: "client processes, each loading its own copy into its own table (the seed: 1 or 2)"},
+	{Name: "buffer_pool", Kind: scenario.KindSize, Default: "256MiB", Min: 8 << 20, Max: 1 << 40,
+		Help: "innodb_buffer_pool_size (the seed's 43 GB table was about 8 times its instance's pool)"},
+	{Name: "binlog", Kind: scenario.KindBool, Default: "false", Help: "binary log on (ROW, sync_binlog=1), as Cloud SQL's backups need"},
+	{Name: "seed", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 1 << 62, Help: "the generated rows; one seed, one file"},
+	{Name: "cpus", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin the server to this many CPUs (0: not pinned)"},
+}
+
+// Metrics are what a bulkload cell reports; rates are medians of the per-second samples over the
+// steady middle of the load (its first and last tenth left out), as the seed read its plateaus.
+var Metrics = []workload.Metric{
+	{Name: "total_s", Unit: "s", Help: "from the first loader's start to the last one's end"},
+	{Name: "rows_loaded", Unit: "count", HigherBetter: true},
+	{Name: "rows_per_s", Unit: "rows/s", HigherBetter: true},
+	{Name: "pages_written_per_s", Unit: "pages/s", HigherBetter: true, Help: "Innodb_pages_written: the seed's \"InnoDB pages written\""},
+	{Name: "data_written_mib_s", Unit: "MiB/s", Help: "Innodb_data_written: data files, doublewrite included, redo not"},
+	{Name: "log_written_mib_s", Unit: "MiB/s", Help: "Innodb_os_log_written: redo log"},
+	{Name: "received_mib_s", Unit: "MiB/s", HigherBetter: true, Help: "Bytes_received: the seed's \"Network Bytes Received\""},
+	{Name: "data_fsyncs_per_s", Unit: "1/s", Help: "Innodb_data_fsyncs"},
+	{Name: "server_cpu_util", Unit: "share", Help: "mariadbd's CPU as a share of one CPU"},
+	{Name: "dirty_pct", Unit: "%", Help: "dirty pages in the buffer pool"},
+	{Name: "table_mib", Unit: "MiB", Help: "data_length + index_length of the loaded tables"},
+	{Name: "warnings", Unit: "count", Help: "MariaDB's warnings over every load: a malformed row is one"},
+}
+
+func init() {
+	workload.Register(workload.Info{
+		Name:        Name,
+		Description: "seed 001's LOAD DATA LOCAL INFILE of a large CSV into MariaDB, write rates each second",
+		Params:      Params,
+		Metrics:     Metrics,
+		Needs:       backend.Needs{MySQL: true},
+		New:         New,
+	})
+}
+
+// Workload is MariaDB, found, and the server options a scenario adds.
+type Workload struct {
+	progs    Programs
+	settings map[string]string
+}
+
+var _ workload.Workload = (*Workload)(nil)
+
+// New finds MariaDB; the section `server` sets further server options (name: value), written
+// after persistlab's own, so they win.
+func New(spec scenario.Workload) (workload.Workload, error) {
+	progs, err := FindPrograms()
+	if err != nil {
+		return nil, &scenario.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: " + err.Error()}
+	}
+	w := &Workload{progs: progs, settings: map[string]string{}}
+	for name, section := range spec.Sections {
+		m, ok := section.(map[string]any)
+		if name != "server" || !ok {
+			return nil, &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section),
+				Allowed: "a parameter of bulkload, or server: a mapping of further mariadbd options, like {innodb_io_capacity: 1000}"}
+		}
+		for k, v := range m {
+			if strings.ContainsAny(k+fmt.Sprint(v), "\n\r") {
+				return nil, &scenario.FieldError{Field: "workload.server." + k, Value: fmt.Sprint(v), Allowed: "one line"}
+			}
+			w.settings[k] = fmt.Sprint(v)
+		}
+	}
+	return w, nil
+}
+
+// Versions implements workload.Workload.
+func (w *Workload) Versions() map[string]string { return map[string]string{"mariadb": w.progs.Version} }
+
+type settings struct {
+	rows              int64
+	rowBytes, loaders int
+	bufferPool        int64
+	binlog            bool
+	seed              uint64
+}
+
+func read(p workload.Params) (settings, error) {
+	for _, d := range Params {
+		if err := d.Check("workload."+d.Name, p[d.Name]); err != nil {
+			return settings{}, err
+		}
+	}
+	var s settings
+	s.rows, _ = strconv.ParseInt(p["rows"], 10, 64)
+	rb, _ := scenario.ParseSize(p["row_bytes"])
+	s.rowBytes = int(rb)
+	s.loaders, _ = strconv.Atoi(p["loaders"])
+	s.bufferPool, _ = scenario.ParseSize(p["buffer_pool"])
+	s.binlog, _ = scenario.ParseBool(p["binlog"])
+	s.seed, _ = strconv.ParseUint(p["seed"], 10, 64)
+	return s, nil
+}
+
+// Check implements workload.Workload.
+func (w *Workload) Check(_ context.Context, p workload.Params) error {
+	_, err := read(p)
+	return err
+}
+
+// Start writes each loader's CSV to the cell's directory (this machine's disk: the seed's client
+// VM), starts MariaDB with its data on the target, and creates the tables.
+func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
+	s, err := read(env.Params)
+	if err != nil {
+		return nil, err
+	}
+	in := &instance{w: w, s: s, env: env}
+	for i := 0; i < s.loaders; i++ {
+		path := filepath.Join(env.CellDir, fmt.Sprintf("load-%d.tsv", i+1))
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, err
+		}
+		_, err = Rows(f, s.seed, int64(i)*s.rows, s.rows, s.rowBytes)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		in.files = append(in.files, path)
+		if err != nil {
+			in.removeFiles()
+			return nil, fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	if env.Target.DSN != "" {
+		if err := in.connect(ctx, env.Target.DSN); err != nil {
+			in.removeFiles()
+			return nil, err
+		}
+	} else {
+		// The server runs in the emulated instance (Target.Wrap), on the cell's CPUs.
+		cfg := ServerConfig{DataDir: filepath.Join(env.Target.Dir, "mysql"), RunDir: env.CellDir, BufferPool: s.bufferPool, Binlog: s.binlog,
+			Wrap: tools.Pinned(env.CPUs, env.Target.Wrap...), Settings: w.settings}
+		srv, err := Start(ctx, w.progs, cfg)
+		if err != nil {
+			in.removeFiles()
+			return nil, err
+		}
+		in.srv, in.db = srv, srv.DB
+		in.host, in.port, in.user = "127.0.0.1", strconv.Itoa(srv.Port), "root"
+	}
+	// A database of the run's own: on a user's server it must not exist yet, and goes at Stop.
+	var exists int
+	if err := in.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?", Database).Scan(&exists); err != nil {
+		in.Stop(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("read the server's databases: %w", err)
+	}
+	if exists > 0 {
+		in.Stop(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("the server already has a database %s (a run's that did not finish?): drop it, or use another server", Database)
+	}
+	stmts := []string{"CREATE DATABASE " + Database}
+	for i := 0; i < s.loaders; i++ {
+		stmts = append(stmts, fmt.Sprintf(CreateTable, Database+"."+tableName(i), PayloadMax(s.rowBytes)))
+	}
+	for _, q := range stmts {
+		if _, err := in.db.ExecContext(ctx, q); err != nil {
+			in.Stop(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("%s: %w", strings.SplitN(q, "(", 2)[0], err)
+		}
+		in.created = true
+	}
+	return in, nil
+}
+
+// Database is where the run's tables go; it is the run's alone and dropped at its end.
+const Database = "persistlab_bulk"
+
+func tableName(i int) string { return "load_" + strconv.Itoa(i+1) }
+
+// connect uses a server the backend names: the client reaches it as the DSN says.
+func (in *instance) connect(ctx context.Context, dsn string) error {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return fmt.Errorf("DSN: %w", err)
+	}
+	if cfg.Net != "tcp" {
+		return fmt.Errorf("DSN: network %q: the mariadb client here reaches servers over tcp", cfg.Net)
+	}
+	host, port, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		host, port = cfg.Addr, "3306"
+	}
+	in.host, in.port, in.user, in.password = host, port, cfg.User, cfg.Passwd
+	cfg.DBName = ""
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return err
+	}
+	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(c); err != nil {
+		db.Close()
+		return fmt.Errorf("the server at %s does not answer: %w", cfg.Addr, err)
+	}
+	in.db = db
+	return nil
+}
+
+type instance struct {
+	w       *Workload
+	s       settings
+	env     workload.Env
+	srv     *Server // nil on a server the backend names
+	db      *sql.DB
+	created bool // the run's database exists and is the run's to drop
+	files   []string
+
+	host, port, user, password string
+}
+
+// loadResult is what one client's LOAD DATA said.
+type loadResult struct {
+	rows, warnings int64
+	samples        []string
+	err            error
+}
+
+// load runs the real client: LOAD DATA LOCAL INFILE, then, in the same session, the rows it
+// loaded, its warning count and the first warnings.
+func (in *instance) load(ctx context.Context, i int) loadResult {
+	script := fmt.Sprintf("LOAD DATA LOCAL INFILE '%s' INTO TABLE %s.%s CHARACTER SET latin1 FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n' (%s);\n"+
+		"SELECT ROW_COUNT(), @@warning_count;\nSHOW WARNINGS LIMIT 5;\n", in.files[i], Database, tableName(i), Columns)
+	cmd := exec.CommandContext(ctx, in.w.progs.Client, "--no-defaults", "--protocol=TCP", "-h", in.host, "-P", in.port, "-u", in.user,
+		"--local-infile=1", "--batch", "--skip-column-names")
+	cmd.Stdin = strings.NewReader(script)
+	cmd.Env = os.Environ()
+	if in.password != "" {
+		cmd.Env = append(cmd.Env, "MYSQL_PWD="+in.password) // not on the command line, where ps shows it
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return loadResult{err: fmt.Errorf("mariadb client loading %s: %v: %s", filepath.Base(in.files[i]), err, tailText(stderr.String(), 600))}
+	}
+	return parseLoadOutput(stdout.String())
+}
+
+// parseLoadOutput reads the client's batch output: "rows\twarnings", then warning lines.
+func parseLoadOutput(out string) loadResult {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var r loadResult
+	if len(lines) == 0 {
+		r.err = fmt.Errorf("the client printed nothing after LOAD DATA")
+		return r
+	}
+	f := strings.Split(lines[0], "\t")
+	if len(f) != 2 {
+		r.err = fmt.Errorf("the client printed %q, want rows and warning count", lines[0])
+		return r
+	}
+	var err1, err2 error
+	r.rows, err1 = strconv.ParseInt(f[0], 10, 64)
+	r.warnings, err2 = strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		r.err = fmt.Errorf("the client printed %q, want two numbers", lines[0])
+	}
+	for _, l := range lines[1:] {
+		if l = strings.TrimSpace(l); l != "" {
+			r.samples = append(r.samples, strings.ReplaceAll(l, "\t", " "))
+		}
+	}
+	return r
+}
+
+// counterRates are the status counters sampled each second and the series each becomes.
+var counterRates = []struct {
+	status, series string
+	scale          float64
+}{
+	{"Innodb_pages_written", "pages_written_per_s", 1},
+	{"Innodb_data_written", "data_written_mib_s", 1.0 / (1 << 20)},
+	{"Innodb_os_log_written", "log_written_mib_s", 1.0 / (1 << 20)},
+	{"Bytes_received", "received_mib_s", 1.0 / (1 << 20)},
+	{"Innodb_data_fsyncs", "data_fsyncs_per_s", 1},
+	{"Handler_write", "rows_written_per_s", 1},
+}
+
+// Drive runs every loader at once and samples the server each second until they end.
+func (in *instance) Drive(ctx context.Context, _ time.Duration) (*workload.Result, error) {
+	res := workload.NewResult()
+	// The counters' baseline is read first, so the per-second samples tile the run from its start.
+	prev, err := Status(ctx, in.db)
+	if err != nil {
+		return nil, fmt.Errorf("read the server's status: %w", err)
+	}
+	prevCPU := in.serverCPU()
+	start := time.Now()
+	prevAt := start
+	results := make([]loadResult, in.s.loaders)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			results[i] = in.load(ctx, i)
+		}(i)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	sample := func() {
+		now := time.Now()
+		st, err := Status(ctx, in.db)
+		if err != nil {
+			res.Errors = appendOnce(res.Errors, "status: "+err.Error())
+			return
+		}
+		cpu := in.serverCPU()
+		dt, t := now.Sub(prevAt).Seconds(), now.Sub(start).Seconds()
+		for _, c := range counterRates {
+			res.Series[c.series] = append(res.Series[c.series], measure.Point{T: t, V: (st[c.status] - prev[c.status]) * c.scale / dt})
+		}
+		if in.srv != nil { // a server of our own: its CPU is seen
+			res.Series["server_cpu_util"] = append(res.Series["server_cpu_util"], measure.Point{T: t, V: (cpu - prevCPU).Seconds() / dt})
+		}
+		if total := st["Innodb_buffer_pool_pages_total"]; total > 0 {
+			res.Series["dirty_pct"] = append(res.Series["dirty_pct"], measure.Point{T: t, V: 100 * st["Innodb_buffer_pool_pages_dirty"] / total})
+		}
+		res.Series["checkpoint_age_mib"] = append(res.Series["checkpoint_age_mib"], measure.Point{T: t, V: st["Innodb_checkpoint_age"] / (1 << 20)})
+		prev, prevCPU, prevAt = st, cpu, now
+	}
+loop:
+	for {
+		select {
+		case <-tick.C:
+			sample()
+		case <-done:
+			break loop
+		case <-ctx.Done():
+			<-done
+			return nil, context.Cause(ctx)
+		}
+	}
+	res.Elapsed = time.Since(start)
+	sample()
+	m := res.Metrics
+	for _, r := range results {
+		if r.err != nil {
+			return nil, r.err
+		}
+		m["rows_loaded"] += float64(r.rows)
+		m["warnings"] += float64(r.warnings)
+		for _, w := range r.samples {
+			res.Errors = appendOnce(res.Errors, "MariaDB: "+w)
+		}
+	}
+	m["total_s"] = res.Elapsed.Seconds()
+	m["rows_per_s"] = m["rows_loaded"] / res.Elapsed.Seconds()
+	for name, series := range res.Series {
+		m[metricOf(name)] = SteadyMedian(series)
+	}
+	if want := float64(in.s.rows) * float64(in.s.loaders); m["rows_loaded"] != want {
+		res.Errors = appendOnce(res.Errors, fmt.Sprintf("loaded %.0f rows of %.0f", m["rows_loaded"], want))
+	}
+	var size float64
+	if err := in.db.QueryRowContext(ctx, "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE table_schema = ?", Database).Scan(&size); err == nil {
+		m["table_mib"] = size / (1 << 20)
+	}
+	res.Facts["client_version"] = in.w.progs.Version
+	var version string
+	if in.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version) == nil {
+		res.Facts["server_version"] = version
+	}
+	res.Facts["server_options"] = ServerConfig{DataDir: "DATADIR", RunDir: "RUNDIR", BufferPool: in.s.bufferPool, Binlog: in.s.binlog, Settings: in.w.settings}.options(0)
+	return res, nil
+}
+
+// metricOf names a series' steady median: the series' own name, except the row rate (the
+// metric rows_per_s is the whole run's).
+func metricOf(series string) string {
+	if series == "rows_written_per_s" {
+		return "steady_rows_per_s"
+	}
+	return series
+}
+
+// SteadyMedian is the median of a per-second series over its steady middle: the first and last
+// tenth of the samples left out (start-up, and the last pages' flush).
+func SteadyMedian(s []measure.Point) float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	cut := len(s) / 10
+	vals := make([]float64, 0, len(s)-2*cut)
+	for _, p := range s[cut : len(s)-cut] {
+		vals = append(vals, p.V)
+	}
+	sort.Float64s(vals)
+	return measure.Median(vals)
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	if len(list) >= 20 {
+		return list
+	}
+	return append(list, s)
+}
+
+func (in *instance) removeFiles() {
+	for _, f := range in.files {
+		os.Remove(f)
+	}
+}
+
+// serverCPU is mariadbd's CPU time so far, when the server is the run's own.
+func (in *instance) serverCPU() time.Duration {
+	if in.srv == nil {
+		return 0
+	}
+	cpu, _ := proc.CPUTime(in.srv.Pid())
+	return cpu
+}
+
+// Stop drops the run's database from a server the backend named, or stops the run's own server,
+// and removes the generated files.
+func (in *instance) Stop(ctx context.Context) error {
+	defer in.removeFiles()
+	if in.srv != nil {
+		return in.srv.Stop(ctx)
+	}
+	if in.db == nil {
+		return nil
+	}
+	defer in.db.Close()
+	if in.created {
+		if _, err := in.db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+Database); err != nil {
+			return fmt.Errorf("drop the run's database %s: %w", Database, err)
+		}
+	}
+	return nil
+}
