@@ -78,10 +78,10 @@ func bulkloadRates(r *Results) {
 }
 
 type bulkRow struct {
-	backend string
-	gib     int
-	loaders string
-	m       map[string]float64
+	backend                     string
+	gib                         int
+	loaders                     string
+	m                           map[string]float64
 	writeIOPS, writeMiBs, price float64
 }
 
