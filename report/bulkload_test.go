@@ -1,0 +1,50 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"persistlab/measure"
+	"persistlab/scenario"
+)
+
+// Seed 001's questions answered from the measurements: the write operations per doubling of the
+// disk (from the volume's sampled counter), where growth stops, and what was at its limit there.
+func TestBulkloadReportFindsThePlateauAndItsBound(t *testing.T) {
+	var backends []scenario.BackendSpec
+	sizes := []string{"50", "100", "200", "400"}
+	for _, gb := range sizes {
+		backends = append(backends, scenario.BackendSpec{Name: "volume", Label: "sql-" + gb,
+			Options: map[string]string{"type": "cloudsql-ssd", "size": gb + "GiB", "instance": "db-n1-standard-2"}})
+	}
+	spec := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "bulkload", Params: map[string]string{"rows": "1000", "row_bytes": "1000", "loaders": "1"}},
+		Backends: backends, Repeat: 1}
+	r := &Results{Schema: Schema, Scenario: spec}
+	ops := map[string]float64{"sql-50": 1500, "sql-100": 2900, "sql-200": 5000, "sql-400": 5200} // the disk's limit, then a plateau
+	for _, c := range spec.Plan() {
+		var series []measure.Point
+		for i := 0; i <= 20; i++ {
+			series = append(series, measure.Point{T: float64(i), V: float64(i) * ops[c.Backend]})
+		}
+		r.Cells = append(r.Cells, Cell{Cell: c, Metrics: map[string]float64{"pages_written_per_s": ops[c.Backend] * 0.8, "server_cpu_util": 0.7, "total_s": 100},
+			Series: map[string][]measure.Point{"backend.volume_write_ops": series}})
+	}
+	r.Summarize()
+	if got := r.Aggregates[0].Median["volume_write_ops_per_s"]; got != 1500 {
+		t.Fatalf("steady write ops of the 50 GB disk: %v, want 1500", got)
+	}
+	var out bytes.Buffer
+	WriteTables(&out, r)
+	text := out.String()
+	for _, want := range []string{
+		"50 GB  100 GB   1.93x   1.80x",
+		"200 GB  400 GB   1.04x   1.25x",
+		"growth stops between 200 and 400 GB (x1.04 where the disk's limit grew x2.00): neither the disk (43% of its write IOPS) nor mariadbd's CPU (70%): inside MariaDB",
+		"the disk's write IOPS (97%)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("want %q in:\n%s", want, text)
+		}
+	}
+}
