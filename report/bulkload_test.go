@@ -38,8 +38,8 @@ func TestBulkloadReportFindsThePlateauAndItsBound(t *testing.T) {
 	WriteTables(&out, r)
 	text := out.String()
 	for _, want := range []string{
-		"50 GB  100 GB   1.93x   1.80x",
-		"200 GB  400 GB   1.04x   1.25x",
+		"50 GB  100 GB  1.93x  1.80x",
+		"200 GB  400 GB  1.04x  1.25x",
 		"growth stops between 200 and 400 GB (x1.04 where the disk's limit grew x2.00): neither the disk (43% of its write IOPS) nor mariadbd's CPU (70%): inside MariaDB",
 		"the disk's write IOPS (97%)",
 	} {
