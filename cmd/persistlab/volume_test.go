@@ -148,6 +148,11 @@ func TestEbsGitRunsAndReports(t *testing.T) {
 		if c.Backend == "st1" && c.BackendStats["volume_write_ops"] <= 0 {
 			t.Errorf("st1: the volume saw no writes: %v", c.BackendStats)
 		}
+		// Disk use: statfs on a volume of the cell's own, du on local disk; either way git's
+		// objects outweigh the 90 one-line files.
+		if m := c.Metrics; m["disk_mib"] <= 0 || m["git_mib"] <= m["worktree_mib"] || m["disk_mib"] < m["git_mib"] {
+			t.Errorf("%s: disk use %v MiB, git %v, files %v (%s)", c.Backend, m["disk_mib"], m["git_mib"], m["worktree_mib"], c.Facts["disk_use"])
+		}
 	}
 	mono, dist := r.Cells[2].Metrics, r.Cells[0].Metrics
 	if mono["repos"] != 1 || dist["repos"] <= 1 {

@@ -90,7 +90,7 @@ func TestPlanRepeatsAndDrawsTheSeedsContent(t *testing.T) {
 		if x.File != z.File || string(x.Content) != string(z.Content) {
 			differs = true
 		}
-		if !line.Match(x.Content) || strings.Count(string(x.Content), ": 100") != 1 {
+		if !line.Match(x.Content) || strings.Count(string(x.Content), ": 100") != 1 || len(x.Content) != seedLineBytes {
 			t.Fatalf("change %d: content %q is not the seed's line with one value 100", i, x.Content)
 		}
 		if x.File < 1 || x.File > p.Files {

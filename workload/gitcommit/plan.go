@@ -112,3 +112,13 @@ func (p Plan) Validate() error {
 	}
 	return nil
 }
+
+// Touched is how many distinct files the plan's changes write.
+func (p Plan) Touched() int {
+	seen := make(map[int]bool, min(p.Files, p.Changes))
+	c := p.Iterate()
+	for i := 0; i < p.Changes; i++ {
+		seen[c.Next().File] = true
+	}
+	return len(seen)
+}

@@ -134,8 +134,8 @@ func fsck(ctx context.Context, git string, env []string, dir string) ([]string, 
 
 // DiskUse is the space a run's files take, as du counts it (allocated blocks).
 type DiskUse struct {
-	Git      int64 // the repositories' .git directories
-	WorkTree int64 // the files themselves, as checked out
+	Git      int64 // everything but the checked-out files: .git directories, directories
+	WorkTree int64 // the checked-out files
 	Files    int64 // files in the work trees
 }
 
@@ -157,15 +157,14 @@ func diskUse(dir string) (DiskUse, error) {
 		}
 		used := st.Blocks * 512
 		rel, _ := filepath.Rel(root, path)
-		if rel == ".git" || strings.HasPrefix(rel, ".git"+string(filepath.Separator)) ||
-			strings.Contains(rel, string(filepath.Separator)+".git"+string(filepath.Separator)) || strings.HasSuffix(rel, string(filepath.Separator)+".git") {
+		inGit := rel == ".git" || strings.HasPrefix(rel, ".git"+string(filepath.Separator)) ||
+			strings.Contains(rel, string(filepath.Separator)+".git"+string(filepath.Separator)) || strings.HasSuffix(rel, string(filepath.Separator)+".git")
+		if inGit || !d.Type().IsRegular() {
 			u.Git += used
 			return nil
 		}
 		u.WorkTree += used
-		if d.Type().IsRegular() {
-			u.Files++
-		}
+		u.Files++
 		return nil
 	})
 	if errors.Is(err, fs.ErrNotExist) {

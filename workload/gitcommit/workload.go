@@ -58,7 +58,8 @@ var Metrics = []workload.Metric{
 	{Name: "ok", Unit: "count", Help: "commits git made (exit 0)"},
 	{Name: "unchanged", Unit: "count", Help: "changes that left the file as it was: git had nothing to commit"},
 	{Name: "repos", Unit: "count"},
-	{Name: "git_mib", Unit: "MiB", Help: "disk use of the .git directories (du)"},
+	{Name: "disk_mib", Unit: "MiB", Help: "disk use of the run: the repositories and their files (the seed's du of benchmark_dir)"},
+	{Name: "git_mib", Unit: "MiB", Help: "disk use of everything but the checked-out files"},
 	{Name: "worktree_mib", Unit: "MiB", Help: "disk use of the checked-out files"},
 	{Name: "as_files_mib", Unit: "MiB", Help: "every committed version kept as its own file instead (the seed's 79 MB), in blocks of the target"},
 	{Name: "git_cpu_util", Unit: "share", Help: "CPU of the driver and every git it ran, over the run, as a share of one CPU"},
@@ -242,6 +243,7 @@ type instance struct {
 	s      settings
 	env    workload.Env
 	driver *proc.Child
+	method string // how disk use was measured
 }
 
 // Drive implements workload.Instance: every change of the plan, to the end.
@@ -276,6 +278,10 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 		args = append(args, "--init-fsync")
 	}
 	log := filepath.Join(in.env.CellDir, "gitcommit.log")
+	usedBefore, _, _, err := fsUsage(in.env.Target.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	start := time.Now()
 	child, out, err := proc.StartPiped("gitcommit driver", log, env, args...)
 	if err != nil {
@@ -355,37 +361,69 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 	res.Facts["init_fsync"] = strconv.FormatBool(in.s.initFsync)
 	res.Facts["gc_auto_detach"] = "false"
 	if !killed {
-		if err := in.measureDisk(m); err != nil {
+		if err := in.measureDisk(m, usedBefore); err != nil {
 			return nil, nil, err
 		}
+		res.Facts["disk_use"] = in.method
 	}
 	return res, measure.NewAckLog(acks), nil
 }
 
-// measureDisk records the repositories' disk use and what plain files would take instead.
-func (in *instance) measureDisk(m map[string]float64) error {
-	u, err := diskUse(in.env.Target.Dir)
-	if err != nil {
-		return fmt.Errorf("disk use of the repositories: %w", err)
+// fsUsage is the bytes in use on the file system holding dir (as df counts them), its block size,
+// and whether dir is the root of that file system (a volume of the cell's own).
+func fsUsage(dir string) (used, block int64, own bool, err error) {
+	var fs unix.Statfs_t
+	if err = unix.Statfs(dir, &fs); err != nil {
+		return 0, 0, false, err
 	}
+	var st, parent unix.Stat_t
+	if unix.Stat(dir, &st) == nil && unix.Stat(filepath.Dir(dir), &parent) == nil {
+		own = st.Dev != parent.Dev
+	}
+	return int64(fs.Blocks-fs.Bfree) * int64(fs.Bsize), int64(fs.Bsize), own, nil
+}
+
+// measureDisk records the repositories' disk use and what plain files would take instead. On a
+// file system of the cell's own it is what the run added to it (statfs: instant, where walking
+// 100,000 inodes on an emulated HDD reads them back at its random-I/O rate), the checked-out files
+// taking their blocks; elsewhere it walks the files (du).
+func (in *instance) measureDisk(m map[string]float64, usedBefore int64) error {
 	list, err := repos(in.env.Target.Dir)
 	if err != nil {
 		return err
 	}
 	const mib = 1 << 20
-	m["repos"], m["git_mib"], m["worktree_mib"] = float64(len(list)), float64(u.Git)/mib, float64(u.WorkTree)/mib
-	var fs unix.Statfs_t
-	block := int64(blockBytes)
-	if unix.Statfs(in.env.Target.Dir, &fs) == nil && fs.Bsize > 0 {
-		block = int64(fs.Bsize)
+	usedAfter, block, own, err := fsUsage(in.env.Target.Dir)
+	if err != nil {
+		return fmt.Errorf("disk use of the repositories: %w", err)
 	}
-	size := max(1, int64(in.s.plan.FileBytes))
-	if in.s.plan.FileBytes == 0 {
-		size = 64 // the seed's line
+	size := int64(in.s.plan.FileBytes)
+	if size == 0 {
+		size = seedLineBytes
 	}
-	m["as_files_mib"] = m["ok"] * float64((size+block-1)/block*block) / mib
+	fileBlocks := (size + block - 1) / block * block
+	if own {
+		worktree := int64(in.s.plan.Touched()) * fileBlocks
+		m["disk_mib"], m["worktree_mib"] = float64(usedAfter-usedBefore)/mib, float64(worktree)/mib
+		m["git_mib"] = m["disk_mib"] - m["worktree_mib"]
+		in.method = "statfs: what the run added to its volume; work tree: the checked-out files' blocks"
+	} else {
+		u, err := diskUse(in.env.Target.Dir)
+		if err != nil {
+			return fmt.Errorf("disk use of the repositories: %w", err)
+		}
+		m["git_mib"], m["worktree_mib"] = float64(u.Git)/mib, float64(u.WorkTree)/mib
+		m["disk_mib"] = m["git_mib"] + m["worktree_mib"]
+		in.method = "du: the blocks of every file and directory under the repositories"
+	}
+	m["repos"] = float64(len(list))
+	m["as_files_mib"] = m["ok"] * float64(fileBlocks) / mib
 	return nil
 }
+
+// seedLineBytes is the length of the seed's line, "{0: 0, ..., 9: 9}" with one value 100, and its
+// newline.
+const seedLineBytes = 63
 
 func cpuList(cpus []int) string {
 	parts := make([]string, len(cpus))
