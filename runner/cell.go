@@ -59,11 +59,15 @@ func cellDirName(cell scenario.Cell) string {
 	return fmt.Sprintf("cell-%03d-%s-r%d", cell.Index, cell.Backend, cell.Repeat)
 }
 
-// startBackend starts the backend and records its file system.
+// startBackend starts the backend and records its file system, and the versions it learns only
+// once started (a user's server's).
 func (l *cellLife) startBackend(ctx context.Context) (backend.Target, error) {
 	t, err := l.be.Start(ctx)
 	if err != nil {
 		return t, err
+	}
+	for k, v := range l.be.Versions() {
+		l.r.res.Versions[k] = v
 	}
 	l.r.res.Machine.FileSystems[t.Dir] = sysinfo.FileSystemOf(t.Dir)
 	return t, nil

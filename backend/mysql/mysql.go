@@ -24,13 +24,23 @@ func init() { backend.Register(Name, New) }
 
 // MySQL is a server reached by DSN.
 type MySQL struct {
-	dsn     string
+	dsn     string // with the password, never printed or recorded
+	address string // user@host:port, for results files
 	dir     string
 	version string
 }
 
-// New takes option dsn (go-sql-driver's form, user:password@tcp(host:port)/); it serves only
-// workloads that can use a server of their own choosing.
+// DSNEnv names the server when a scenario's entry has no option dsn, so `--backend mysql` can
+// point a built-in scenario at a user's server.
+const DSNEnv = "PERSISTLAB_MYSQL_DSN"
+
+// PasswordEnv holds the password, as for MySQL's own clients: a results file records every
+// backend option, so option dsn must not hold one.
+const PasswordEnv = "MYSQL_PWD"
+
+// New takes option dsn (go-sql-driver's form, user@tcp(host:port)/), or the DSN in
+// PERSISTLAB_MYSQL_DSN, and the password in MYSQL_PWD; it serves only workloads that can use a
+// server of their own choosing.
 func New(env backend.Env) (backend.Backend, error) {
 	if err := backend.CheckOptions(Name, env.Options, "dsn"); err != nil {
 		return nil, err
@@ -38,15 +48,27 @@ func New(env backend.Env) (backend.Backend, error) {
 	if !env.Needs.MySQL {
 		return nil, fmt.Errorf("backend %q: the workload does not use a MySQL server: want a workload that does (bulkload)", Name)
 	}
-	dsn := env.Options["dsn"]
+	field, dsn := "option dsn", env.Options["dsn"]
+	if dsn == "" {
+		field, dsn = DSNEnv, os.Getenv(DSNEnv)
+	}
+	if dsn == "" {
+		return nil, fmt.Errorf("backend %q: no server: want option dsn (user@tcp(host:port)/) or %s, and the password in %s", Name, DSNEnv, PasswordEnv)
+	}
 	cfg, err := drv.ParseDSN(dsn)
-	if dsn == "" || err != nil {
-		return nil, fmt.Errorf("backend %q: option dsn %q: want a DSN like root:secret@tcp(10.0.0.5:3306)/ (%v)", Name, redact(dsn), err)
+	if err != nil {
+		return nil, fmt.Errorf("backend %q: %s %q: want a DSN like root@tcp(10.0.0.5:3306)/ (%v)", Name, field, redact(dsn), err)
 	}
 	if cfg.Net != "tcp" && cfg.Net != "unix" {
-		return nil, fmt.Errorf("backend %q: option dsn: network %q: want tcp or unix", Name, cfg.Net)
+		return nil, fmt.Errorf("backend %q: %s: network %q: want tcp or unix", Name, field, cfg.Net)
 	}
-	return &MySQL{dsn: dsn, dir: filepath.Join(env.WorkDir, "scratch")}, nil
+	if cfg.Passwd != "" && field == "option dsn" {
+		return nil, fmt.Errorf("backend %q: option dsn %q holds a password, which the results file would record: want it in %s", Name, redact(dsn), PasswordEnv)
+	}
+	if pw := os.Getenv(PasswordEnv); cfg.Passwd == "" && pw != "" {
+		cfg.Passwd = pw
+	}
+	return &MySQL{dsn: cfg.FormatDSN(), address: cfg.User + "@" + cfg.Addr, dir: filepath.Join(env.WorkDir, "scratch")}, nil
 }
 
 // redact hides a DSN's password in messages.
@@ -89,5 +111,5 @@ func (m *MySQL) Versions() map[string]string {
 	if m.version == "" {
 		return nil
 	}
-	return map[string]string{"mysql_server": m.version}
+	return map[string]string{"mysql_server": m.version, "mysql_address": m.address}
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,7 +71,21 @@ workload: {type: bulkload, rows: 5000, row_bytes: 300}
 backends: [{name: mysql, options: {dsn: "`+dsn+`"}}]
 `), 0o644)
 	}
-	write(srv.DSN(""))
+	// A user with a password, given as MySQL's clients take it: the results file must not hold it.
+	const password = "pl-s3cret-9"
+	for _, q := range []string{"CREATE USER 'pl'@'127.0.0.1' IDENTIFIED BY '" + password + "'", "GRANT ALL ON *.* TO 'pl'@'127.0.0.1'"} {
+		if _, err := srv.DB.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	addr := "tcp(127.0.0.1:" + strconv.Itoa(srv.Port) + ")/"
+	write("pl:" + password + "@" + addr)
+	stdout, stderr, err := persistlab(t, "run", spec, "--out", filepath.Join(work, "r0.json"), "--workdir", filepath.Join(work, "w0"))
+	if err == nil || !strings.Contains(stderr, "MYSQL_PWD") || strings.Contains(stdout+stderr, password) {
+		t.Errorf("a password in option dsn: %v\n%s\n%s", err, stdout, stderr)
+	}
+	t.Setenv("MYSQL_PWD", password)
+	write("pl@" + addr)
 	out := filepath.Join(work, "r.json")
 	if stdout, stderr, err := persistlab(t, "run", spec, "--out", out, "--workdir", filepath.Join(work, "w")); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
@@ -78,12 +94,15 @@ backends: [{name: mysql, options: {dsn: "`+dsn+`"}}]
 	if err != nil || len(r.Cells) != 1 || r.Cells[0].Failure != "" || r.Cells[0].M("rows_loaded") != 5000 {
 		t.Fatalf("%v %+v", err, r.Cells)
 	}
+	if data, _ := os.ReadFile(out); bytes.Contains(data, []byte(password)) || !bytes.Contains(data, []byte("pl@127.0.0.1:")) {
+		t.Errorf("the results file should name the server and user and not hold the password")
+	}
 	var n int
 	if err := srv.DB.QueryRow("SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?", bulkload.Database).Scan(&n); err != nil || n != 0 {
 		t.Errorf("the run's database after the run: %d (%v), want dropped", n, err)
 	}
 	write("root@tcp(127.0.0.1:1)/")
-	stdout, stderr, err := persistlab(t, "run", spec, "--out", filepath.Join(work, "r2.json"), "--workdir", filepath.Join(work, "w2"))
+	stdout, stderr, err = persistlab(t, "run", spec, "--out", filepath.Join(work, "r2.json"), "--workdir", filepath.Join(work, "w2"))
 	if err == nil || !strings.Contains(stdout+stderr, "127.0.0.1:1") || !strings.Contains(stdout+stderr, "does not answer") {
 		t.Errorf("a DSN nobody answers: %v\n%s\n%s", err, stdout, stderr)
 	}
