@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // JobFile is the job file's name in a cell's work directory.
@@ -80,6 +82,31 @@ func Run(ctx context.Context, bin string, job Job, workDir string) (*Output, []b
 	}
 	stdout, stderr, err := runFio(ctx, bin, workDir, "--output-format=json+", path)
 	return finish(fmt.Sprintf("fio job %q", job.Name), stdout, stderr, err)
+}
+
+// Prefill lays out job's files as fio would at the job's start (fio's create_only, in a job file of
+// its own in workDir) and syncs the file system they are on, so that the measured run finds them
+// in place and none of their write-back pending. With servers the files are on this machine too.
+func Prefill(ctx context.Context, bin string, job Job, workDir string) error {
+	layout := job
+	layout.Name = job.Name + "-prefill"
+	layout.Extra = append(append([][2]string{}, job.Extra...), [2]string{"create_only", "1"}, [2]string{"create_fsync", "1"})
+	dir := filepath.Join(workDir, "prefill")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if _, _, err := Run(ctx, bin, layout, dir); err != nil {
+		return fmt.Errorf("prefill: %w", err)
+	}
+	f, err := os.Open(job.Directory)
+	if err != nil {
+		return fmt.Errorf("prefill: %w", err)
+	}
+	defer f.Close()
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		return fmt.Errorf("prefill: syncfs %s: %w", job.Directory, err)
+	}
+	return nil
 }
 
 // finish parses fio's output and turns a failed run or a job's error into an error that carries

@@ -47,6 +47,7 @@ var Params = []scenario.Param{
 	{Name: "fadvise_hint", Kind: scenario.KindBool, Default: "true"},
 	{Name: "allrandrepeat", Kind: scenario.KindBool, Default: "false", Help: "the same random offsets on every run"},
 	{Name: "servers", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 64, Help: "run the job on this many fio servers on loopback (client/server mode), each the whole job"},
+	{Name: "prefill", Kind: scenario.KindBool, Default: "false", Help: "lay the files out and sync them in a fio run of their own (create_only) before the measured one, so their write-back stays out of the measured seconds"},
 	{Name: "job_file", Kind: scenario.KindString, Default: "", Help: "a fio job file of your own, run on the backend's directory instead of the job the other parameters build"},
 }
 
@@ -244,7 +245,8 @@ func sameValue(p scenario.Param, a, b string) bool {
 	return false
 }
 
-// Start builds the cell's job on the target; fio lays its files out when the job runs.
+// Start builds the cell's job on the target; fio lays its files out when the job runs, or here
+// with prefill.
 func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
 	// In an emulated instance (Target.Wrap), fio runs through a script that puts it there.
 	bin := w.bin
@@ -266,6 +268,11 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		return nil, err
 	}
 	in := &instance{w: w, bin: bin, job: j, dir: env.CellDir}
+	if prefill, _ := scenario.ParseBool(env.Params["prefill"]); prefill {
+		if err := Prefill(ctx, bin, j, env.CellDir); err != nil {
+			return nil, err
+		}
+	}
 	for i := 0; i < servers; i++ {
 		port, err := FreePort()
 		if err == nil {

@@ -214,3 +214,32 @@ func TestFioRunsBehindTheTargetsWrap(t *testing.T) {
 		t.Errorf("the wrap ran %q (%v), want once", data, err)
 	}
 }
+
+// prefill lays the file out, in the emulated instance too, before the measured run starts: the
+// file is there at its size once Start returns, and the measured run only reads it.
+func TestPrefillLaysTheFileOutBeforeTheMeasuredRun(t *testing.T) {
+	w, err := New(scenario.Workload{Type: Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "wrapped")
+	wrap := []string{"/bin/sh", "-c", `echo wrapped >> "$0" && exec "$@"`, marker}
+	target := t.TempDir()
+	p := cellParams(map[string]string{"rw": "read", "bs": "64k", "file_size": "2MiB", "prefill": "true"})
+	in, err := w.Start(context.Background(), workload.Env{Target: backend.Target{Dir: target, Wrap: wrap}, CellDir: t.TempDir(), Params: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Stop(context.Background())
+	st, err := os.Stat(filepath.Join(target, "fio-2MiB.data"))
+	if err != nil || st.Size() != 2<<20 {
+		t.Fatalf("after Start: %v %v, want the laid-out file of 2 MiB", st, err)
+	}
+	res, err := in.Drive(context.Background(), 0)
+	if err != nil || res.Metrics["read_bytes"] != 2<<20 || res.Metrics["write_bytes"] != 0 {
+		t.Fatalf("%v %v", err, res)
+	}
+	if data, _ := os.ReadFile(marker); string(data) != "wrapped\nwrapped\n" {
+		t.Errorf("the wrap ran %q, want twice: the layout and the job both in the instance", data)
+	}
+}
