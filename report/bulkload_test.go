@@ -23,12 +23,13 @@ func TestBulkloadReportFindsThePlateauAndItsBound(t *testing.T) {
 	r := &Results{Schema: Schema, Scenario: spec}
 	ops := map[string]float64{"sql-50": 1500, "sql-100": 2900, "sql-200": 5000, "sql-400": 5200} // the disk's limit, then a plateau
 	for _, c := range spec.Plan() {
-		var series []measure.Point
+		var series, held []measure.Point
 		for i := 0; i <= 20; i++ {
 			series = append(series, measure.Point{T: float64(i), V: float64(i) * ops[c.Backend]})
+			held = append(held, measure.Point{T: float64(i), V: float64(i) * 0.5})
 		}
-		r.Cells = append(r.Cells, Cell{Cell: c, Metrics: map[string]float64{"pages_written_per_s": ops[c.Backend] * 0.8, "server_cpu_util": 0.7, "total_s": 100},
-			Series: map[string][]measure.Point{"backend.volume_write_ops": series}})
+		r.Cells = append(r.Cells, Cell{Cell: c, Metrics: map[string]float64{"pages_written_per_s": ops[c.Backend] * 0.8, "server_cpu_util": 0.7, "total_s": 100, "checkpoint_age_mib": 75},
+			Series: map[string][]measure.Point{"backend.volume_write_ops": series, "backend.volume_throttled_s": held}})
 	}
 	r.Summarize()
 	if got := r.Aggregates[0].Median["volume_write_ops_per_s"]; got != 1500 {
@@ -40,7 +41,7 @@ func TestBulkloadReportFindsThePlateauAndItsBound(t *testing.T) {
 	for _, want := range []string{
 		"50 GB  100 GB  1.93x  1.80x",
 		"200 GB  400 GB  1.04x  1.25x",
-		"growth stops between 200 and 400 GB (x1.04 where the disk's limit grew x2.00): neither the disk (43% of its write IOPS) nor mariadbd's CPU (70%): inside MariaDB",
+		"growth stops between 200 and 400 GB (x1.04 where the disk's limit grew x2.00): neither the disk (43% of its write IOPS, 0.5 I/Os held by its limits) nor mariadbd's CPU (70%): inside MariaDB (redo age 75 MiB)",
 		"the disk's write IOPS (97%)",
 	} {
 		if !strings.Contains(text, want) {
