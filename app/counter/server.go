@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/mattn/go-sqlite3"
 )
@@ -21,7 +22,18 @@ type Options struct {
 	Pragmas  []Pragma // applied in order on every new connection; nil means RailsPragmas
 	MaxConns int      // connection pool size; Rails' database.yml default pool is 5
 	Work     Work     // CPU burnt per request besides SQLite's own
+	// Threads is how many requests are served at once; the rest wait their turn, as in Puma's
+	// queue (0: no limit). Rails 8's generated config/puma.rb runs RailsThreads.
+	Threads int
+	// GVL holds one process-wide lock over each request's CPU work and its SQLite statement, as
+	// Ruby's global VM lock does: sqlite3-ruby steps statements with the lock held
+	// (sparklemotion/sqlite3-ruby#287, #356, #528), so a slow write blocks every thread.
+	GVL bool
 }
+
+// RailsThreads is Puma's thread count in the config/puma.rb `rails new` generates (Rails 8:
+// RAILS_MAX_THREADS, default 3).
+const RailsThreads = 3
 
 // DefaultMaxConns is the pool size `rails new` writes into database.yml (RAILS_MAX_THREADS or 5).
 const DefaultMaxConns = 5
@@ -33,6 +45,9 @@ type App struct {
 	read    *sql.Stmt
 	pragmas []Pragma
 	work    Work
+	threads chan struct{} // a slot per request served at once; nil: no limit
+	gvl     *sync.Mutex   // nil: no global lock
+	serving func()        // tests: called inside a request's locked part
 }
 
 type connector struct {
@@ -68,6 +83,12 @@ func Open(opts Options) (*App, error) {
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	a := &App{db: db, pragmas: pragmas, work: opts.Work}
+	if opts.Threads > 0 {
+		a.threads = make(chan struct{}, opts.Threads)
+	}
+	if opts.GVL {
+		a.gvl = &sync.Mutex{}
+	}
 	if err := a.init(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("counter app: %s: %w", opts.DBPath, err)
@@ -112,18 +133,27 @@ func (a *App) EffectivePragmas() (map[string]string, error) {
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /count_up", func(w http.ResponseWriter, r *http.Request) {
-		a.work.Do()
-		a.answer(w, r.Context(), a.incr)
+		a.serve(w, r.Context(), a.incr, true)
 	})
 	mux.HandleFunc("GET /count", func(w http.ResponseWriter, r *http.Request) {
-		a.answer(w, r.Context(), a.read)
+		a.serve(w, r.Context(), a.read, false)
 	})
 	return mux
 }
 
-func (a *App) answer(w http.ResponseWriter, ctx context.Context, stmt *sql.Stmt) {
-	var n int64
-	if err := stmt.QueryRowContext(ctx).Scan(&n); err != nil {
+// serve waits for a thread, then runs the request's work and statement (under the global lock
+// when there is one) and answers.
+func (a *App) serve(w http.ResponseWriter, ctx context.Context, stmt *sql.Stmt, work bool) {
+	if a.threads != nil {
+		select {
+		case a.threads <- struct{}{}:
+			defer func() { <-a.threads }()
+		case <-ctx.Done():
+			return
+		}
+	}
+	n, err := a.run(ctx, stmt, work)
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -132,4 +162,20 @@ func (a *App) answer(w http.ResponseWriter, ctx context.Context, stmt *sql.Stmt)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	_, _ = w.Write(body)
+}
+
+func (a *App) run(ctx context.Context, stmt *sql.Stmt, work bool) (int64, error) {
+	if a.gvl != nil {
+		a.gvl.Lock()
+		defer a.gvl.Unlock()
+	}
+	if a.serving != nil {
+		a.serving()
+	}
+	if work {
+		a.work.Do()
+	}
+	var n int64
+	err := stmt.QueryRowContext(ctx).Scan(&n)
+	return n, err
 }

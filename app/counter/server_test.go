@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -201,5 +202,56 @@ func TestInspectReadsCountAndIntegrity(t *testing.T) {
 	os.WriteFile(garbage, bytes.Repeat([]byte("not a database "), 500), 0o644)
 	if in := Inspect(garbage); in.Integrity == "ok" {
 		t.Errorf("garbage passed integrity_check: %+v", in)
+	}
+}
+
+// Puma's threads bound the requests served at once, and the GVL lets one of them run its work
+// and statement at a time; without either, all the clients' requests run together.
+func TestThreadsAndGVLBoundConcurrency(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		opts    Options
+		atMost  int
+		atLeast int
+	}{
+		{"no limit", Options{}, 8, 5},
+		{"Puma's 3 threads", Options{Threads: RailsThreads}, 3, 3},
+		{"3 threads and the GVL", Options{Threads: RailsThreads, GVL: true}, 1, 1},
+	} {
+		c.opts.DBPath = filepath.Join(t.TempDir(), "c.db")
+		a, err := Open(c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var now, peak atomic.Int32
+		a.serving = func() {
+			n := now.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			time.Sleep(20 * time.Millisecond)
+			now.Add(-1)
+		}
+		srv := httptest.NewServer(a.Handler())
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := http.Post(srv.URL+"/count_up", "", nil)
+				if err != nil || resp.StatusCode != 200 {
+					t.Errorf("%s: %v %v", c.name, resp, err)
+					return
+				}
+				resp.Body.Close()
+			}()
+		}
+		wg.Wait()
+		srv.Close()
+		var count int64
+		a.db.QueryRow("SELECT count FROM counters").Scan(&count)
+		a.Close()
+		if p := int(peak.Load()); p > c.atMost || p < c.atLeast || count != 8 {
+			t.Errorf("%s: %d requests served at once (want %d..%d), count %d of 8", c.name, p, c.atLeast, c.atMost, count)
+		}
 	}
 }

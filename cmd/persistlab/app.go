@@ -29,6 +29,8 @@ func cmdApp(args []string) error {
 	listen := fs.String("listen", "127.0.0.1:8080", "loopback address to serve on; port 0 picks a free one")
 	cpus := fs.Int("cpus", 0, "pin the app to this many CPUs (the last ones online); 0 leaves it unpinned")
 	maxConns := fs.Int("max-conns", counter.DefaultMaxConns, "SQLite connection pool size (Rails' default pool is 5)")
+	threads := fs.Int("threads", 0, "requests served at once, the rest wait as in Puma's queue (Rails 8's puma.rb: 3); 0: no limit")
+	gvl := fs.Bool("gvl", false, "one lock over each request's CPU work and SQLite statement, as Ruby's GVL (sqlite3-ruby holds it while stepping)")
 	cpuPerRequest := fs.Duration("cpu-per-request", 0, "CPU work per POST besides SQLite's, like a framework's own cost (e.g. 4.7ms for the seed's Rails app)")
 	prepare := fs.Bool("prepare", false, "create the database and its schema, close it and exit (like `bin/rails db:prepare` in a Rails 8 container's entrypoint)")
 	var pragmas listFlag
@@ -63,7 +65,7 @@ func cmdApp(args []string) error {
 			overrides = append(overrides, pr)
 		}
 		a, err := counter.Open(counter.Options{DBPath: *db, Pragmas: counter.WithOverrides(counter.RailsPragmas, overrides), MaxConns: *maxConns,
-			Work: counter.CalibrateWork(*cpuPerRequest)})
+			Work: counter.CalibrateWork(*cpuPerRequest), Threads: *threads, GVL: *gvl})
 		if err != nil {
 			return err
 		}

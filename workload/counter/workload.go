@@ -41,6 +41,8 @@ var Params = []scenario.Param{
 	{Name: "cpus", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin the app to this many CPUs (0: not pinned); the driver gets the others"},
 	{Name: "cpu_per_request", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "the app's own CPU per request besides SQLite's (a framework's cost)"},
 	{Name: "max_conns", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "SQLite connection pool (0: Rails' 5)"},
+	{Name: "threads", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "requests the app serves at once, the rest queued as in Puma (Rails 8: 3; 0: no limit)"},
+	{Name: "gvl", Kind: scenario.KindBool, Default: "false", Help: "one process-wide lock over each request's CPU work and SQLite statement, as Ruby's GVL"},
 }
 
 // Metrics are what a counter cell reports.
@@ -111,6 +113,8 @@ func paramNames() string {
 // settings are one cell's parameters, read.
 type settings struct {
 	vus, instances, cpus, maxConns int
+	threads                        int
+	gvl                            bool
 	mode, method, path             string
 	rate                           float64
 	timeout, cpuPerRequest         time.Duration
@@ -138,7 +142,8 @@ func read(p workload.Params) (settings, error) {
 		}
 		return v
 	}
-	s.vus, s.instances, s.cpus, s.maxConns = atoi("vus"), atoi("instances"), atoi("cpus"), atoi("max_conns")
+	s.vus, s.instances, s.cpus, s.maxConns, s.threads = atoi("vus"), atoi("instances"), atoi("cpus"), atoi("max_conns"), atoi("threads")
+	s.gvl, _ = scenario.ParseBool(p["gvl"])
 	s.mode, s.method, s.path = p["mode"], p["method"], p["path"]
 	s.timeout, s.cpuPerRequest = dur("timeout"), dur("cpu_per_request")
 	s.rate, _ = strconv.ParseFloat(p["rate"], 64)
@@ -201,6 +206,12 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	}
 	if s.maxConns > 0 {
 		args = append(args, "--max-conns", strconv.Itoa(s.maxConns))
+	}
+	if s.threads > 0 {
+		args = append(args, "--threads", strconv.Itoa(s.threads))
+	}
+	if s.gvl {
+		args = append(args, "--gvl")
 	}
 	for _, p := range w.pragmas {
 		args = append(args, "--pragma", p)
