@@ -1,6 +1,7 @@
 // Package cgroup makes memory cgroups that bound an emulated instance's memory, page cache
 // included, so that a workload on an emulated volume reads from the volume, not from this
-// machine's far larger page cache. Both cgroup v1 (memory controller) and v2 are handled.
+// machine's far larger page cache, and cpu cgroups that limit an app's CPU as a container's
+// limit does. Both cgroup v1 and v2 are handled.
 package cgroup
 
 import (
@@ -83,7 +84,7 @@ func Remove(dir string) error {
 func Recorded(dir string) []string {
 	var found []string
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && d.Name() == RecordName {
+		if err == nil && !d.IsDir() && (d.Name() == RecordName || d.Name() == cpuRecordName) {
 			if data, err := os.ReadFile(path); err == nil && strings.HasPrefix(string(data), "/sys/fs/cgroup/") {
 				found = append(found, strings.TrimSpace(string(data)))
 			}

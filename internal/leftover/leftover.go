@@ -176,7 +176,7 @@ func (d Dead) Clean() error {
 		}
 	}
 	unmount(true)
-	for _, cg := range cgroup.Recorded(d.Dir) { // an emulated instance's memory cgroup
+	for _, cg := range cgroup.Recorded(d.Dir) { // an emulated instance's memory cgroup, an app's cpu cgroup
 		if err := cgroup.Remove(cg); err != nil {
 			errs = append(errs, err)
 		}

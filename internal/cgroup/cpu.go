@@ -1,0 +1,113 @@
+package cgroup
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultCPUPeriod is the CFS bandwidth period container runtimes set with a CPU limit (Docker's
+// --cpus and Kubernetes' limits write cpu.cfs_period_us = 100000, the kernel's default).
+const DefaultCPUPeriod = 100 * time.Millisecond
+
+// CPU is a cpu cgroup whose CFS bandwidth limit lets its processes run cpus x period of CPU time
+// in each period, on any cores: a container's CPU limit. Work beyond the quota waits for the
+// next period (throttling), where pinning to cores never stalls a process this way.
+type CPU struct {
+	Dir string
+	v2  bool
+}
+
+// NewCPU makes a cpu cgroup named name limited to cpus CPUs per period, and records it in
+// workDir (a file of its own beside a memory cgroup's record).
+func NewCPU(name string, cpus float64, period time.Duration, workDir string) (*CPU, error) {
+	if cpus <= 0 || period < time.Millisecond || period > time.Second {
+		return nil, fmt.Errorf("cgroup %s: a CPU limit of %g CPUs per %v: want CPUs above 0 and a period of 1 ms to 1 s", name, cpus, period)
+	}
+	periodUs := period.Microseconds()
+	quotaUs := int64(cpus * float64(periodUs))
+	c := &CPU{}
+	if _, err := os.Stat("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"); err == nil {
+		c.Dir = filepath.Join("/sys/fs/cgroup/cpu", name)
+	} else if data, err := os.ReadFile("/sys/fs/cgroup/cgroup.subtree_control"); err == nil && strings.Contains(string(data), "cpu") {
+		c.Dir, c.v2 = filepath.Join("/sys/fs/cgroup", name), true
+	} else {
+		return nil, errors.New("no cpu cgroup controller (cgroup v1 cpu, or v2 with cpu enabled) on this machine")
+	}
+	if err := os.Mkdir(c.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cgroup %s: %w", c.Dir, err)
+	}
+	set := func(file, value string) error {
+		if err := os.WriteFile(filepath.Join(c.Dir, file), []byte(value), 0o644); err != nil {
+			c.Remove()
+			return fmt.Errorf("cgroup %s: %s = %s: %w", c.Dir, file, value, err)
+		}
+		return nil
+	}
+	if c.v2 {
+		if err := set("cpu.max", fmt.Sprintf("%d %d", quotaUs, periodUs)); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := set("cpu.cfs_period_us", strconv.FormatInt(periodUs, 10)); err != nil {
+			return nil, err
+		}
+		if err := set("cpu.cfs_quota_us", strconv.FormatInt(quotaUs, 10)); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(workDir, cpuRecordName), []byte(c.Dir), 0o644); err != nil {
+		c.Remove()
+		return nil, err
+	}
+	return c, nil
+}
+
+// cpuRecordName is the file naming a cpu cgroup in a work directory (Recorded finds it).
+const cpuRecordName = "persistlab.cpu.cgroup"
+
+// Wrap is a command prefix that runs a program inside the cgroup, as Memory.Wrap does.
+func (c *CPU) Wrap() []string {
+	return []string{"/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, c.Dir}
+}
+
+// Throttling is what the CFS bandwidth limit did: periods with the group runnable, periods in
+// which it ran out of quota, and the time its threads waited for the next period.
+type Throttling struct {
+	Periods, Throttled int64
+	Waited             time.Duration
+}
+
+// Throttling reads the group's counters so far.
+func (c *CPU) Throttling() (Throttling, error) {
+	f, err := os.Open(filepath.Join(c.Dir, "cpu.stat"))
+	if err != nil {
+		return Throttling{}, err
+	}
+	defer f.Close()
+	var t Throttling
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, value, _ := strings.Cut(sc.Text(), " ")
+		n, _ := strconv.ParseInt(value, 10, 64)
+		switch name {
+		case "nr_periods":
+			t.Periods = n
+		case "nr_throttled":
+			t.Throttled = n
+		case "throttled_time": // v1, ns
+			t.Waited = time.Duration(n)
+		case "throttled_usec": // v2
+			t.Waited = time.Duration(n) * time.Microsecond
+		}
+	}
+	return t, sc.Err()
+}
+
+// Remove deletes the cgroup once the processes in it are gone.
+func (c *CPU) Remove() error { return Remove(c.Dir) }
