@@ -122,13 +122,17 @@ func bulkloadTables(w io.Writer, r *Results) {
 	fmt.Fprintln(tw, "backend\tdisk GB\tloaders\twrite IOPS limit\twrite ops/s\tof limit\tpages/s\tpages MB/s\tdata MiB/s\tredo MiB/s\tdisk MiB/s\theld by disk\tredo age MiB\treceived MiB/s\tserver cpu\ttotal s\trows/s\twarnings\ttable MiB\t$/month\t")
 	for _, row := range rows {
 		m := row.m
+		held := "-" // a server of the user's own: its disk is out of sight
+		if v, ok := m["volume_ios_held"]; ok {
+			held = fmt.Sprintf("%.1f", v)
+		}
 		share := "-"
 		if row.writeIOPS > 0 && m["volume_write_ops_per_s"] > 0 {
 			share = fmt.Sprintf("%.0f%%", 100*m["volume_write_ops_per_s"]/row.writeIOPS)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%s\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%.1f\t%.0f%%\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%s\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%.0f\t%.1f\t%.0f%%\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t\n",
 			row.backend, row.gib, row.loaders, row.writeIOPS, m["volume_write_ops_per_s"], share, m["pages_written_per_s"], m["pages_mib_s"],
-			m["data_written_mib_s"], m["log_written_mib_s"], m["volume_write_mib_s"], m["volume_ios_held"], m["checkpoint_age_mib"], m["received_mib_s"], 100*m["server_cpu_util"],
+			m["data_written_mib_s"], m["log_written_mib_s"], m["volume_write_mib_s"], held, m["checkpoint_age_mib"], m["received_mib_s"], 100*m["server_cpu_util"],
 			m["total_s"], m["rows_per_s"], m["warnings"], m["table_mib"], row.price)
 	}
 	tw.Flush()
