@@ -244,3 +244,21 @@ func TestRowsNearTheLabsCeilingAreFlagged(t *testing.T) {
 		t.Errorf("loaded ceilings %v, %v", back.Ceilings, err)
 	}
 }
+
+// Backends that share one lab part share its measured ceiling: it is said once, naming them all.
+func TestASharedCeilingIsSaidOnce(t *testing.T) {
+	r := &Results{Schema: Schema, Scenario: counterSpec("a", "b", "c")}
+	for _, b := range []string{"a", "b", "c"} {
+		r.Cells = append(r.Cells, cell(b, 2, 1, 4, 3, 100, 100))
+	}
+	same := backend.Ceiling{ReadMiBs: 500, WriteMiBs: 200, Method: "probe"}
+	r.Ceilings = map[string]backend.Ceiling{"a": same, "b": {ReadMiBs: 90, WriteMiBs: 80, Method: "probe"}, "c": same}
+	r.Summarize()
+	var out bytes.Buffer
+	WriteTables(&out, r)
+	text := out.String()
+	if strings.Count(text, "own ceiling") != 2 || !strings.Contains(text, "ceiling for backends a, c on this machine: read 500 MiB/s") ||
+		!strings.Contains(text, "ceiling for backend b on this machine: read 90 MiB/s") {
+		t.Errorf("shared ceilings:\n%s", text)
+	}
+}

@@ -331,14 +331,29 @@ func writeMachineBound(w io.Writer, r *Results) {
 			rows = append(rows, fmt.Sprintf("%s %s (%s)", a.Backend, a.Point, why))
 		}
 	}
+	// Backends of one lab part (eight volume types) share one measured ceiling: said once.
+	var ceilings []string
+	backendsOf := map[string][]string{}
 	for _, b := range r.backendOrder() {
 		if c, ok := r.Ceilings[b]; ok {
 			iops := ""
 			if c.ReadIOPS > 0 || c.WriteIOPS > 0 {
 				iops = fmt.Sprintf("; small I/O read %.0f IOPS, write %.0f IOPS", c.ReadIOPS, c.WriteIOPS)
 			}
-			fmt.Fprintf(w, "\nthe lab's own ceiling for backend %s on this machine: read %.0f MiB/s, write %.0f MiB/s%s (%s)\n", b, c.ReadMiBs, c.WriteMiBs, iops, c.Method)
+			line := fmt.Sprintf("read %.0f MiB/s, write %.0f MiB/s%s (%s)", c.ReadMiBs, c.WriteMiBs, iops, c.Method)
+			if backendsOf[line] == nil {
+				ceilings = append(ceilings, line)
+			}
+			backendsOf[line] = append(backendsOf[line], b)
 		}
+	}
+	for _, line := range ceilings {
+		names := backendsOf[line]
+		which := "backend " + names[0]
+		if len(names) > 1 {
+			which = "backends " + strings.Join(names, ", ")
+		}
+		fmt.Fprintf(w, "\nthe lab's own ceiling for %s on this machine: %s\n", which, line)
 	}
 	if len(rows) > 0 {
 		fmt.Fprintf(w, "\nbound by this machine, not by the cloud model (CPU %.0f%% busy or more, or %.0f%% of the lab's ceiling): read these rows as this machine's limit\n  %s\n",
