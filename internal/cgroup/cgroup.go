@@ -84,7 +84,7 @@ func Remove(dir string) error {
 func Recorded(dir string) []string {
 	var found []string
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (d.Name() == RecordName || d.Name() == cpuRecordName) {
+		if err == nil && !d.IsDir() && (d.Name() == RecordName || strings.HasPrefix(d.Name(), cpuRecordName+".")) {
 			if data, err := os.ReadFile(path); err == nil && strings.HasPrefix(string(data), "/sys/fs/cgroup/") {
 				found = append(found, strings.TrimSpace(string(data)))
 			}

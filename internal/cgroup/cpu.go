@@ -24,7 +24,7 @@ type CPU struct {
 }
 
 // NewCPU makes a cpu cgroup named name limited to cpus CPUs per period, and records it in
-// workDir (a file of its own beside a memory cgroup's record).
+// workDir (a file of its own, beside a memory cgroup's record and other cpu cgroups').
 func NewCPU(name string, cpus float64, period time.Duration, workDir string) (*CPU, error) {
 	if cpus <= 0 || period < time.Millisecond || period > time.Second {
 		return nil, fmt.Errorf("cgroup %s: a CPU limit of %g CPUs per %v: want CPUs above 0 and a period of 1 ms to 1 s", name, cpus, period)
@@ -61,14 +61,15 @@ func NewCPU(name string, cpus float64, period time.Duration, workDir string) (*C
 			return nil, err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(workDir, cpuRecordName), []byte(c.Dir), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(workDir, cpuRecordName+"."+name), []byte(c.Dir), 0o644); err != nil {
 		c.Remove()
 		return nil, err
 	}
 	return c, nil
 }
 
-// cpuRecordName is the file naming a cpu cgroup in a work directory (Recorded finds it).
+// cpuRecordName begins the name of the file naming a cpu cgroup in a work directory, one file per
+// group (several app instances may share a directory); Recorded finds them.
 const cpuRecordName = "persistlab.cpu.cgroup"
 
 // Wrap is a command prefix that runs a program inside the cgroup, as Memory.Wrap does.
