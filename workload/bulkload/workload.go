@@ -51,6 +51,7 @@ var Metrics = []workload.Metric{
 	{Name: "rows_loaded", Unit: "count", HigherBetter: true},
 	{Name: "rows_per_s", Unit: "rows/s", HigherBetter: true},
 	{Name: "pages_written_per_s", Unit: "pages/s", HigherBetter: true, Help: "Innodb_pages_written: the seed's \"InnoDB pages written\""},
+	{Name: "pages_written", Unit: "pages", Help: "Innodb_pages_written's growth from the load's start to its last sample"},
 	{Name: "data_written_mib_s", Unit: "MiB/s", Help: "Innodb_data_written: data files, doublewrite included, redo not"},
 	{Name: "log_written_mib_s", Unit: "MiB/s", Help: "Innodb_os_log_written: redo log"},
 	{Name: "received_mib_s", Unit: "MiB/s", HigherBetter: true, Help: "Bytes_received: the seed's \"Network Bytes Received\""},
@@ -324,6 +325,7 @@ func (in *instance) Drive(ctx context.Context, _ time.Duration) (*workload.Resul
 	if err != nil {
 		return nil, fmt.Errorf("read the server's status: %w", err)
 	}
+	baseline := prev
 	prevCPU := in.serverCPU()
 	start := time.Now()
 	prevAt := start
@@ -377,6 +379,7 @@ loop:
 	res.Elapsed = time.Since(start)
 	sample()
 	m := res.Metrics
+	m["pages_written"] = prev["Innodb_pages_written"] - baseline["Innodb_pages_written"]
 	for _, r := range results {
 		if r.err != nil {
 			return nil, r.err
