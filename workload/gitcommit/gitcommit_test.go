@@ -223,8 +223,10 @@ func TestKilledMidRunCountsWhatWasAcknowledged(t *testing.T) {
 	if r.acked == 0 || n < r.acked || n > r.acked+1 {
 		t.Errorf("acknowledged %d commits, git has %d", r.acked, n)
 	}
-	if s := w.Inspect(dir, ""); !s.Exists || s.Count != n || s.Integrity != "ok" {
-		t.Errorf("inspect: %+v, want %d commits and ok", s, n)
+	// The kill may cut the `git init` of the file changed next: that one repository, holding
+	// nothing acknowledged, may fail fsck; every other one must pass.
+	if s := w.Inspect(dir, ""); !s.Exists || s.Count != n || (s.Integrity != "ok" && !strings.HasPrefix(s.Integrity, "1 of ")) {
+		t.Errorf("inspect: %+v, want %d commits and fsck passing on every repository but the one in flight", s, n)
 	}
 }
 
