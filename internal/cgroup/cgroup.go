@@ -59,8 +59,11 @@ func NewMemory(name string, limit int64, workDir string) (*Memory, error) {
 
 // Wrap is a command prefix that runs a program inside the cgroup: the shell moves itself into it,
 // then becomes the program (same pid, so signals and process groups work as without it).
-func (m *Memory) Wrap() []string {
-	return []string{"/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, m.Dir}
+func (m *Memory) Wrap() []string { return wrap(m.Dir) }
+
+// wrap is the command prefix that moves a program into the cgroup at dir before it runs.
+func wrap(dir string) []string {
+	return []string{"/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir}
 }
 
 // Remove deletes the cgroup once the processes in it are gone (it waits a little for them).

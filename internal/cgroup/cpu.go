@@ -73,9 +73,7 @@ func NewCPU(name string, cpus float64, period time.Duration, workDir string) (*C
 const cpuRecordName = "persistlab.cpu.cgroup"
 
 // Wrap is a command prefix that runs a program inside the cgroup, as Memory.Wrap does.
-func (c *CPU) Wrap() []string {
-	return []string{"/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, c.Dir}
-}
+func (c *CPU) Wrap() []string { return wrap(c.Dir) }
 
 // Throttling is what the CFS bandwidth limit did: periods with the group runnable, periods in
 // which it ran out of quota, and the time its threads waited for the next period.
