@@ -195,9 +195,11 @@ func TestCalibrationST1SequentialAndRandom(t *testing.T) {
 func TestCalibrationDeepQueueNoneLeftBehind(t *testing.T) {
 	v := startVolume(t, map[string]string{"type": "pd-ssd", "size": "100GiB"})
 	runFio(t, v.Dir, true, "--rw=write", "--bs=1M", "--iodepth=4")
+	const runMs = 2000
 	for range 2 {
 		r := runFio(t, v.Dir, false, "--rw=randread", "--bs=4k", "--iodepth=16", "--runtime=2s", "--time_based")
-		if !within(r.IOPS, 9000, 0.3) || r.LatMaxMs > 300 {
+		// Left behind means waiting a good part of the run: none may wait a seventh of it.
+		if !within(r.IOPS, 9000, 0.3) || r.LatMaxMs > runMs/7 {
 			t.Errorf("pd-ssd 100 GiB random 4 KiB reads at depth 16: %.0f IOPS (want about 9000), longest %.1f ms against a mean of %.2f", r.IOPS, r.LatMaxMs, r.LatMeanMs)
 		}
 	}
