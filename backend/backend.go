@@ -36,9 +36,11 @@ type Crasher interface {
 }
 
 // MultiInstance is a backend that several app instances can share at once, each through its own
-// mount (gcsfuse): what Cloud Run does when it scales a service out.
+// mount (gcsfuse): what Cloud Run does when it scales a service out. wrap is the new instance's
+// command prefix for its helper processes, as Env.Wrap is the first's (each instance has its own
+// CPU limit).
 type MultiInstance interface {
-	AddInstance(ctx context.Context) (Target, error)
+	AddInstance(ctx context.Context, wrap []string) (Target, error)
 }
 
 // Positioner is a backend that records, at Crash, the replication position it had reached, and
@@ -93,8 +95,12 @@ type Target struct {
 
 // Env is what a backend is given to start from.
 type Env struct {
-	WorkDir string            // a fresh directory this backend owns for one cell
-	CPUs    []int             // CPUs of the system under test; helper processes run there too
+	WorkDir string // a fresh directory this backend owns for one cell
+	CPUs    []int  // CPUs of the system under test; helper processes run there too
+	// Wrap, when set, is a command prefix that runs a helper process (gcsfuse, Litestream) inside
+	// the instance's CPU limit, where the app runs too: a container's limit covers every process
+	// in it. A backend puts it before every helper it starts for the instance.
+	Wrap    []string
 	Options map[string]string // from the scenario's backends[].options
 	Needs   Needs             // what the workload asks of it; New refuses what it cannot serve
 	// Keep leaves the data in WorkDir after Stop (run --keep), for a user to look at; processes

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/internal/cgroup"
 	"persistlab/internal/sysinfo"
 	"persistlab/report"
 	"persistlab/scenario"
@@ -32,6 +34,7 @@ type cellLife struct {
 	be      backend.Backend
 	params  workload.Params
 	stops   []func(context.Context) error
+	limits  []*cgroup.CPU // each instance's CPU limit (cpu_quota), the first made with the backend
 }
 
 // open makes the cell's directory and its backend.
@@ -44,14 +47,19 @@ func (r *run) open(cell scenario.Cell) (*cellLife, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	be, err := backend.New(entry.Name, backend.Env{WorkDir: dir, CPUs: r.res.Placement.AppCPUs, Options: entry.Options, Needs: r.info.Needs, Keep: r.opts.Keep})
+	l := &cellLife{r: r, cell: cell, dir: dir, cellDir: dir, params: r.params(cell)}
+	limit, err := l.newLimit()
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range be.Versions() {
+	l.be, err = backend.New(entry.Name, backend.Env{WorkDir: dir, CPUs: r.res.Placement.AppCPUs, Wrap: wrapOf(limit), Options: entry.Options, Needs: r.info.Needs, Keep: r.opts.Keep})
+	if err != nil {
+		return nil, errors.Join(err, l.removeLimits())
+	}
+	for k, v := range l.be.Versions() {
 		r.res.Versions[k] = v
 	}
-	return &cellLife{r: r, cell: cell, dir: dir, cellDir: dir, be: be, params: r.params(cell)}, nil
+	return l, nil
 }
 
 // cellDirName names a cell's directory (labels are restricted to file-name characters).
@@ -60,7 +68,8 @@ func cellDirName(cell scenario.Cell) string {
 }
 
 // startBackend starts the backend and records its file system, and the versions it learns only
-// once started (a user's server's).
+// once started (a user's server's). The target's programs run inside the first instance's CPU
+// limit, if any.
 func (l *cellLife) startBackend(ctx context.Context) (backend.Target, error) {
 	t, err := l.be.Start(ctx)
 	if err != nil {
@@ -70,7 +79,29 @@ func (l *cellLife) startBackend(ctx context.Context) (backend.Target, error) {
 		l.r.res.Versions[k] = v
 	}
 	l.r.res.Machine.FileSystems[t.Dir] = sysinfo.FileSystemOf(t.Dir)
-	return t, nil
+	return within(t, l.firstLimit())
+}
+
+// firstLimit is the CPU limit of the instance the backend started with (a recovered instance
+// takes it over), nil without one.
+func (l *cellLife) firstLimit() *cgroup.CPU {
+	if len(l.limits) == 0 {
+		return nil
+	}
+	return l.limits[0]
+}
+
+// addInstance starts another instance on a backend several can share, with a CPU limit of its own.
+func (l *cellLife) addInstance(ctx context.Context, multi backend.MultiInstance) (backend.Target, error) {
+	limit, err := l.newLimit()
+	if err != nil {
+		return backend.Target{}, err
+	}
+	t, err := multi.AddInstance(ctx, wrapOf(limit))
+	if err != nil {
+		return t, err
+	}
+	return within(t, limit)
 }
 
 // startWorkload starts a workload instance on target; close stops it.
@@ -102,6 +133,9 @@ func (l *cellLife) close(ctx context.Context, failure *string) {
 	defer cancel()
 	if err := l.be.Stop(c); err != nil && *failure == "" {
 		*failure = "backend stop: " + err.Error()
+	}
+	if err := l.removeLimits(); err != nil && *failure == "" {
+		*failure = err.Error()
 	}
 }
 

@@ -113,6 +113,9 @@ func (r *run) crashCell(ctx context.Context, cell scenario.Cell, killAfter time.
 	if err != nil {
 		return fail(err)
 	}
+	if target, err = within(target, life.firstLimit()); err != nil { // the new instance, same limit
+		return fail(err)
+	}
 	found := inspector.Inspect(target.Dir, "") // before the new instance touches it
 	out.DBExisted, out.Integrity = found.Exists, found.Integrity
 	again, err := life.startWorkload(ctx, target)

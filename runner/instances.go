@@ -37,7 +37,7 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 	}
 	targets := []backend.Target{first}
 	for len(targets) < n {
-		t, err := multi.AddInstance(ctx)
+		t, err := life.addInstance(ctx, multi)
 		if err != nil {
 			return fail(err)
 		}
@@ -59,7 +59,7 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 		return fail(err)
 	}
 	before := inspector.Inspect(first.Dir, "")
-	statsBefore := life.be.Stats()
+	statsBefore, throttledBefore := life.be.Stats(), life.throttling()
 	results := make([]*workload.Result, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -72,6 +72,7 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 	}
 	wg.Wait()
 	out.BackendStats = statsDelta(statsBefore, life.be.Stats())
+	throttledAfter := life.throttling()
 	merged := workload.NewResult()
 	histograms := map[string]*measure.Recorder{} // each instance's, merged by name
 	for i, res := range results {
@@ -125,13 +126,16 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 			return fail(err)
 		}
 	}
-	fresh, err := multi.AddInstance(ctx)
+	fresh, err := multi.AddInstance(ctx, nil) // only to read what persisted
 	if err != nil {
 		return fail(err)
 	}
 	after := inspector.Inspect(fresh.Dir, "")
 	delta := after.Count - before.Count
 	merged.Metrics["instances"] = float64(n)
+	if len(life.limits) > 0 {
+		r.recordThrottling(throttledBefore, throttledAfter, merged.Metrics)
+	}
 	merged.Metrics["count_delta"] = float64(delta)
 	merged.Metrics["lost_updates"] = max(0, merged.Metrics["ok"]-float64(delta))
 	merged.Facts["integrity"] = after.Integrity

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/internal/cgroup"
 	"persistlab/internal/mounts"
 	"persistlab/internal/proc"
 	"persistlab/internal/sysinfo"
@@ -286,6 +287,9 @@ func prepare(ctx context.Context, spec *scenario.Spec, opts Options) (*run, erro
 			if n == "cpus" {
 				return nil, fail("sweep."+a.Name, a.Text, "no sweep of cpus: CPUs are placed once per run; run once per value with --set cpus=N")
 			}
+			if (n == QuotaParam || n == PeriodParam) && spec.ShareBackend {
+				return nil, fail("sweep."+a.Name, a.Text, "no sweep of "+n+" with share_backend: the instance's CPU limit is made with the backend the cells share")
+			}
 		}
 	}
 	for _, c := range cells {
@@ -297,6 +301,14 @@ func prepare(ctx context.Context, spec *scenario.Spec, opts Options) (*run, erro
 			case spec.ShareBackend:
 				return nil, fail("workload.instances (at "+point+")", strconv.Itoa(n), "1 with share_backend: each multi-instance cell mounts its own instances")
 			}
+		}
+	}
+	for _, c := range cells {
+		if cpus, _ := quotaOf(r.params(c)); cpus > 0 {
+			if err := cgroup.CheckCPU(); err != nil {
+				return nil, fail("workload."+QuotaParam+" (at "+c.Point(spec.Sweep)+")", r.params(c)[QuotaParam], "0 on this machine: "+err.Error())
+			}
+			break
 		}
 	}
 	checked := map[string]bool{}

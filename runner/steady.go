@@ -91,12 +91,14 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 	}
 	before := life.be.Stats()
 	busy0, total0, _ := proc.MachineCPU()
+	throttled0 := life.throttling()
 	stopSampling := sampleBackend(life.be, time.Duration(r.spec.Duration))
 	res, err := in.Drive(ctx, time.Duration(r.spec.Duration))
 	series := stopSampling()
 	if err != nil {
 		return fail(err)
 	}
+	throttled1 := life.throttling()
 	busy1, total1, _ := proc.MachineCPU()
 	if ctx.Err() != nil {
 		return fail(context.Cause(ctx))
@@ -111,6 +113,9 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 	maps.Copy(out.Series, series)
 	// The whole machine's busy share: near 1, the cell measured this machine, not the cloud model.
 	out.Metrics[MachineCPUMetric] = proc.MachineBusy(busy0, total0, busy1, total1)
+	if len(life.limits) > 0 {
+		r.recordThrottling(throttled0, throttled1, out.Metrics)
+	}
 	if lr, ok := life.be.(backend.LagReporter); ok && !res.LastWrite.IsZero() {
 		if lag, err := lr.ReplicationLag(ctx, res.LastWrite); err == nil {
 			out.Metrics["replication_lag_ms"] = float64(lag) / float64(time.Millisecond)

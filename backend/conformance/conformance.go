@@ -134,7 +134,7 @@ func Run(t *testing.T, newBackend func(workDir string) (backend.Backend, error),
 		if err := writeSynced(filepath.Join(first.Dir, "one.bin"), payload); err != nil {
 			t.Fatal(err)
 		}
-		second, err := multi.AddInstance(ctx)
+		second, err := multi.AddInstance(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,7 +131,7 @@ func (g *GCSFuse) Start(ctx context.Context) (backend.Target, error) {
 	if err := reachable(ctx, g.endpointInUse, g.bucket); err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: bucket %q at %s unreachable: %w", Name, g.bucket, g.endpointInUse, err)
 	}
-	return g.mountInstance(ctx)
+	return g.mountInstance(ctx, g.env.Wrap)
 }
 
 // current is the instance the workload uses, or nil before the first mount.
@@ -142,8 +143,9 @@ func (g *GCSFuse) current() *instance {
 }
 
 // mountInstance starts a new instance: its own mount point, staging and cache directories, and
-// gcsfuse process, mounting the same bucket. It waits until the mount is up.
-func (g *GCSFuse) mountInstance(ctx context.Context) (backend.Target, error) {
+// gcsfuse process (run behind wrap, the instance's CPU limit), mounting the same bucket. It waits
+// until the mount is up.
+func (g *GCSFuse) mountInstance(ctx context.Context, wrap []string) (backend.Target, error) {
 	dir := func(kind string) string {
 		if len(g.instances) == 0 {
 			return filepath.Join(g.env.WorkDir, kind)
@@ -169,7 +171,7 @@ func (g *GCSFuse) mountInstance(ctx context.Context) (backend.Target, error) {
 	args = append(args, g.flags...)
 	args = append(args, g.bucket, in.mount)
 	log := filepath.Join(g.env.WorkDir, "gcsfuse.log")
-	child, err := proc.Start("gcsfuse", log, os.Environ(), tools.Pinned(g.env.CPUs, args...)...)
+	child, err := proc.Start("gcsfuse", log, os.Environ(), append(slices.Clone(wrap), tools.Pinned(g.env.CPUs, args...)...)...)
 	if err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
@@ -195,8 +197,8 @@ func (g *GCSFuse) mountInstance(ctx context.Context) (backend.Target, error) {
 
 // AddInstance mounts the same bucket from another instance, as a second Cloud Run instance of
 // one service does.
-func (g *GCSFuse) AddInstance(ctx context.Context) (backend.Target, error) {
-	return g.mountInstance(ctx)
+func (g *GCSFuse) AddInstance(ctx context.Context, wrap []string) (backend.Target, error) {
+	return g.mountInstance(ctx, wrap)
 }
 
 // Crash kills the current instance's gcsfuse with SIGKILL, detaches its mount, and throws away
@@ -220,7 +222,7 @@ func (g *GCSFuse) Crash() error {
 
 // Recover mounts the bucket again from a fresh instance: new mount point, empty staging and cache.
 func (g *GCSFuse) Recover(ctx context.Context) (backend.Target, error) {
-	return g.mountInstance(ctx)
+	return g.mountInstance(ctx, g.env.Wrap)
 }
 
 func reachable(ctx context.Context, endpoint, bucketName string) error {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"persistlab/backend"
@@ -107,7 +108,7 @@ func (l *Litestream) startReplicate(ctx context.Context) (backend.Target, error)
 		return backend.Target{}, err
 	}
 	child, _, err := proc.StartAndWaitFor("litestream", filepath.Join(l.env.WorkDir, "litestream.log"), l.environ(), "replicating to", 30*time.Second,
-		tools.Pinned(l.env.CPUs, l.bin, "replicate", "-config", config)...)
+		append(slices.Clone(l.env.Wrap), tools.Pinned(l.env.CPUs, l.bin, "replicate", "-config", config)...)...)
 	if err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}

@@ -31,14 +31,11 @@ func NewCPU(name string, cpus float64, period time.Duration, workDir string) (*C
 	}
 	periodUs := period.Microseconds()
 	quotaUs := int64(cpus * float64(periodUs))
-	c := &CPU{}
-	if _, err := os.Stat("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"); err == nil {
-		c.Dir = filepath.Join("/sys/fs/cgroup/cpu", name)
-	} else if data, err := os.ReadFile("/sys/fs/cgroup/cgroup.subtree_control"); err == nil && strings.Contains(string(data), "cpu") {
-		c.Dir, c.v2 = filepath.Join("/sys/fs/cgroup", name), true
-	} else {
-		return nil, errors.New("no cpu cgroup controller (cgroup v1 cpu, or v2 with cpu enabled) on this machine")
+	base, v2, err := cpuRoot()
+	if err != nil {
+		return nil, err
 	}
+	c := &CPU{Dir: filepath.Join(base, name), v2: v2}
 	if err := os.Mkdir(c.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cgroup %s: %w", c.Dir, err)
 	}
@@ -68,9 +65,30 @@ func NewCPU(name string, cpus float64, period time.Duration, workDir string) (*C
 	return c, nil
 }
 
+// CheckCPU says whether this machine can make cpu cgroups with a bandwidth limit.
+func CheckCPU() error {
+	_, _, err := cpuRoot()
+	return err
+}
+
+// cpuRoot is where cpu cgroups are made.
+func cpuRoot() (dir string, v2 bool, err error) {
+	if _, err := os.Stat("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"); err == nil {
+		return "/sys/fs/cgroup/cpu", false, nil
+	}
+	if data, err := os.ReadFile("/sys/fs/cgroup/cgroup.subtree_control"); err == nil && strings.Contains(string(data), "cpu") {
+		return "/sys/fs/cgroup", true, nil
+	}
+	return "", false, errors.New("no cpu cgroup controller (cgroup v1 cpu, or v2 with cpu enabled) on this machine")
+}
+
 // cpuRecordName begins the name of the file naming a cpu cgroup in a work directory, one file per
 // group (several app instances may share a directory); Recorded finds them.
 const cpuRecordName = "persistlab.cpu.cgroup"
+
+// V2 says the group is in the unified hierarchy (cgroup v2), where a process is in one group only:
+// wrapping a program in a second group there takes it out of this one.
+func (c *CPU) V2() bool { return c.v2 }
 
 // Wrap is a command prefix that runs a program inside the cgroup, as Memory.Wrap does.
 func (c *CPU) Wrap() []string { return wrap(c.Dir) }

@@ -13,12 +13,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	appcounter "persistlab/app/counter"
 	"persistlab/backend"
-	"persistlab/internal/cgroup"
 	"persistlab/internal/proc"
 	"persistlab/measure"
 	"persistlab/scenario"
@@ -44,7 +42,7 @@ var Params = []scenario.Param{
 	{Name: "cpu_per_request", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "the app's own CPU per request besides SQLite's (a framework's cost)"},
 	{Name: "max_conns", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "SQLite connection pool (0: Rails' 5)"},
 	{Name: "threads", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "requests the app serves at once, the rest queued as in Puma (Rails 8: 3; 0: no limit)"},
-	{Name: "cpu_quota", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on the app: this many CPUs of time per cpu_period on any cores (CFS bandwidth; 0: none)"},
+	{Name: "cpu_quota", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on each instance (app, gcsfuse, Litestream): this many CPUs of time per cpu_period on any cores (CFS bandwidth; 0: none)"},
 	{Name: "cpu_period", Kind: scenario.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota (100ms: as Docker and Kubernetes set it)"},
 	{Name: "gvl", Kind: scenario.KindBool, Default: "false", Help: "one process-wide lock over each request's CPU work and SQLite statement, as Ruby's GVL"},
 }
@@ -119,8 +117,6 @@ type settings struct {
 	vus, instances, cpus, maxConns int
 	threads                        int
 	gvl                            bool
-	cpuQuota                       float64
-	cpuPeriod                      time.Duration
 	mode, method, path             string
 	rate                           float64
 	timeout, cpuPerRequest         time.Duration
@@ -150,8 +146,6 @@ func read(p workload.Params) (settings, error) {
 	}
 	s.vus, s.instances, s.cpus, s.maxConns, s.threads = atoi("vus"), atoi("instances"), atoi("cpus"), atoi("max_conns"), atoi("threads")
 	s.gvl, _ = scenario.ParseBool(p["gvl"])
-	s.cpuQuota, _ = strconv.ParseFloat(p["cpu_quota"], 64)
-	s.cpuPeriod = dur("cpu_period")
 	s.mode, s.method, s.path = p["mode"], p["method"], p["path"]
 	s.timeout, s.cpuPerRequest = dur("timeout"), dur("cpu_per_request")
 	s.rate, _ = strconv.ParseFloat(p["rate"], 64)
@@ -228,26 +222,12 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	for i := 2; fileExists(log); i++ { // a recovered or second instance logs beside the first
 		log = filepath.Join(env.CellDir, fmt.Sprintf("app-%d.log", i))
 	}
-	command := inInstance(args...)
-	var limit *cgroup.CPU
-	if s.cpuQuota > 0 {
-		name := fmt.Sprintf("persistlab-app-%d-%d", os.Getpid(), cgroupSeq.Add(1))
-		if limit, err = cgroup.NewCPU(name, s.cpuQuota, s.cpuPeriod, env.CellDir); err != nil {
-			return nil, fmt.Errorf("workload.cpu_quota: %w", err)
-		}
-		command = append(limit.Wrap(), command...)
-	}
-	child, line, err := proc.StartAndWaitFor("counter app", log, os.Environ(), appcounter.ListeningMarker, 30*time.Second, command...)
+	child, line, err := proc.StartAndWaitFor("counter app", log, os.Environ(), appcounter.ListeningMarker, 30*time.Second, inInstance(args...)...)
 	if err != nil {
-		if limit != nil {
-			limit.Remove()
-		}
 		return nil, err
 	}
-	return &instance{s: s, child: child, url: line[len(appcounter.ListeningMarker):], cpus: len(env.CPUs), limit: limit}, nil
+	return &instance{s: s, child: child, url: line[len(appcounter.ListeningMarker):], cpus: len(env.CPUs)}, nil
 }
-
-var cgroupSeq atomic.Int64
 
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
@@ -260,7 +240,6 @@ type instance struct {
 	child *proc.Child
 	url   string // http://127.0.0.1:PORT
 	cpus  int    // the app's pinned CPUs, 0 if not pinned
-	limit *cgroup.CPU
 }
 
 func (in *instance) config(d time.Duration, share workload.Share) Config {
@@ -283,13 +262,11 @@ func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Resul
 		return nil, fmt.Errorf("read count before run: %w", err)
 	}
 	cpuBefore, _ := proc.CPUTime(in.child.Pid())
-	throttledBefore := in.throttling()
 	r, err := Run(ctx, in.config(d, workload.Share{}))
 	if err != nil {
 		return nil, err
 	}
 	cpuAfter, _ := proc.CPUTime(in.child.Pid())
-	throttledAfter := in.throttling()
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
@@ -302,24 +279,7 @@ func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Resul
 	out.Metrics["lost_updates"] = float64(max(0, r.OK-(after-before)))
 	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
 	out.Metrics["app_cpu_util"] = cpuUtil(cpuAfter-cpuBefore, r.Elapsed, in.cpus)
-	if in.limit != nil {
-		periods := throttledAfter.Periods - throttledBefore.Periods
-		out.Metrics["app_throttled_periods"] = float64(throttledAfter.Throttled - throttledBefore.Throttled)
-		if periods > 0 {
-			out.Metrics["app_throttled_share"] = out.Metrics["app_throttled_periods"] / float64(periods)
-		}
-		out.Metrics["app_throttled_s"] = (throttledAfter.Waited - throttledBefore.Waited).Seconds()
-	}
 	return out, nil
-}
-
-// throttling reads the app's CPU limit's counters (zero without a limit).
-func (in *instance) throttling() cgroup.Throttling {
-	if in.limit == nil {
-		return cgroup.Throttling{}
-	}
-	t, _ := in.limit.Throttling()
-	return t
 }
 
 // DriveAcked implements workload.Acknowledged: load with every acknowledgement recorded, until d
@@ -422,9 +382,5 @@ func (in *instance) Count(ctx context.Context) (int64, error) {
 // Stop stops the app by its process id (SIGTERM, then SIGKILL): it closes its database, as Cloud
 // Run's SIGTERM lets it.
 func (in *instance) Stop(ctx context.Context) error {
-	err := in.child.Stop(ctx)
-	if in.limit != nil {
-		err = errors.Join(err, in.limit.Remove())
-	}
-	return err
+	return in.child.Stop(ctx)
 }

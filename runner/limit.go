@@ -1,0 +1,112 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"persistlab/backend"
+	"persistlab/internal/cgroup"
+	"persistlab/workload"
+)
+
+// The instance's CPU limit: a workload that declares cpu_quota (and cpu_period) runs each emulated
+// instance in a cpu cgroup of its own with that CFS bandwidth limit, the app and the backend's
+// helpers (gcsfuse, Litestream) together, as a container's limit covers every process in it. The
+// runner owns it, as it owns CPU placement (cpus), so that no backend knows the workload.
+const (
+	QuotaParam  = "cpu_quota"
+	PeriodParam = "cpu_period"
+)
+
+// Metrics of a cell run under a CPU limit, summed over its instances.
+const (
+	ThrottledPeriodsMetric = "cpu_throttled_periods" // CFS periods in which the instance ran out of quota
+	ThrottledShareMetric   = "cpu_throttled_share"   // of the periods it was runnable in
+	ThrottledSecondsMetric = "cpu_throttled_s"       // its threads' time waiting for the next period
+)
+
+// quotaOf reads a cell's CPU limit; 0 CPUs: none. The workload has checked the values' bounds.
+func quotaOf(p workload.Params) (cpus float64, period time.Duration) {
+	cpus, _ = strconv.ParseFloat(p[QuotaParam], 64)
+	period, err := time.ParseDuration(p[PeriodParam])
+	if err != nil || period == 0 {
+		period = cgroup.DefaultCPUPeriod
+	}
+	return cpus, period
+}
+
+var limitSeq atomic.Int64
+
+// newLimit makes the next instance's CPU limit in the cell, recorded in its directory so that
+// `persistlab clean` removes a killed run's; nil without cpu_quota.
+func (l *cellLife) newLimit() (*cgroup.CPU, error) {
+	cpus, period := quotaOf(l.params)
+	if cpus <= 0 {
+		return nil, nil
+	}
+	name := fmt.Sprintf("persistlab-instance-%d-%d", os.Getpid(), limitSeq.Add(1))
+	c, err := cgroup.NewCPU(name, cpus, period, l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("workload.%s: %w", QuotaParam, err)
+	}
+	l.limits = append(l.limits, c)
+	return c, nil
+}
+
+// wrapOf is the command prefix that runs a program inside limit c (none without a limit).
+func wrapOf(c *cgroup.CPU) []string {
+	if c == nil {
+		return nil
+	}
+	return c.Wrap()
+}
+
+// within puts the programs a workload runs on target inside limit c, before the backend's own
+// prefix (a volume's memory cgroup).
+func within(target backend.Target, c *cgroup.CPU) (backend.Target, error) {
+	if c == nil {
+		return target, nil
+	}
+	if c.V2() && len(target.Wrap) > 0 {
+		return target, fmt.Errorf("workload.%s: this backend runs its instance in a cgroup of its own, and under cgroup v2 a process is in one cgroup only (the CPU limit would be lost): needs cgroup v1 or no %s", QuotaParam, QuotaParam)
+	}
+	target.Wrap = append(wrapOf(c), target.Wrap...)
+	return target, nil
+}
+
+// throttling sums what the cell's CPU limits did so far.
+func (l *cellLife) throttling() cgroup.Throttling {
+	var sum cgroup.Throttling
+	for _, c := range l.limits {
+		t, _ := c.Throttling()
+		sum.Periods += t.Periods
+		sum.Throttled += t.Throttled
+		sum.Waited += t.Waited
+	}
+	return sum
+}
+
+// recordThrottling adds what the CPU limits did between two readings to a cell's metrics.
+func (r *run) recordThrottling(before, after cgroup.Throttling, metrics map[string]float64) {
+	periods := after.Periods - before.Periods
+	metrics[ThrottledPeriodsMetric] = float64(after.Throttled - before.Throttled)
+	if periods > 0 {
+		metrics[ThrottledShareMetric] = metrics[ThrottledPeriodsMetric] / float64(periods)
+	}
+	metrics[ThrottledSecondsMetric] = (after.Waited - before.Waited).Seconds()
+	r.res.Units[ThrottledPeriodsMetric], r.res.Units[ThrottledShareMetric], r.res.Units[ThrottledSecondsMetric] = "count", "share", "s"
+}
+
+// removeLimits removes the cell's CPU limits once their processes are gone.
+func (l *cellLife) removeLimits() error {
+	var errs []error
+	for _, c := range l.limits {
+		errs = append(errs, c.Remove())
+	}
+	l.limits = nil
+	return errors.Join(errs...)
+}
