@@ -175,7 +175,28 @@ func (a *App) run(ctx context.Context, stmt *sql.Stmt, work bool) (int64, error)
 	if work {
 		a.work.Do()
 	}
+	// Stepped to its end, not read as one row and reset: SQLite runs the WAL hook, and with it the
+	// automatic checkpoint every 1,000 pages, only when a statement steps to SQLITE_DONE
+	// (sqlite3Step's doWalCallbacks). Rails' update_all steps to the end; a reset after the
+	// RETURNING row would commit without ever checkpointing, and the WAL would grow forever.
+	rows, err := stmt.QueryContext(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
 	var n int64
-	err := stmt.QueryRowContext(ctx).Scan(&n)
-	return n, err
+	found := false
+	for rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			return 0, err
+		}
+		found = true
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if !found {
+		return 0, sql.ErrNoRows
+	}
+	return n, nil
 }

@@ -255,3 +255,31 @@ func TestThreadsAndGVLBoundConcurrency(t *testing.T) {
 		}
 	}
 }
+
+// SQLite checkpoints a WAL database automatically once its log holds 1,000 pages, but only from a
+// statement stepped to its end: thousands of single-page commits keep the log near 1,000 pages
+// (the file is reused from its start after each checkpoint) instead of one page per commit.
+func TestWritesCheckpointTheWAL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	a, err := Open(Options{DBPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	srv := httptest.NewServer(a.Handler())
+	defer srv.Close()
+	const commits = 5000
+	for i := 0; i < commits; i++ {
+		if code, _ := post(t, srv.URL+"/count_up"); code != 200 {
+			t.Fatalf("HTTP %d", code)
+		}
+	}
+	info, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := info.Size() / (4096 + 24) // a WAL frame: a page and its header
+	if pages > 2*1000 {
+		t.Errorf("WAL of %d pages after %d commits: never checkpointed", pages, commits)
+	}
+}
