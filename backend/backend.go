@@ -57,6 +57,21 @@ type Sampler interface {
 	SampledStats() []string
 }
 
+// Timeline is a backend whose writes to the cloud are worth lining up with a cell's latency over
+// time: gcsfuse uploads a file when SQLite syncs it (at a WAL checkpoint), Litestream at each sync
+// interval. The runner records each write of the measured run.
+type Timeline interface {
+	WritesSince(t time.Time) []Write
+}
+
+// Write is one completed write to the cloud: what it wrote (a kind a reader can tell apart: a
+// file's name, "wal segment"), when it started and ended, and its bytes.
+type Write struct {
+	What          string
+	Started, Done time.Time
+	Bytes         int64
+}
+
 // CeilingProber is a backend whose lab part (the emulated bucket or volume) runs on this machine:
 // it measures what that part moves with the cloud model off, so a result near it can be flagged
 // as bound by this machine rather than by the model. A backend on a real cloud service has no

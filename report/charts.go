@@ -154,6 +154,11 @@ func counterCharts(r *Results) ([]Chart, error) {
 			charts = append(charts, c)
 		}
 	}
+	for _, b := range r.backendOrder() {
+		if c, ok := momentsChart(r, b); ok {
+			charts = append(charts, c)
+		}
+	}
 	return charts, nil
 }
 

@@ -73,6 +73,7 @@ func counterTables(w io.Writer, r *Results) {
 		}
 	}
 	writeInstancesNote(w, r)
+	writeMoments(w, r)
 }
 
 // rowMark flags a row whose share of failed requests passed the threshold.

@@ -14,6 +14,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/internal/cgroup"
+	"persistlab/measure"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -191,5 +192,20 @@ func TestInstanceCPULimitHoldsAppAndHelpers(t *testing.T) {
 		case quota != "0" && (c.M(ThrottledShareMetric) < 0.5 || c.M(ThrottledSecondsMetric) <= 0):
 			t.Errorf("cell %s under 0.2 CPU: throttled share %v, waited %v s", c.Point(spec.Sweep), c.M(ThrottledShareMetric), c.M(ThrottledSecondsMetric))
 		}
+	}
+}
+
+// Each write to the cloud becomes a point of its kind's series: when it ended, how long it took.
+func TestWriteSeriesPlacesEachWriteAtItsEnd(t *testing.T) {
+	start := time.Now()
+	series := map[string][]measure.Point{}
+	writeSeries([]backend.Write{
+		{What: "counter.db", Started: start.Add(time.Second), Done: start.Add(1500 * time.Millisecond)},
+		{What: "counter.db-wal", Started: start.Add(2 * time.Second), Done: start.Add(2020 * time.Millisecond)},
+		{What: "counter.db", Started: start.Add(3 * time.Second), Done: start.Add(3010 * time.Millisecond)},
+	}, start, series)
+	db, wal := series["write.counter.db"], series["write.counter.db-wal"]
+	if len(db) != 2 || db[0].T != 1.5 || db[0].V != 500 || db[1].T != 3.01 || db[1].V != 10 || len(wal) != 1 || wal[0].V != 20 {
+		t.Errorf("series %+v", series)
 	}
 }

@@ -92,13 +92,20 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 	before := life.be.Stats()
 	busy0, total0, _ := proc.MachineCPU()
 	throttled0 := life.throttling()
-	stopSampling := sampleBackend(life.be, time.Duration(r.spec.Duration))
+	stopSampling := sampleCell(life.readings(), time.Duration(r.spec.Duration))
+	driveStart := time.Now()
 	res, err := in.Drive(ctx, time.Duration(r.spec.Duration))
 	series := stopSampling()
 	if err != nil {
 		return fail(err)
 	}
 	throttled1 := life.throttling()
+	if tl, ok := life.be.(backend.Timeline); ok {
+		if series == nil {
+			series = map[string][]measure.Point{}
+		}
+		writeSeries(tl.WritesSince(driveStart), driveStart, series)
+	}
 	busy1, total1, _ := proc.MachineCPU()
 	if ctx.Err() != nil {
 		return fail(context.Cause(ctx))
@@ -133,27 +140,50 @@ const (
 	MaxSamples     = 400
 )
 
-// sampleBackend records, until the returned function is called, the counters a backend wants seen
-// over time (backend.Sampler), as series named "backend.KEY" in seconds since the start. Nothing
-// runs for a backend that wants none.
-func sampleBackend(be backend.Backend, expected time.Duration) (stop func() map[string][]measure.Point) {
-	sampler, ok := be.(backend.Sampler)
-	if !ok || len(sampler.SampledStats()) == 0 {
+// readings are the counters a cell wants seen over time, not only as totals: those a backend
+// names (backend.Sampler: a volume's burst credits draining), as "backend.KEY", and the time its
+// instances waited for their CPU limit, as "instance.cpu_throttled_s". Nil when there are none.
+func (l *cellLife) readings() func() map[string]float64 {
+	var keys []string
+	if sampler, ok := l.be.(backend.Sampler); ok {
+		keys = sampler.SampledStats()
+	}
+	if len(keys) == 0 && len(l.limits) == 0 {
+		return nil
+	}
+	return func() map[string]float64 {
+		out := map[string]float64{}
+		if len(keys) > 0 {
+			st := l.be.Stats()
+			for _, k := range keys {
+				if v, ok := st[k]; ok {
+					out["backend."+k] = v
+				}
+			}
+		}
+		if len(l.limits) > 0 {
+			out["instance."+ThrottledSecondsMetric] = l.throttling().Waited.Seconds()
+		}
+		return out
+	}
+}
+
+// sampleCell records read's values, until the returned function is called, as series in seconds
+// since the start. Nothing runs when read is nil.
+func sampleCell(read func() map[string]float64, expected time.Duration) (stop func() map[string][]measure.Point) {
+	if read == nil {
 		return func() map[string][]measure.Point { return nil }
 	}
-	keys := sampler.SampledStats()
 	every := max(SampleInterval, expected/MaxSamples)
 	series := map[string][]measure.Point{}
 	start := time.Now()
 	var tick *time.Ticker
 	take := func() {
-		st, t := be.Stats(), time.Since(start).Seconds()
+		values, t := read(), time.Since(start).Seconds()
 		full := false
-		for _, k := range keys {
-			if v, ok := st[k]; ok {
-				series["backend."+k] = append(series["backend."+k], measure.Point{T: t, V: v})
-				full = full || len(series["backend."+k]) >= 2*MaxSamples
-			}
+		for k, v := range values {
+			series[k] = append(series[k], measure.Point{T: t, V: v})
+			full = full || len(series[k]) >= 2*MaxSamples
 		}
 		if full && tick != nil { // a cell longer than expected (one that runs to its own end): halve
 			for k, s := range series {
@@ -183,6 +213,15 @@ func sampleBackend(be backend.Backend, expected time.Duration) (stop func() map[
 		close(done)
 		<-finished
 		return series
+	}
+}
+
+// writeSeries records each write to the cloud as a point of series "write.WHAT": when it ended,
+// in seconds since start, and how long it took, in ms.
+func writeSeries(writes []backend.Write, start time.Time, series map[string][]measure.Point) {
+	for _, w := range writes {
+		key := "write." + w.What
+		series[key] = append(series[key], measure.Point{T: w.Done.Sub(start).Seconds(), V: float64(w.Done.Sub(w.Started)) / float64(time.Millisecond)})
 	}
 }
 

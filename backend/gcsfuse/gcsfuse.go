@@ -277,6 +277,27 @@ func (g *GCSFuse) Stop(ctx context.Context) error {
 // download to reach their pace, little enough to cost a few seconds per run.
 const DefaultCeilingProbe = 256 << 20
 
+// WritesSince implements backend.Timeline: the lab bucket's object writes, named by object, with
+// gcsfuse's temporary objects as one kind (it syncs a file that grew by uploading the new part
+// under .gcsfuse_tmp/ and composing it onto the object). A bucket not in the lab has none.
+func (g *GCSFuse) WritesSince(t time.Time) []backend.Write {
+	if g.lab == nil {
+		return nil
+	}
+	var out []backend.Write
+	for _, w := range g.lab.WritesSince(t) {
+		what := strings.TrimPrefix(w.Object, g.bucket+"/")
+		if strings.HasPrefix(what, tmpObjectPrefix) {
+			what = tmpObjectPrefix + "*"
+		}
+		out = append(out, backend.Write{What: what, Started: w.Started, Done: w.Done, Bytes: w.Bytes})
+	}
+	return out
+}
+
+// tmpObjectPrefix is where gcsfuse uploads the part of a file to compose onto its object.
+const tmpObjectPrefix = ".gcsfuse_tmp/"
+
 // ProbeCeiling writes probe bytes through a gcsfuse mount of a lab bucket whose model is off,
 // then reads them back through a fresh mount: the most the lab and gcsfuse move on this machine,
 // with gcsfuse on the same CPUs as in the cells. A real bucket (option endpoint) is not probed.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"persistlab/backend"
 	"persistlab/backend/conformance"
@@ -34,8 +35,18 @@ func TestWritesReachTheBucket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := time.Now()
 	if err := os.WriteFile(filepath.Join(target.Dir, "x.txt"), []byte("persisted"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// The write is on the backend's timeline, named by its object, after it began.
+	writes := b.(backend.Timeline).WritesSince(before)
+	if len(writes) == 0 || writes[len(writes)-1].What != "x.txt" || writes[len(writes)-1].Done.Before(writes[len(writes)-1].Started) ||
+		writes[len(writes)-1].Bytes < int64(len("persisted")) {
+		t.Errorf("writes since the file was written: %+v", writes)
+	}
+	if later := b.(backend.Timeline).WritesSince(time.Now()); len(later) != 0 {
+		t.Errorf("writes in the future: %+v", later)
 	}
 	names, err := b.(*GCSFuse).lab.ObjectNames(BucketName)
 	if err != nil || len(names) != 1 || names[0] != "x.txt" {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"persistlab/backend"
@@ -167,6 +168,35 @@ func (l *Litestream) restore(ctx context.Context, bucketName, dbPath string) err
 }
 
 // Stats are the bucket's counters since Start and litestream's CPU seconds.
+// WritesSince implements backend.Timeline: Litestream's uploads by kind. Litestream 0.5 writes
+// LTX files under ltx/LEVEL/: level 0 at each sync interval, higher levels when it compacts them,
+// level 9 its snapshots.
+func (l *Litestream) WritesSince(t time.Time) []backend.Write {
+	if l.lab == nil {
+		return nil
+	}
+	var out []backend.Write
+	for _, w := range l.lab.WritesSince(t) {
+		out = append(out, backend.Write{What: ltxKind(w.Object), Started: w.Started, Done: w.Done, Bytes: w.Bytes})
+	}
+	return out
+}
+
+// ltxKind names an object of a Litestream 0.5 replica by its LTX level.
+func ltxKind(object string) string {
+	_, rest, ok := strings.Cut(object, "/ltx/")
+	level, _, _ := strings.Cut(rest, "/")
+	switch {
+	case !ok || level == "":
+		return "other"
+	case level == "0":
+		return "sync (ltx L0)"
+	case level == "9":
+		return "snapshot (ltx L9)"
+	}
+	return "compaction (ltx L" + level + ")"
+}
+
 func (l *Litestream) Stats() backend.Stats {
 	var cpu []time.Duration
 	if l.child != nil {

@@ -94,3 +94,16 @@ func TestBadOptions(t *testing.T) {
 		t.Errorf("missing binary: %v", err)
 	}
 }
+
+func TestLTXKindNamesLevels(t *testing.T) {
+	for object, want := range map[string]string{
+		"persistlab/counter.sqlite3/ltx/0/0000000000000001-0000000000000001.ltx": "sync (ltx L0)",
+		"persistlab/counter.sqlite3/ltx/1/0000000000000001-0000000000000009.ltx": "compaction (ltx L1)",
+		"persistlab/counter.sqlite3/ltx/9/0000000000000001-0000000000000009.ltx": "snapshot (ltx L9)",
+		"persistlab/elsewhere": "other",
+	} {
+		if got := ltxKind(object); got != want {
+			t.Errorf("%s: %q, want %q", object, got, want)
+		}
+	}
+}

@@ -107,6 +107,10 @@ func (s *Server) JSONEndpoint() string { return "http://" + s.Host() + "/storage
 // Accounting is what the bucket has counted since it started.
 func (s *Server) Accounting() Accounting { return s.acct.snapshot() }
 
+// WritesSince lists the object writes completed at or after t (at most the first 65,536 of the
+// server's life are kept).
+func (s *Server) WritesSince(t time.Time) []Write { return s.acct.writesSince(t) }
+
 // LastWriteUnder is the latest completed write to an object named bucket/prefix...
 func (s *Server) LastWriteUnder(bucket, prefix string) (string, time.Time) {
 	return s.acct.lastWriteUnder(bucket + "/" + prefix)

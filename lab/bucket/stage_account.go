@@ -32,7 +32,18 @@ type accountant struct {
 	acc        Accounting
 	lastWrite  map[string]time.Time // object -> when its latest successful write completed
 	writeAdded *sync.Cond
+	writes     []Write // every completed write, up to maxWrites
 }
+
+// Write is one completed write of an object (an upload, a compose, a copy), and when it ran.
+type Write struct {
+	Object        string // "bucket/name"
+	Started, Done time.Time
+	Bytes         int64 // the request's body
+}
+
+// maxWrites bounds the writes kept (a few MiB; a counter run makes a few per second).
+const maxWrites = 1 << 16
 
 func newAccountant() *accountant {
 	a := &accountant{acc: Accounting{ByMethod: map[string]int64{}}, lastWrite: map[string]time.Time{}}
@@ -54,6 +65,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (a *accountant) stage(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op := opOf(r)
+		started := time.Now()
 		body := &countingReader{ReadCloser: r.Body}
 		if r.Body != nil {
 			r.Body = body
@@ -74,6 +86,9 @@ func (a *accountant) stage(next http.Handler) http.Handler {
 		}
 		if completesWrite(op, sw) {
 			a.lastWrite[op.Bucket+"/"+op.Object] = done
+			if len(a.writes) < maxWrites {
+				a.writes = append(a.writes, Write{Object: op.Bucket + "/" + op.Object, Started: started, Done: done, Bytes: body.n})
+			}
 			a.writeAdded.Broadcast()
 		}
 		if op.Class == ClassNone {
@@ -113,6 +128,14 @@ func (a *accountant) snapshot() Accounting {
 		out.ByMethod[k] = v
 	}
 	return out
+}
+
+// writesSince lists the writes completed at or after t, in the order they completed.
+func (a *accountant) writesSince(t time.Time) []Write {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i := sort.Search(len(a.writes), func(i int) bool { return !a.writes[i].Done.Before(t) })
+	return append([]Write(nil), a.writes[i:]...)
 }
 
 // LastWriteUnder is when the latest write to an object whose "bucket/name" starts with prefix

@@ -64,7 +64,13 @@ type Result struct {
 	LastAck time.Time `json:"-"`
 	// Acks holds every acknowledged count, in count order, when Config.RecordAcks is set.
 	Acks []Ack `json:"-"`
+	// Timeline is the 200 answers' latency per window of the run, by when each answer arrived.
+	Timeline *measure.Timeline `json:"-"`
 }
+
+// TimelineWidth is the narrowest window of a run's timeline: the interval at which the runner
+// samples a backend's counters, so the two line up.
+const TimelineWidth = 250 * time.Millisecond
 
 // AckedAt finds when count n was acknowledged (Acks must be recorded); ok is false if it was not.
 func (r *Result) AckedAt(n int64) (time.Time, bool) {
@@ -106,6 +112,7 @@ type vu struct {
 	conn     *httpConn
 	latency  *measure.Recorder
 	service  *measure.Recorder
+	timeline *measure.Timeline // shared by every VU
 	statuses map[int]int64
 	ok       int64
 	errs     int64
@@ -134,6 +141,7 @@ func (v *vu) answer(status int, body []byte, latency time.Duration, at time.Time
 	v.ok++
 	v.lastAck = at
 	v.latency.Record(latency)
+	v.timeline.Record(at, latency)
 	if n, ok := countValue(body); ok {
 		v.maxAcked = max(v.maxAcked, n)
 		if v.acks != nil {
@@ -160,10 +168,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	u, _ := url.Parse(cfg.URL)
 	path := u.RequestURI()
 
+	start := time.Now()
+	timeline := measure.NewTimeline(start, cfg.Duration+cfg.GracefulStop, TimelineWidth)
 	vus := make([]*vu, cfg.VUs)
 	for i := range vus {
 		vus[i] = &vu{conn: newHTTPConn(u.Host, cfg.Method, path), latency: measure.NewRecorder(),
-			service: measure.NewRecorder(), statuses: map[int]int64{}}
+			service: measure.NewRecorder(), timeline: timeline, statuses: map[int]int64{}}
 		if cfg.RecordAcks {
 			vus[i].acks = make([]Ack, 0, 4096)
 		}
@@ -176,7 +186,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		stopped.Store(true)
 	}()
 
-	start := time.Now()
 	end := start.Add(cfg.Duration)
 	hardStop := time.AfterFunc(cfg.Duration+cfg.GracefulStop, func() {
 		stopped.Store(true)
@@ -211,7 +220,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		elapsed = cfg.Duration
 	}
 
-	res := &Result{Latency: measure.NewRecorder(), Service: measure.NewRecorder(), Elapsed: elapsed, Statuses: map[int]int64{}}
+	res := &Result{Latency: measure.NewRecorder(), Service: measure.NewRecorder(), Elapsed: elapsed, Statuses: map[int]int64{}, Timeline: timeline}
 	seen := map[string]bool{}
 	for _, v := range vus {
 		res.Latency.Merge(v.latency)

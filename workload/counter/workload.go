@@ -327,8 +327,19 @@ func (in *instance) result(r *Result) *workload.Result {
 	}
 	out.Errors = r.ErrorSamples
 	out.LastWrite = r.LastAck
+	if r.Timeline != nil {
+		maxMs, avgMs, perSecond := r.Timeline.Series()
+		out.Series[SeriesLatencyMax], out.Series[SeriesLatencyAvg], out.Series[SeriesRate] = maxMs, avgMs, perSecond
+	}
 	return out
 }
+
+// Series of a cell over its time, per window of the driver's timeline (TimelineWidth or wider).
+const (
+	SeriesLatencyMax = "latency_max_ms"
+	SeriesLatencyAvg = "latency_avg_ms"
+	SeriesRate       = "rate"
+)
 
 // cpuUtil is CPU time over elapsed as a share of the CPUs the app was pinned to (all CPUs when it
 // was not pinned).
