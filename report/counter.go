@@ -13,9 +13,10 @@ import (
 // against VUs, latency charts, and the notes of runs with several instances.
 func init() {
 	RegisterPresenter("counter", Presenter{
-		Tables:    counterTables,
-		Charts:    counterCharts,
-		Summarize: counterFits,
+		Tables:      counterTables,
+		Charts:      counterCharts,
+		Summarize:   counterFits,
+		Differences: counterDifferences,
 		Compare: []CompareMetric{{Name: "med_ms"}, {Name: "avg_ms"}, {Name: "p95_ms"}, {Name: "p99_ms"},
 			{Name: "rate", HigherBetter: true}},
 		Work: WorkUnit{Name: "app request", Units: func(c Cell) float64 { return c.M("ok") },

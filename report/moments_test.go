@@ -53,3 +53,34 @@ func TestMomentsLineSlowWindowsUpWithWrites(t *testing.T) {
 		t.Errorf("chart %+v", ch)
 	}
 }
+
+// The paragraph after the seed's numbers states the slope ratio against the seed's, the tail at
+// the lowest VU level, the floor, and what the slow windows coincide with, from the run's figures.
+func TestDifferencesFromTheSeedCiteTheRun(t *testing.T) {
+	pub := scenario.Published{Backend: "gcsfuse", Columns: []string{"vus", "med_ms", "p90_ms", "min_ms"},
+		Rows: [][]scenario.Value{{"2", "10", "35", "8"}}, Slope: 8}
+	pub2 := scenario.Published{Backend: "litestream", Columns: []string{"vus", "med_ms", "p90_ms", "min_ms"},
+		Rows: [][]scenario.Value{{"2", "9", "12", "6"}}, Slope: 4}
+	r := &Results{
+		Scenario: &scenario.Spec{Workload: scenario.Workload{Type: "counter", Params: map[string]string{"cpus": "1"}},
+			Backends: []scenario.BackendSpec{{Name: "gcsfuse"}, {Name: "litestream"}}, Published: []scenario.Published{pub, pub2}},
+		Aggregates: []Aggregate{
+			{Backend: "gcsfuse", Params: map[string]string{"vus": "2"}, Median: map[string]float64{"med_ms": 10, "p90_ms": 11, "min_ms": 4}},
+			{Backend: "litestream", Params: map[string]string{"vus": "2"}, Median: map[string]float64{"med_ms": 9, "p90_ms": 10, "min_ms": 3}},
+		},
+		Fits: []Fit{{Backend: "gcsfuse", AvgMsPerVU: 6, Published: 8}, {Backend: "litestream", AvgMsPerVU: 5, Published: 4}},
+	}
+	var out bytes.Buffer
+	counterDifferences(&out, r)
+	text := strings.Join(strings.Fields(out.String()), " ")
+	for _, want := range []string{
+		"gcsfuse costs 1.20x litestream's latency per VU where the seed's cost 2.00x",
+		"gcsfuse's p90 is 1.10x its median at 2 VUs where the seed's was 3.50x (no model factor",
+		"our fastest answers are 0.50-0.50x the seed's",
+		"pinned to 1 core(s)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %q in:\n%s", want, out.String())
+		}
+	}
+}

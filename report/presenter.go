@@ -18,6 +18,8 @@ type Presenter struct {
 	Work WorkUnit
 	// Summarize derives what the workload's tables need beyond medians (seed 000's slopes).
 	Summarize func(r *Results)
+	// Differences says, after the seed's numbers beside ours, what still differs and why.
+	Differences func(w io.Writer, r *Results)
 }
 
 // CompareMetric is a metric `compare` rates, and which way is better.

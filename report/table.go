@@ -32,6 +32,9 @@ func WriteTables(w io.Writer, r *Results) {
 	writeCrashTable(w, r)
 	if len(r.Cells) > 0 {
 		writeSeedComparison(w, r)
+		if pres.Differences != nil {
+			pres.Differences(w, r)
+		}
 	}
 	writeFailures(w, r)
 	writeVerdict(w, r)

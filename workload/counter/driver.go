@@ -40,6 +40,10 @@ type Config struct {
 	GracefulStop time.Duration // how long in-flight requests may finish after Duration
 	// RecordAcks keeps every acknowledged count with its time (crash runs date their losses).
 	RecordAcks bool
+	// NetworkRTT is a constant network round trip each request spends before it is sent: the
+	// server sees it that much later and its latency includes it, as a client across a network
+	// measures (0: loopback only).
+	NetworkRTT time.Duration
 }
 
 // Ack is one acknowledged count and when its answer arrived.
@@ -207,9 +211,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			defer wg.Done()
 			defer v.conn.close()
 			if cfg.Mode == ModeClosed {
-				closedLoop(v, &stopped, end, cfg.Timeout)
+				closedLoop(v, &stopped, end, cfg.Timeout, cfg.NetworkRTT)
 			} else {
-				openLoop(v, &stopped, &seq, start, end, interval, cfg.Timeout)
+				openLoop(v, &stopped, &seq, start, end, interval, cfg.Timeout, cfg.NetworkRTT)
 			}
 		}(v)
 	}
@@ -249,11 +253,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 // closedLoop is k6's constant-vus: each user sends its next request as soon as the last one ends.
-func closedLoop(v *vu, stopped *atomic.Bool, end time.Time, timeout time.Duration) {
+func closedLoop(v *vu, stopped *atomic.Bool, end time.Time, timeout, rtt time.Duration) {
 	for !stopped.Load() {
 		t0 := time.Now()
 		if !t0.Before(end) {
 			return
+		}
+		if rtt > 0 {
+			time.Sleep(rtt)
 		}
 		status, body, err := v.conn.do(t0.Add(timeout))
 		done := time.Now()
@@ -270,7 +277,7 @@ func closedLoop(v *vu, stopped *atomic.Bool, end time.Time, timeout time.Duratio
 // openLoop takes request slots start+i*interval from a shared sequence. A slot whose time has
 // passed because every connection was busy is sent at once, and its latency still counts from the
 // slot's time, so a slow server cannot hide its queue from the measurement.
-func openLoop(v *vu, stopped *atomic.Bool, seq *atomic.Int64, start, end time.Time, interval, timeout time.Duration) {
+func openLoop(v *vu, stopped *atomic.Bool, seq *atomic.Int64, start, end time.Time, interval, timeout, rtt time.Duration) {
 	for !stopped.Load() {
 		intended := start.Add(time.Duration(seq.Add(1)-1) * interval)
 		if !intended.Before(end) {
@@ -282,6 +289,9 @@ func openLoop(v *vu, stopped *atomic.Bool, seq *atomic.Int64, start, end time.Ti
 		sent := time.Now()
 		if sent.Sub(intended) > time.Millisecond {
 			v.late++
+		}
+		if rtt > 0 {
+			time.Sleep(rtt)
 		}
 		status, body, err := v.conn.do(sent.Add(timeout))
 		done := time.Now()

@@ -261,3 +261,32 @@ func TestOpenLoopRateIsOverTheSetDuration(t *testing.T) {
 		}
 	}
 }
+
+// A network round trip is spent before each request reaches the server: every latency includes
+// it, and a closed-loop VU sends at most one request per round trip.
+func TestNetworkRTTDelaysEveryRequest(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Write([]byte(`{"count":1}`))
+	}))
+	defer srv.Close()
+	const rtt = 20 * time.Millisecond
+	for _, mode := range []string{ModeClosed, ModeOpen} {
+		cfg := Config{URL: srv.URL + "/count_up", Mode: mode, VUs: 2, Duration: 400 * time.Millisecond, NetworkRTT: rtt}
+		if mode == ModeOpen {
+			cfg.Rate = 20
+		}
+		r, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := r.Latency.Summarize(r.Elapsed)
+		if r.OK == 0 || s.MinMs < float64(rtt)/1e6 {
+			t.Errorf("%s: %d answers, min latency %.2f ms under a %v round trip", mode, r.OK, s.MinMs, rtt)
+		}
+		if mode == ModeClosed && r.OK > int64(2*(cfg.Duration/rtt+1)) {
+			t.Errorf("closed loop: %d answers from 2 VUs in %v with a %v round trip each", r.OK, cfg.Duration, rtt)
+		}
+	}
+}

@@ -44,6 +44,7 @@ var Params = []scenario.Param{
 	{Name: "threads", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "requests the app serves at once, the rest queued as in Puma (Rails 8: 3; 0: no limit)"},
 	{Name: "cpu_quota", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on each instance (app, gcsfuse, Litestream): this many CPUs of time per cpu_period on any cores (CFS bandwidth; 0: none)"},
 	{Name: "cpu_period", Kind: scenario.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota (100ms: as Docker and Kubernetes set it)"},
+	{Name: "network_rtt", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "a constant network round trip per request, spent before it is sent and counted in its latency (a client across the internet and Cloud Run's front end; no published figure, so 0)"},
 	{Name: "gvl", Kind: scenario.KindBool, Default: "false", Help: "one process-wide lock over each request's CPU work and SQLite statement, as Ruby's GVL"},
 }
 
@@ -120,6 +121,7 @@ type settings struct {
 	mode, method, path             string
 	rate                           float64
 	timeout, cpuPerRequest         time.Duration
+	networkRTT                     time.Duration
 }
 
 func read(p workload.Params) (settings, error) {
@@ -148,6 +150,7 @@ func read(p workload.Params) (settings, error) {
 	s.gvl, _ = scenario.ParseBool(p["gvl"])
 	s.mode, s.method, s.path = p["mode"], p["method"], p["path"]
 	s.timeout, s.cpuPerRequest = dur("timeout"), dur("cpu_per_request")
+	s.networkRTT = dur("network_rtt")
 	s.rate, _ = strconv.ParseFloat(p["rate"], 64)
 	if err != nil {
 		return s, err
@@ -244,7 +247,7 @@ type instance struct {
 
 func (in *instance) config(d time.Duration, share workload.Share) Config {
 	c := Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: in.s.vus, Rate: in.s.rate,
-		Duration: d, Timeout: in.s.timeout}
+		Duration: d, Timeout: in.s.timeout, NetworkRTT: in.s.networkRTT}
 	if share.Of > 1 {
 		c.VUs = in.s.vus / share.Of
 		if share.Index < in.s.vus%share.Of {

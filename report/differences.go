@@ -1,0 +1,185 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"persistlab/measure"
+	"persistlab/scenario"
+)
+
+// writeCounterDifferences says, after the seed's numbers beside ours, which differences remain
+// and what in this run explains each, in one paragraph whose every figure the tables above hold.
+func counterDifferences(w io.Writer, r *Results) {
+	var parts []string
+	var slopes []Fit
+	for _, f := range r.Fits {
+		if f.Published > 0 {
+			slopes = append(slopes, f)
+		}
+	}
+	if len(slopes) == 2 {
+		a, b := slopes[0], slopes[1]
+		parts = append(parts, fmt.Sprintf("%s costs %.2fx %s's latency per VU where the seed's cost %.2fx (slopes %.2f and %.2f ms/VU; seed %.2f and %.2f)",
+			a.Backend, a.AvgMsPerVU/b.AvgMsPerVU, b.Backend, a.Published/b.Published, a.AvgMsPerVU, b.AvgMsPerVU, a.Published, b.Published))
+	}
+	var floors []float64
+	for _, b := range r.backendOrder() {
+		p := r.published(b)
+		if p == nil {
+			continue
+		}
+		for _, a := range r.aggregatesOf(b) {
+			if seed, ok := publishedAt(p, "min_ms", a.Params["vus"]); ok && seed > 0 {
+				floors = append(floors, a.Median["min_ms"]/seed)
+			}
+		}
+		if s := tailRatio(r, b, p); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if len(floors) > 0 {
+		lo, hi := minMax(floors)
+		rtt, _ := r.Scenario.Workload.Param("network_rtt")
+		why := "the seed's client reached Cloud Run across the internet through its front end, a path this run does not model (network_rtt 0; no published figure), a constant that shifts both backends alike"
+		if d, err := time.ParseDuration(rtt); err == nil && d > 0 {
+			why = fmt.Sprintf("this run adds a network round trip of %s to every request (network_rtt)", rtt)
+		}
+		parts = append(parts, fmt.Sprintf("our fastest answers are %.2f-%.2fx the seed's: %s", lo, hi, why))
+	}
+	for _, b := range r.backendOrder() {
+		if s := tailsOf(r, b); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if quota, ok := r.Scenario.Workload.Param("cpu_quota"); ok && quota != "0" && quota != "" {
+		var shares []float64
+		for _, c := range r.Cells {
+			if v, ok := c.Metrics["cpu_throttled_share"]; ok && c.Failure == "" {
+				shares = append(shares, v)
+			}
+		}
+		if len(shares) > 0 {
+			lo, hi := minMax(shares)
+			parts = append(parts, fmt.Sprintf("the instance's CPU limit (cpu_quota %s, app and %s together) ran out in %.0f-%.0f%% of its periods; each time every thread waits for the next period, which lengthens the tails of both backends",
+				quota, strings.Join(r.backendOrder(), " or "), 100*lo, 100*hi))
+		}
+	} else if cpus, _ := r.Scenario.Workload.Param("cpus"); cpus != "" && cpus != "0" {
+		parts = append(parts, fmt.Sprintf("the app is pinned to %s core(s) (cpus), where Cloud Run limits CPU time per period (cpu_quota): pinned, a burst never waits for the next period", cpus))
+	}
+	if len(parts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nwhat still differs from the seed, and why (every figure is in the tables above):\n  %s.\n", wrapText(strings.Join(parts, "; "), 100))
+}
+
+// tailRatio compares the tail the seed shows first, p90 over the median, at the lowest VU level
+// both measured.
+func tailRatio(r *Results, b string, p *scenario.Published) string {
+	for _, a := range r.aggregatesOf(b) {
+		p90, ok1 := publishedAt(p, "p90_ms", a.Params["vus"])
+		med, ok2 := publishedAt(p, "med_ms", a.Params["vus"])
+		if ok1 && ok2 && med > 0 && a.Median["med_ms"] > 0 {
+			ours, seed := a.Median["p90_ms"]/a.Median["med_ms"], p90/med
+			s := fmt.Sprintf("%s's p90 is %.2fx its median at %s VUs where the seed's was %.2fx", b, ours, a.Params["vus"], seed)
+			if ours-1 < (seed-1)/2 {
+				s += " (no model factor tried brings that tail back: docs/design.md lists them)"
+			}
+			return s
+		}
+	}
+	return ""
+}
+
+// tailsOf explains a bucket backend's slowest answers from the slow-moments table: how many of
+// its slow windows a bucket write overlaps, and the per-object limit's 429s, which gcsfuse
+// retries after a randomized backoff.
+func tailsOf(r *Results, b string) string {
+	var slow, withWrite int
+	var maxWith, maxWithout []float64
+	for _, c := range r.Cells {
+		if c.Backend != b || c.Failure != "" || c.Repeat > 1 {
+			continue
+		}
+		if m, ok := momentsOf(c); ok {
+			slow, withWrite = slow+m.Slow, withWrite+m.AnyWrite
+			if m.MaxWithWrite > 0 {
+				maxWith = append(maxWith, m.MaxWithWrite)
+			}
+			if m.MaxWithout > 0 {
+				maxWithout = append(maxWithout, m.MaxWithout)
+			}
+		}
+	}
+	if slow == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%d of %s's %d slow windows coincide with a bucket write", withWrite, b, slow)
+	if len(maxWith) > 0 && len(maxWithout) > 0 {
+		s += fmt.Sprintf(" (slowest answer in windows with one %.0f ms, without %.0f ms, medians over cells)", measure.Median(maxWith), measure.Median(maxWithout))
+	}
+	var throttled []float64
+	for _, c := range r.Cells {
+		if c.Backend == b && c.Failure == "" {
+			throttled = append(throttled, c.BackendStats["bucket_throttled"])
+		}
+	}
+	if n := measure.Median(throttled); n > 0 {
+		s += fmt.Sprintf(", and the bucket's per-object limit (one write per second per object, as GCS publishes it; the burst of 3 is an assumption) answered a median %.0f 429s per run, which %s retries after a randomized backoff (about a second, then two)", n, b)
+	}
+	return s
+}
+
+// publishedAt is a published table's value in column at the row whose vus is vus.
+func publishedAt(p *scenario.Published, column, vus string) (float64, bool) {
+	col, key := -1, -1
+	for i, c := range p.Columns {
+		switch c {
+		case column:
+			col = i
+		case "vus":
+			key = i
+		}
+	}
+	if col < 0 || key < 0 {
+		return 0, false
+	}
+	for _, row := range p.Rows {
+		if len(row) > max(col, key) && string(row[key]) == vus {
+			v, err := strconv.ParseFloat(string(row[col]), 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
+}
+
+func minMax(v []float64) (lo, hi float64) {
+	lo, hi = v[0], v[0]
+	for _, x := range v[1:] {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return lo, hi
+}
+
+// wrapText breaks text into lines of at most width characters, continued with two spaces.
+func wrapText(text string, width int) string {
+	var b strings.Builder
+	line := 0
+	for i, word := range strings.Fields(text) {
+		if i > 0 {
+			if line+1+len(word) > width {
+				b.WriteString("\n  ")
+				line = 2
+			} else {
+				b.WriteByte(' ')
+				line++
+			}
+		}
+		b.WriteString(word)
+		line += len(word)
+	}
+	return b.String()
+}
