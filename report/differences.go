@@ -14,6 +14,9 @@ import (
 // writeCounterDifferences says, after the seed's numbers beside ours, which differences remain
 // and what in this run explains each, in one paragraph whose every figure the tables above hold.
 func counterDifferences(w io.Writer, r *Results) {
+	if r.Scenario == nil || len(r.Scenario.Published) == 0 {
+		return // nothing published to differ from
+	}
 	var parts []string
 	var slopes []Fit
 	for _, f := range r.Fits {

@@ -148,7 +148,7 @@ func writeMoments(w io.Writer, r *Results) {
 		if m.Throttled >= 0 {
 			throttled = fmt.Sprint(m.Throttled)
 		}
-		rows = append(rows, fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%s", c.Backend, c.Point(r.Scenario.Sweep), m.Windows, m.Slow,
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t  %s", c.Backend, c.Point(r.Scenario.Sweep), m.Windows, m.Slow,
 			m.AnyWrite, throttled, m.Neither, msOrDash(m.MaxWithWrite), msOrDash(m.MaxWithout), orDash(strings.Join(writes, ", "))))
 	}
 	if len(rows) == 0 {
