@@ -23,6 +23,8 @@ var testParams = []Param{
 	{Name: "instances", Kind: KindInt, Min: 1, Max: 8},
 	{Name: "cpus", Kind: KindInt, Min: 0, Max: 64},
 	{Name: "cpu_per_request", Kind: KindDuration, Min: 0, Max: 1},
+	{Name: "threads", Kind: KindInt, Min: 0, Max: 10000},
+	{Name: "gvl", Kind: KindBool},
 	{Name: "file_size", Kind: KindSize, Min: 1, Max: 1 << 40},
 	{Name: "rw", Kind: KindEnum, Allowed: []string{"read", "write", "randread", "randwrite"}},
 }
@@ -111,6 +113,10 @@ func TestCloudrunSQLiteIsSeed000sDesign(t *testing.T) {
 	if !reflect.DeepEqual(vus.Values, []string{"2", "4", "6", "8", "10", "12", "14", "16", "18", "20"}) ||
 		time.Duration(s.Duration) != 120*time.Second || s.Repeat != 3 || s.Workload.Params["cpus"] != "1" {
 		t.Errorf("not seed 000's sweep, duration, repeats and 1 vCPU: %+v", s)
+	}
+	// The app as Rails 8 generates it: Puma's 3 threads, each SQLite statement under Ruby's GVL.
+	if s.Workload.Params["threads"] != "3" || s.Workload.Params["gvl"] != "true" {
+		t.Errorf("threads %q, gvl %q: want Rails 8's 3 and true", s.Workload.Params["threads"], s.Workload.Params["gvl"])
 	}
 	if got := len(s.Plan()); got != 10*3*len(s.Backends) {
 		t.Errorf("plan has %d cells", got)
