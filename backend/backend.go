@@ -65,7 +65,7 @@ type Timeline interface {
 }
 
 // Write is one completed write to the cloud: what it wrote (a kind a reader can tell apart: a
-// file's name, "wal segment"), when it started and ended, and its bytes.
+// file's name, an LTX level), when it started and ended, and its bytes.
 type Write struct {
 	What          string
 	Started, Done time.Time

@@ -167,7 +167,6 @@ func (l *Litestream) restore(ctx context.Context, bucketName, dbPath string) err
 	return nil
 }
 
-// Stats are the bucket's counters since Start and litestream's CPU seconds.
 // WritesSince implements backend.Timeline: Litestream's uploads by kind. Litestream 0.5 writes
 // LTX files under ltx/LEVEL/: level 0 at each sync interval, higher levels when it compacts them,
 // level 9 its snapshots.
@@ -197,6 +196,7 @@ func ltxKind(object string) string {
 	return "compaction (ltx L" + level + ")"
 }
 
+// Stats are the bucket's counters since Start and litestream's CPU seconds.
 func (l *Litestream) Stats() backend.Stats {
 	var cpu []time.Duration
 	if l.child != nil {
