@@ -103,12 +103,13 @@ func tailRatio(r *Results, b string, p *scenario.Published) string {
 func tailsOf(r *Results, b string) string {
 	var slow, withWrite int
 	var maxWith, maxWithout []float64
+	writes := false // a backend without a bucket (local disk) has nothing to line up
 	for _, c := range r.Cells {
 		if c.Backend != b || c.Failure != "" || c.Repeat > 1 {
 			continue
 		}
 		if m, ok := momentsOf(c); ok {
-			slow, withWrite = slow+m.Slow, withWrite+m.AnyWrite
+			slow, withWrite, writes = slow+m.Slow, withWrite+m.AnyWrite, writes || len(m.WriteKinds) > 0
 			if m.MaxWithWrite > 0 {
 				maxWith = append(maxWith, m.MaxWithWrite)
 			}
@@ -117,7 +118,7 @@ func tailsOf(r *Results, b string) string {
 			}
 		}
 	}
-	if slow == 0 {
+	if slow == 0 || !writes {
 		return ""
 	}
 	s := fmt.Sprintf("%d of %s's %d slow windows coincide with a bucket write", withWrite, b, slow)
