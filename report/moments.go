@@ -15,8 +15,8 @@ import (
 // driver's timeline) lined up with the backend's writes to the cloud (series "write.WHAT": when
 // each ended and how long it took) and with the time its instance waited for its CPU limit
 // (series instance.cpu_throttled_s, sampled). A window is slow when its slowest answer is among
-// the cell's slowest 1% (above its p99): the rare stalls, where a CPU limit's throttling is in
-// every window and shows in the cell's throttled share instead.
+// the cell's slowest 1% (above its p99): the rare stalls. A CPU limit's throttling, which touches
+// nearly every window, shows better in the cell's throttled share.
 
 const (
 	seriesLatencyMax = "latency_max_ms"
