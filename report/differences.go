@@ -11,7 +11,7 @@ import (
 	"persistlab/scenario"
 )
 
-// writeCounterDifferences says, after the seed's numbers beside ours, which differences remain
+// counterDifferences says, after the seed's numbers beside ours, which differences remain
 // and what in this run explains each, in one paragraph whose every figure the tables above hold.
 func counterDifferences(w io.Writer, r *Results) {
 	if r.Scenario == nil || len(r.Scenario.Published) == 0 {
@@ -71,7 +71,7 @@ func counterDifferences(w io.Writer, r *Results) {
 				quota, strings.Join(r.backendOrder(), " or "), 100*lo, 100*hi))
 		}
 	} else if cpus, _ := r.Scenario.Workload.Param("cpus"); cpus != "" && cpus != "0" {
-		parts = append(parts, fmt.Sprintf("the app is pinned to %s core(s) (cpus), where Cloud Run limits CPU time per period (cpu_quota): pinned, a burst never waits for the next period", cpus))
+		parts = append(parts, fmt.Sprintf("the app is pinned to %s core(s) (cpus) for the seed's 1 vCPU; a CPU quota instead (cpu_quota) was tried and moves nothing toward the seed (docs/design.md)", cpus))
 	}
 	if len(parts) == 0 {
 		return
