@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -35,9 +34,9 @@ func counterDifferences(w io.Writer, r *Results) {
 		if p == nil {
 			continue
 		}
-		for _, a := range r.aggregatesOf(b) {
-			if seed, ok := publishedAt(p, "min_ms", a.Params["vus"]); ok && seed > 0 {
-				floors = append(floors, a.Median["min_ms"]/seed)
+		for _, sr := range r.seedRows(p) {
+			if seed, ok := sr.seed(p, "min_ms"); ok && seed > 0 {
+				floors = append(floors, sr.ours.Median["min_ms"]/seed)
 			}
 		}
 		if s := tailRatio(r, b, p); s != "" {
@@ -79,12 +78,13 @@ func counterDifferences(w io.Writer, r *Results) {
 	fmt.Fprintf(w, "\nwhat still differs from the seed, and why (every figure is in the tables above):\n  %s.\n", wrapText(strings.Join(parts, "; "), 100))
 }
 
-// tailRatio compares the tail the seed shows first, p90 over the median, at the lowest VU level
-// both measured.
+// tailRatio compares the tail the seed shows first, p90 over the median, at the first point of
+// its table we measured (seed 000's lowest VU level).
 func tailRatio(r *Results, b string, p *scenario.Published) string {
-	for _, a := range r.aggregatesOf(b) {
-		p90, ok1 := publishedAt(p, "p90_ms", a.Params["vus"])
-		med, ok2 := publishedAt(p, "med_ms", a.Params["vus"])
+	for _, sr := range r.seedRows(p) {
+		p90, ok1 := sr.seed(p, "p90_ms")
+		med, ok2 := sr.seed(p, "med_ms")
+		a := sr.ours
 		if ok1 && ok2 && med > 0 && a.Median["med_ms"] > 0 {
 			ours, seed := a.Median["p90_ms"]/a.Median["med_ms"], p90/med
 			s := fmt.Sprintf("%s's p90 is %.2fx its median at %s VUs where the seed's was %.2fx", b, ours, a.Params["vus"], seed)
@@ -137,29 +137,7 @@ func tailsOf(r *Results, b string) string {
 	return s
 }
 
-// publishedAt is a published table's value in column at the row whose vus is vus.
-func publishedAt(p *scenario.Published, column, vus string) (float64, bool) {
-	col, key := -1, -1
-	for i, c := range p.Columns {
-		switch c {
-		case column:
-			col = i
-		case "vus":
-			key = i
-		}
-	}
-	if col < 0 || key < 0 {
-		return 0, false
-	}
-	for _, row := range p.Rows {
-		if len(row) > max(col, key) && string(row[key]) == vus {
-			v, err := strconv.ParseFloat(string(row[col]), 64)
-			return v, err == nil
-		}
-	}
-	return 0, false
-}
-
+// minMax is the smallest and largest of v (not empty).
 func minMax(v []float64) (lo, hi float64) {
 	lo, hi = v[0], v[0]
 	for _, x := range v[1:] {

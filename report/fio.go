@@ -80,21 +80,14 @@ func writeScaledRatios(w io.Writer, r *Results) {
 		if rw == "" || sizeCol < 0 || bwCol < 0 {
 			continue
 		}
-		var paramCols []int
-		for i, c := range p.Columns {
-			if r.isParam(c) {
-				paramCols = append(paramCols, i)
-			}
-		}
 		t := &table{ours: map[float64]float64{}, seed: map[float64]float64{}}
-		for _, row := range p.Rows {
-			a := r.findAggregate(p.Backend, p.Params, p.Columns, paramCols, row)
-			seed, ok := row[bwCol].Float()
-			if a == nil || !ok {
+		for _, sr := range r.seedRows(&p) {
+			seed, ok := sr.row[bwCol].Float()
+			if !ok {
 				continue
 			}
-			size := paramNumber(string(row[sizeCol]))
-			t.ours[size], t.seed[size] = a.Median["mib_s"], seed
+			size := paramNumber(string(sr.row[sizeCol]))
+			t.ours[size], t.seed[size] = sr.ours.Median["mib_s"], seed
 		}
 		if len(t.ours) > 0 {
 			byMode[rw] = t

@@ -141,14 +141,7 @@ func writeBucketTable(w io.Writer, r *Results, work WorkUnit) {
 // row; the others are metrics, shown as ours, the seed's, and ours/seed.
 func writeSeedComparison(w io.Writer, r *Results) {
 	for _, p := range r.Scenario.Published {
-		var paramCols, metricCols []int
-		for i, c := range p.Columns {
-			if r.isParam(c) {
-				paramCols = append(paramCols, i)
-			} else {
-				metricCols = append(metricCols, i)
-			}
-		}
+		paramCols, metricCols := r.publishedColumns(&p)
 		var rows []string
 		for _, row := range p.Rows {
 			a := r.findAggregate(p.Backend, p.Params, p.Columns, paramCols, row)
@@ -216,6 +209,48 @@ func (r *Results) isParam(name string) bool {
 		}
 	}
 	return false
+}
+
+// publishedColumns splits a published table's columns into those naming a parameter of the run
+// (they pick our row) and the metrics.
+func (r *Results) publishedColumns(p *scenario.Published) (paramCols, metricCols []int) {
+	for i, c := range p.Columns {
+		if r.isParam(c) {
+			paramCols = append(paramCols, i)
+		} else {
+			metricCols = append(metricCols, i)
+		}
+	}
+	return paramCols, metricCols
+}
+
+// seedRow is a published row beside our aggregate at the same point.
+type seedRow struct {
+	ours *Aggregate
+	row  []scenario.Value
+}
+
+// seedRows pairs each row of a published table with our aggregate at its point, in the table's
+// order; rows we did not measure are left out.
+func (r *Results) seedRows(p *scenario.Published) []seedRow {
+	paramCols, _ := r.publishedColumns(p)
+	var out []seedRow
+	for _, row := range p.Rows {
+		if a := r.findAggregate(p.Backend, p.Params, p.Columns, paramCols, row); a != nil {
+			out = append(out, seedRow{a, row})
+		}
+	}
+	return out
+}
+
+// seed is the published value of column in the row, if it has a number there.
+func (s seedRow) seed(p *scenario.Published, column string) (float64, bool) {
+	for i, c := range p.Columns {
+		if c == column && i < len(s.row) {
+			return s.row[i].Float()
+		}
+	}
+	return 0, false
 }
 
 // findAggregate finds backend's aggregate whose parameters equal the row's parameter columns and
