@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"persistlab/internal/leftover"
@@ -44,6 +45,10 @@ func cmdClean(args []string) error {
 // describe prints what a dead run left.
 func describe(w io.Writer, d leftover.Dead) {
 	fmt.Fprintf(w, "%s: killed run (pid %d, started %s)", d.Dir, d.Run.PID, d.Run.Started.Format("2006-01-02 15:04:05"))
+	if !d.Made {
+		fmt.Fprintln(w, ", in a directory its lock does not say persistlab made: left alone")
+		return
+	}
 	if len(d.Mounts) > 0 {
 		fmt.Fprintf(w, ", %d mount(s)", len(d.Mounts))
 	}
@@ -92,8 +97,8 @@ func clean(d leftover.Dead) error {
 	return nil
 }
 
-// warnOfLeftovers tells, at a run's start, of killed runs' leftovers, and cleans the one in the
-// work directory the user chose again.
+// warnOfLeftovers tells, at a run's start, of killed runs' leftovers, and cleans those in the
+// work directory the user chose again (only what persistlab made there).
 func warnOfLeftovers(workDir string) error {
 	var dirs []string
 	if workDir != "" {
@@ -101,8 +106,8 @@ func warnOfLeftovers(workDir string) error {
 	}
 	var others int
 	for _, d := range leftover.Find([]string{os.TempDir()}, dirs) {
-		if d.Dir == workDir {
-			fmt.Fprintf(os.Stderr, "persistlab: --workdir %s holds a killed run's leftovers; cleaning them first\n", workDir)
+		if workDir != "" && d.Made && (sameDir(d.Dir, workDir) || sameDir(filepath.Dir(d.Dir), workDir)) {
+			fmt.Fprintf(os.Stderr, "persistlab: %s holds a killed run's leftovers; cleaning what that run made first\n", d.Dir)
 			if err := clean(d); err != nil {
 				return fmt.Errorf("--workdir %s: %w", workDir, err)
 			}
@@ -114,4 +119,10 @@ func warnOfLeftovers(workDir string) error {
 		fmt.Fprintf(os.Stderr, "persistlab: warning: %d work directories of killed runs are left (see persistlab clean --dry-run; persistlab clean removes them)\n", others)
 	}
 	return nil
+}
+
+func sameDir(a, b string) bool {
+	a, errA := filepath.Abs(a)
+	b, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && a == b
 }

@@ -14,6 +14,7 @@ import (
 
 	"persistlab/internal/leftover"
 	"persistlab/internal/mounts"
+	"persistlab/internal/proc"
 	"persistlab/lab/volume"
 )
 
@@ -56,28 +57,36 @@ func cmdLabVolume(args []string) error {
 	if entries, err := os.ReadDir(cfg.MountAt); err != nil || len(entries) > 0 || mounts.Mounted(cfg.MountAt) {
 		return fmt.Errorf("lab volume: --mount %s: want an existing, empty directory that nothing is mounted at", *mountAt)
 	}
-	if cfg.WorkDir, err = os.MkdirTemp("", "persistlab-volume-"); err != nil {
-		return err
-	}
-	release, err := leftover.Hold(cfg.WorkDir, leftover.Run{PID: os.Getpid(), Started: time.Now().UTC()})
+	lock, err := leftover.CreateTemp("", "persistlab-volume-", leftover.Run{PID: os.Getpid(), Started: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
+	defer lock.Release()
+	cfg.WorkDir = lock.Dir()
+	proc.NotifyStarts(lock.Record)
+	defer proc.NotifyStarts(nil)
+	signal.Ignore(syscall.SIGPIPE) // a closed terminal pipe must not end the server under a mount
 	cfg.Keep = *keep
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-signals; cancel() }()
 	v, err := volume.Start(ctx, cfg)
 	if err != nil {
-		release()
-		os.RemoveAll(cfg.WorkDir)
+		v.Stop(context.Background())
+		lock.Release()
+		if len(mounts.Under(cfg.WorkDir)) == 0 {
+			os.RemoveAll(cfg.WorkDir)
+		}
 		return fmt.Errorf("lab volume: %w", err)
 	}
 	fmt.Printf("persistlab lab volume: %s %s (%s) mounted at %s\nmodel: %s\n\nCtrl-C unmounts it and prints what it counted.\n",
 		cfg.Spec.Type, given["size"], cfg.FS, v.Dir, modelText(cfg, v))
 	<-ctx.Done()
 	counts := v.Counters()
-	stopErr := v.Stop(context.Background())
-	release()
+	stopErr := stopWhenFree(v, cfg.MountAt, signals)
+	lock.Release()
 	if cfg.Keep {
 		fmt.Printf("\nimage kept in %s\n", cfg.WorkDir)
 	} else if stopErr == nil {
@@ -93,6 +102,27 @@ func cmdLabVolume(args []string) error {
 		fmt.Printf("  %-22s %.0f\n", k, counts[k])
 	}
 	return stopErr
+}
+
+// stopWhenFree stops the volume; while its file system is busy (a shell's working directory, an
+// open file) it keeps serving and says so, since a file system left mounted over a stopped
+// server loses what was not yet written. A further signal says again why it waits.
+func stopWhenFree(v *volume.Volume, mountAt string, signals <-chan os.Signal) error {
+	for said := false; ; {
+		err := v.Stop(context.Background())
+		if err == nil || !v.Mounted() {
+			return err
+		}
+		if !said {
+			fmt.Fprintf(os.Stderr, "\npersistlab lab volume: %s is busy (%v)\nstill serving it until it is free: close what uses it (fuser -vm %s lists it)\n", mountAt, err, mountAt)
+			said = true
+		}
+		select {
+		case <-signals:
+			fmt.Fprintf(os.Stderr, "persistlab lab volume: still waiting for %s to be free (a stopped server under a mounted file system would lose what is not yet written)\n", mountAt)
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 func modelText(cfg volume.Config, v *volume.Volume) string {

@@ -252,3 +252,99 @@ func TestFullDiskKeepsWhatWasMeasured(t *testing.T) {
 		t.Errorf("left on the full disk: %v", left)
 	}
 }
+
+// A killed run in a directory of the user's: neither clean nor the next run's auto-clean removes
+// the user's files, and neither stops a process that merely names the run's files (a user's
+// tail -f on a log).
+func TestCleanNeverTouchesTheUsersDirectoryOrProcesses(t *testing.T) {
+	user := filepath.Join(t.TempDir(), "userwd")
+	os.MkdirAll(filepath.Join(user, "project"), 0o755)
+	os.WriteFile(filepath.Join(user, "notes.txt"), []byte("mine"), 0o644)
+	os.WriteFile(filepath.Join(user, "project", "main.go"), []byte("package main"), 0o644)
+	userFilesThere := func(when string) {
+		t.Helper()
+		for _, f := range []string{"notes.txt", "project/main.go"} {
+			if _, err := os.Stat(filepath.Join(user, f)); err != nil {
+				t.Fatalf("%s: the user's %s: %v", when, f, err)
+			}
+		}
+	}
+	killRunIn := func() string {
+		t.Helper()
+		run := exec.Command(binary, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1", "--duration", "60s", "--warmup", "0s",
+			"--cpu-per-request", "0s", "--out", filepath.Join(t.TempDir(), "r.json"), "--workdir", user)
+		if err := run.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var locks []string
+		for deadline := time.Now().Add(30 * time.Second); len(locks) == 0 && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+			locks, _ = filepath.Glob(filepath.Join(user, "persistlab-*", "persistlab.lock"))
+		}
+		time.Sleep(500 * time.Millisecond)
+		run.Process.Kill()
+		run.Wait()
+		if len(locks) != 1 {
+			t.Fatalf("the run's own directory in %s: %v", user, locks)
+		}
+		return filepath.Dir(locks[0])
+	}
+	runDir := killRunIn()
+	tail := exec.Command("tail", "-f", filepath.Join(user, "notes.txt"), filepath.Join(runDir, "persistlab.lock"))
+	if err := tail.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { tail.Process.Kill(); tail.Wait() }()
+	if stdout, stderr, err := persistlab(t, "clean", user); err != nil || !strings.Contains(stdout, runDir+": killed run") {
+		t.Fatalf("clean: %v\n%s\n%s", err, stdout, stderr)
+	}
+	userFilesThere("after clean")
+	if _, err := os.Stat(runDir); !os.IsNotExist(err) {
+		t.Errorf("the killed run's own directory: %v", err)
+	}
+	if err := tail.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the user's tail -f was stopped: %v", err)
+	}
+	// The next run in the same --workdir cleans what the killed one made, and only that.
+	runDir = killRunIn()
+	_, stderr, err := persistlab(t, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1", "--duration", "300ms", "--warmup", "0s",
+		"--cpu-per-request", "0s", "--out", filepath.Join(t.TempDir(), "r.json"), "--workdir", user)
+	if err != nil || !strings.Contains(stderr, "killed run") {
+		t.Fatalf("a run after a killed one: %v\n%s", err, stderr)
+	}
+	userFilesThere("after the next run")
+	if _, err := os.Stat(runDir); !os.IsNotExist(err) {
+		t.Errorf("the killed run's own directory after the next run: %v", err)
+	}
+}
+
+// A run whose reader went away (run ... | head) still ends as a run does: it stops what it
+// started and removes its work directory, instead of dying of SIGPIPE.
+func TestRunSurvivesAClosedPipe(t *testing.T) {
+	tmp := t.TempDir()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	cmd := exec.Command(binary, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "1", "--duration", "300ms", "--warmup", "0s",
+		"--repeat", "1", "--cpu-per-request", "0s", "--out", filepath.Join(tmp, "r.json"))
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.Stdout = w
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	w.Close()
+	if status, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && status.Signaled() {
+		t.Fatalf("died of %v: %s", status.Signal(), stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "persistlab-*")); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if res, err := report.Load(filepath.Join(tmp, "r.json")); err != nil || res.Status != report.StatusComplete {
+		t.Errorf("results: %v", err)
+	}
+}

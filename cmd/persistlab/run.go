@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -17,6 +19,7 @@ import (
 	_ "persistlab/backend/all" // every backend
 	"persistlab/internal/leftover"
 	"persistlab/internal/mounts"
+	"persistlab/internal/proc"
 	"persistlab/report"
 	"persistlab/runner"
 	"persistlab/scenario"
@@ -90,20 +93,17 @@ func cmdRun(args []string) error {
 	if err := warnOfLeftovers(*workDir); err != nil {
 		return err
 	}
-	dir := *workDir
-	temporary := dir == ""
-	if temporary {
-		if dir, err = os.MkdirTemp("", "persistlab-"+spec.Name+"-"); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--workdir %s: %w", dir, err)
-	}
-	unlockDir, err := leftover.Hold(dir, leftover.Run{PID: os.Getpid(), Out: outPath, Started: time.Now().UTC()})
+	lock, err := makeWorkDir(*workDir, spec.Name, leftover.Run{PID: os.Getpid(), Out: outPath, Started: time.Now().UTC()})
 	if err != nil {
-		return fmt.Errorf("--workdir %s: %w", dir, err)
+		return err
 	}
-	defer unlockDir()
+	defer lock.Release()
+	dir, temporary := lock.Dir(), *workDir == ""
+	proc.NotifyStarts(lock.Record)
+	defer proc.NotifyStarts(nil)
+	// A reader that went away (run ... | head) must not kill the run before it cleans up: writes
+	// to it fail instead, and the run goes on to its end.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	signals := make(chan os.Signal, 1)
@@ -135,7 +135,7 @@ func cmdRun(args []string) error {
 	if keepDir {
 		fmt.Printf("logs and databases: %s\n", dir)
 	} else {
-		unlockDir()
+		lock.Release()
 		os.RemoveAll(dir)
 	}
 	switch {
@@ -153,6 +153,51 @@ func cmdRun(args []string) error {
 		return &exitError{code: exitThreshold, err: fmt.Errorf("%d row(s) over the error threshold (max_error_rate %g)", len(crossed), spec.ErrorRateLimit())}
 	}
 	return nil
+}
+
+// makeWorkDir creates the run's own work directory and locks it: a new temporary directory, or
+// --workdir itself when it does not exist yet, or a new directory inside --workdir when it does
+// (what a directory held before the run is never persistlab's to remove).
+func makeWorkDir(workDir, scenarioName string, run leftover.Run) (*leftover.Lock, error) {
+	pattern := "persistlab-" + safeName(scenarioName) + "-"
+	if workDir == "" {
+		return leftover.CreateTemp("", pattern, run)
+	}
+	if leftover.Live(workDir) {
+		return nil, fmt.Errorf("--workdir %s is in use by another persistlab run", workDir)
+	}
+	st, err := os.Stat(workDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(workDir), 0o755); err != nil {
+			return nil, fmt.Errorf("--workdir %s: %w", workDir, err)
+		}
+		lock, err := leftover.Create(workDir, run)
+		if err != nil {
+			return nil, fmt.Errorf("--workdir %s: %w", workDir, err)
+		}
+		return lock, nil
+	case err != nil:
+		return nil, fmt.Errorf("--workdir %s: %w", workDir, err)
+	case !st.IsDir():
+		return nil, fmt.Errorf("--workdir %s: not a directory", workDir)
+	}
+	lock, err := leftover.CreateTemp(workDir, pattern, run)
+	if err != nil {
+		return nil, fmt.Errorf("--workdir %s: %w", workDir, err)
+	}
+	fmt.Fprintf(os.Stderr, "persistlab: --workdir %s exists; this run works in %s\n", workDir, lock.Dir())
+	return lock, nil
+}
+
+// safeName keeps a name's letters, digits, dots, dashes and underscores for a directory name.
+func safeName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, name)
 }
 
 func isTerminal(f *os.File) bool {

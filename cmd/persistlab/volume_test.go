@@ -61,6 +61,44 @@ func TestLabVolumeMountsUntilInterrupted(t *testing.T) {
 	}
 }
 
+// Ctrl-C while something uses the volume keeps serving it (and says why) until it is free, then
+// unmounts it: a file system left mounted over a stopped server loses what it has not written.
+func TestLabVolumeWaitsForABusyMount(t *testing.T) {
+	dir := t.TempDir()
+	cmd, out := startLabVolume(t, dir)
+	user := exec.Command("sleep", "60")
+	user.Dir = dir // a shell's working directory on the volume
+	if err := user.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { user.Process.Kill(); user.Wait() }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-exited:
+		t.Fatalf("lab volume exited under a busy mount (%v), mounted %v:\n%s", err, mounts.Mounted(dir), out.String())
+	case <-time.After(3 * time.Second):
+	}
+	if !mounts.Mounted(dir) {
+		t.Fatalf("the busy volume was unmounted under its user:\n%s", out.String())
+	}
+	user.Process.Kill()
+	user.Wait()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("still serving a free volume:\n%s", out.String())
+	}
+	if text := out.String(); !strings.Contains(text, "busy") || mounts.Mounted(dir) {
+		t.Errorf("mounted %v; output:\n%s", mounts.Mounted(dir), text)
+	}
+}
+
 // A killed lab volume leaves its mount (outside the work dir), loop device and FUSE mount; clean
 // removes them all.
 func TestCleanRemovesAKilledVolume(t *testing.T) {

@@ -1,18 +1,22 @@
-// Package leftover finds and removes what a killed run left behind: its work directory, mounts
-// under it (a dead gcsfuse leaves "Transport endpoint is not connected"), and processes still
-// working in it. A live run holds an exclusive lock on its work directory; a directory whose lock
-// nobody holds belongs to a dead run, so live runs are never touched.
+// Package leftover keeps the record of what a run made and started, and removes what a killed
+// run left behind from that record alone. A run works in a directory it created itself (the lock
+// file says so, by path) and records the process id and start time of every process it starts.
+// A live run holds an exclusive lock on its lock file; a lock nobody holds is a dead run's.
+// Clean removes a directory only if the record says persistlab created it, kills only recorded
+// processes that still have their recorded start time (and their process groups), and unmounts
+// only mounts inside that directory or of loop devices whose image lies in it.
 package leftover
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,20 +25,76 @@ import (
 	"persistlab/internal/cgroup"
 	"persistlab/internal/loopdev"
 	"persistlab/internal/mounts"
+	"persistlab/internal/proc"
 )
 
 // LockName is the lock file a run keeps in its work directory.
 const LockName = "persistlab.lock"
+
+// maxRecorded bounds the processes one record keeps (a run starts a handful per cell; beyond
+// this the oldest, long gone, make room).
+const maxRecorded = 4096
+
+// maxLockBytes bounds how much of a lock file is read.
+const maxLockBytes = 1 << 20
 
 // Run is what a work directory's lock file records of the run that made it.
 type Run struct {
 	PID     int       `json:"pid"`
 	Out     string    `json:"out"` // its results file
 	Started time.Time `json:"started"`
+	// Made is the directory persistlab created for the run (absolute): only then is the whole
+	// directory its own to remove.
+	Made string `json:"made,omitempty"`
+	// Boot is the kernel's boot id: a recorded start time means nothing after a reboot.
+	Boot      string    `json:"boot,omitempty"`
+	Processes []Process `json:"processes,omitempty"`
 }
 
-// Hold locks dir for this run and records it; release unlocks and removes the lock file.
-func Hold(dir string, run Run) (release func(), err error) {
+// Process is a process a run started, by pid and start time (clock ticks after boot, from
+// /proc/PID/stat) so that a pid the kernel reused is never taken for it.
+type Process struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
+}
+
+// Lock is a live run's hold on its work directory and its record of what it started.
+type Lock struct {
+	dir  string
+	mu   sync.Mutex
+	f    *os.File
+	run  Run
+	done bool
+}
+
+// Create makes the directory path (its parent must exist; path must not) for a run and locks
+// it; the record says persistlab made it.
+func Create(path string, run Run) (*Lock, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(abs, 0o755); err != nil {
+		return nil, err
+	}
+	return hold(abs, run)
+}
+
+// CreateTemp makes a new directory in parent (the system's temporary directory if "") named
+// pattern with a random suffix, as os.MkdirTemp does, and locks it.
+func CreateTemp(parent, pattern string, run Run) (*Lock, error) {
+	dir, err := os.MkdirTemp(parent, pattern)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	return hold(abs, run)
+}
+
+func hold(dir string, run Run) (*Lock, error) {
 	path := filepath.Join(dir, LockName)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
@@ -44,30 +104,80 @@ func Hold(dir string, run Run) (release func(), err error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is in use by another persistlab run (lock %s)", dir, path)
 	}
-	data, _ := json.Marshal(run)
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt(data, 0)
-	}
-	return func() {
-		os.Remove(path)
+	run.Made, run.Boot = dir, bootID()
+	l := &Lock{dir: dir, f: f, run: run}
+	if err := l.write(); err != nil {
 		f.Close()
-	}, nil
+		os.Remove(path)
+		return nil, err
+	}
+	return l, nil
+}
+
+// Dir is the run's work directory.
+func (l *Lock) Dir() string { return l.dir }
+
+// Record adds a process the run started to the record, with its start time.
+func (l *Lock) Record(pid int) {
+	start, err := proc.StartTime(pid)
+	if err != nil {
+		return // already gone: nothing to stop later
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return
+	}
+	if len(l.run.Processes) >= maxRecorded {
+		l.run.Processes = l.run.Processes[1:]
+	}
+	l.run.Processes = append(l.run.Processes, Process{PID: pid, Start: start})
+	_ = l.write()
+}
+
+// write rewrites the lock file with the record (the caller holds mu or owns l alone).
+func (l *Lock) write() error {
+	data, err := json.Marshal(l.run)
+	if err != nil {
+		return err
+	}
+	if err := l.f.Truncate(0); err != nil {
+		return err
+	}
+	_, err = l.f.WriteAt(data, 0)
+	return err
+}
+
+// Release unlocks the directory. The lock file goes with it unless something of the run is
+// still mounted or attached there: then it stays, so that clean finds the directory.
+func (l *Lock) Release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return
+	}
+	l.done = true
+	if len(mounts.Under(l.dir)) == 0 && len(loopdev.Under(l.dir)) == 0 {
+		os.Remove(filepath.Join(l.dir, LockName))
+	}
+	l.f.Close()
 }
 
 // Dead is a work directory of a run that is gone.
 type Dead struct {
 	Dir       string
 	Run       Run      // as its lock file recorded it
-	Mounts    []string // still mounted under Dir
-	Processes []int    // still running with Dir in their command line
+	Made      bool     // persistlab created Dir: it may be removed whole
+	Mounts    []string // still mounted under Dir, or of its loop devices elsewhere
+	Processes []int    // recorded processes still running (with their recorded start times)
 	Loops     []string // loop devices whose backing file is under Dir (an emulated volume's)
 }
 
 // Find lists the dead runs' work directories among dirs and the persistlab-* directories
-// directly under each root.
+// directly under each root and each of dirs.
 func Find(roots []string, dirs []string) []Dead {
 	var candidates []string
-	for _, root := range roots {
+	for _, root := range append(append([]string(nil), roots...), dirs...) {
 		matches, _ := filepath.Glob(filepath.Join(root, "persistlab-*"))
 		candidates = append(candidates, matches...)
 	}
@@ -75,21 +185,39 @@ func Find(roots []string, dirs []string) []Dead {
 	var out []Dead
 	seen := map[string]bool{}
 	for _, dir := range candidates {
-		if seen[dir] {
+		abs, err := filepath.Abs(dir)
+		if err != nil || seen[abs] {
 			continue
 		}
-		seen[dir] = true
-		if d, ok := inspect(dir); ok {
+		seen[abs] = true
+		if d, ok := inspect(abs); ok {
 			out = append(out, d)
 		}
 	}
 	return out
 }
 
-// inspect says whether dir is a dead run's: its lock file exists and nobody holds it.
+// Live says whether a live run holds dir's lock.
+func Live(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, LockName))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return true
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
+}
+
+// inspect says whether dir is a dead run's: its lock file is a regular file nobody holds.
 func inspect(dir string) (Dead, bool) {
 	path := filepath.Join(dir, LockName)
-	f, err := os.Open(path)
+	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
+		return Dead{}, false
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return Dead{}, false
 	}
@@ -99,13 +227,17 @@ func inspect(dir string) (Dead, bool) {
 	}
 	defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
 	d := Dead{Dir: dir}
-	if data, err := os.ReadFile(path); err == nil {
+	if data, err := io.ReadAll(io.LimitReader(f, maxLockBytes)); err == nil {
 		_ = json.Unmarshal(data, &d.Run)
+	}
+	d.Made = d.Run.Made == dir
+	if !d.Made {
+		return d, true // an older persistlab's, or a lock file copied here: nothing is ours to touch
 	}
 	for _, m := range mounts.Under(dir) {
 		d.Mounts = append(d.Mounts, m.Point)
 	}
-	d.Processes = processesIn(dir)
+	d.Processes = d.Run.alive()
 	d.Loops = loopdev.Under(dir)
 	for _, m := range loopMounts(d.Loops) { // a volume mounted outside the work dir (lab volume --mount)
 		if !strings.HasPrefix(m.Point, dir+"/") {
@@ -115,32 +247,40 @@ func inspect(dir string) (Dead, bool) {
 	return d, true
 }
 
-// processesIn lists processes (not this one) whose command line names a path in dir.
-func processesIn(dir string) []int {
+// alive lists the recorded processes still running as themselves, and the members of their
+// process groups started after them (a group's id is not reused while it has a member). A pid
+// now held by a process with another start time was reused: neither it nor its group is ours.
+func (r Run) alive() []int {
+	if len(r.Processes) == 0 || r.Boot == "" || r.Boot != bootID() {
+		return nil
+	}
+	groups := map[int]uint64{} // recorded pid: its start time
+	for _, p := range r.Processes {
+		if start, err := proc.StartTime(p.PID); err == nil && start != p.Start {
+			continue
+		}
+		groups[p.PID] = p.Start
+	}
 	var pids []int
-	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range paths {
-		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		if err != nil || pid == os.Getpid() {
+	for _, id := range proc.All() {
+		if id.PID == os.Getpid() {
 			continue
 		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		for _, arg := range strings.Split(string(data), "\x00") {
-			if arg == dir || strings.HasPrefix(arg, dir+"/") || strings.Contains(arg, "="+dir+"/") {
-				pids = append(pids, pid)
-				break
-			}
+		if start, ok := groups[id.PID]; ok && id.Start == start {
+			pids = append(pids, id.PID)
+		} else if start, ok := groups[id.Group]; ok && id.Start >= start {
+			pids = append(pids, id.PID)
 		}
 	}
 	return pids
 }
 
-// Clean stops the dead run's processes (SIGKILL by pid), detaches its mounts, and removes its
-// work directory.
+// Clean stops the dead run's recorded processes (SIGKILL by pid), detaches its mounts and loop
+// devices, and removes its work directory: only when persistlab made that directory.
 func (d Dead) Clean() error {
+	if !d.Made {
+		return fmt.Errorf("%s: its lock file does not say persistlab made this directory (an older persistlab's run?): nothing removed; remove %s yourself once nothing uses it", d.Dir, LockName)
+	}
 	var errs []error
 	for _, pid := range d.Processes {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -201,4 +341,12 @@ func loopMounts(loops []string) []mounts.Mount {
 		}
 	}
 	return out
+}
+
+func bootID() string {
+	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
 }

@@ -65,6 +65,7 @@ func start(name, logPath string, env []string, stdout io.Writer, args ...string)
 		log.Close()
 		return nil, fmt.Errorf("start %s (%s): %w", name, args[0], err)
 	}
+	Started(cmd)
 	c := &Child{Name: name, Cmd: cmd, done: make(chan struct{})}
 	go func() {
 		c.err = cmd.Wait()

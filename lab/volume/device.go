@@ -325,6 +325,11 @@ func (v *Volume) detach(ctx context.Context, lost bool) error {
 			errs = append(errs, fmt.Errorf("volume: umount %s: %v: %s", point, err, strings.TrimSpace(string(out))))
 		}
 	}
+	if len(errs) > 0 && !lost {
+		// A file system still mounted (busy) keeps its device and the server under it: freeing
+		// them would leave it mounted over nothing, losing what it has not yet written.
+		return errors.Join(errs...)
+	}
 	if v.loop != "" {
 		if err := loopdev.Detach(v.loop); err != nil {
 			errs = append(errs, err)
@@ -338,7 +343,11 @@ func (v *Volume) detach(ctx context.Context, lost bool) error {
 // Stop unmounts the file system, detaches the loop device, stops the FUSE server and removes the
 // image unless kept. It undoes a failed Start too, and is safe to call twice.
 func (v *Volume) Stop(ctx context.Context) error {
-	errs := []error{v.detach(ctx, false)}
+	detachErr := v.detach(ctx, false)
+	if detachErr != nil && v.Mounted() {
+		return detachErr
+	}
+	errs := []error{detachErr}
 	if v.server != nil {
 		if err := v.server.Unmount(); err != nil && mounts.Mounted(v.fuseDir) {
 			errs = append(errs, fmt.Errorf("volume: unmount %s: %w", v.fuseDir, err))
