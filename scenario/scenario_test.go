@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -420,6 +421,102 @@ func TestBackendEntriesFixParamsOfTheirOwn(t *testing.T) {
 	} {
 		if err := parse(text).Validate(known); !errors.As(err, &fe) || fe.Field != field {
 			t.Errorf("%s: %v, want an error naming %s", text, err, field)
+		}
+	}
+}
+
+// A range whose next value would pass the largest whole number is counted, not walked: it once
+// wrapped to negative numbers and never ended. A value listed twice is refused, not run as
+// cells that show as one row. Every whole-number parameter is bounded the same way.
+func TestSweepRangesNeverOverflowOrRepeat(t *testing.T) {
+	for _, in := range []string{"0..9223372036854775807/4611686018427387904", "0..9223372036854775807", "-9223372036854775808..9223372036854775807/1"} {
+		a := Axis{Name: "seed", Text: in}
+		done := make(chan error, 1)
+		go func() { done <- a.Expand(Param{Name: "seed", Kind: KindInt, Min: -1 << 63, Max: 1<<63 - 1}) }()
+		select {
+		case err := <-done:
+			if in == "0..9223372036854775807/4611686018427387904" {
+				if err != nil || !reflect.DeepEqual(a.Values, []string{"0", "4611686018427387904"}) {
+					t.Errorf("%s = %v, %v", in, a.Values, err)
+				}
+			} else if err == nil {
+				t.Errorf("%s: accepted %d values", in, len(a.Values))
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: still expanding after 5 s", in)
+		}
+	}
+	vus, _ := FindParam(testParams, "vus")
+	for _, in := range []string{"[2, 2, 2]", "2,4,2"} {
+		a := Axis{Name: "vus", Text: in}
+		var fe *FieldError
+		if err := a.Expand(vus); !errors.As(err, &fe) || !strings.Contains(fe.Allowed, "once") {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+	linked := Axis{Name: "file_size+rw", Text: "[1KiB/read, 1KiB/read]"}
+	if err := linked.ExpandLinked(func(n string) (Param, bool) { return FindParam(testParams, n) }); err == nil {
+		t.Errorf("a linked value listed twice was accepted: %v", linked.Values)
+	}
+}
+
+// What YAML cannot say plainly is refused with the field and its own words: a second document,
+// an unknown field (the allowed ones listed, no Go type named), a mapping where a sweep belongs,
+// and a count of 0 that would otherwise read as "not set".
+func TestScenarioFileMistakesAreNamed(t *testing.T) {
+	base := "name: t\nworkload: {type: counter}\nbackends: [{name: local}]\n"
+	for _, tc := range []struct{ yaml, field, value, allowed string }{
+		{base + "---\nname: u\n", "---", "a document after the first (line 4)", "one YAML document"},
+		{base + "crash: {count: 2, afterr: 1s..2s}\n", "afterr", "line 4", "count, after, seed"},
+		{base + "sweep: {vus: {a: 1}}\n", "sweep.vus", "{a: 1}", "a list"},
+		{base + "repeat: 0\n", "repeat", "0", "at least 1"},
+		{base + "crash: {count: 0, after: 1s..2s}\n", "crash.count", "0", "at least 1"},
+		{base + "quick: {repeat: 0}\n", "quick.repeat", "0", "at least 1"},
+	} {
+		_, err := Parse([]byte(tc.yaml), "t.yaml")
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field || fe.Value != tc.value || !strings.Contains(fe.Allowed, tc.allowed) {
+			t.Errorf("%q: want field %q value %q allowed ~%q, got %v", tc.yaml, tc.field, tc.value, tc.allowed, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "scenario.") {
+			t.Errorf("the message names a Go type: %v", err)
+		}
+	}
+	for _, tc := range []struct {
+		o     Overrides
+		field string
+	}{
+		{Overrides{Rate: 0, RateSet: true}, "--rate"},
+		{Overrides{Rate: -5, RateSet: true}, "--rate"},
+		{Overrides{Crashes: 0, CrashesSet: true}, "--crash"},
+	} {
+		s, err := Parse([]byte(base), "t.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fe *FieldError
+		if err := s.Apply(tc.o); !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%+v: want an error for %s, got %v", tc.o, tc.field, err)
+		}
+	}
+}
+
+// A scenario path that is a FIFO or a device is refused at once, never read without end.
+func TestScenarioFileMustBeARegularFile(t *testing.T) {
+	fifo := t.TempDir() + "/s.yaml"
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, "/dev/zero"} {
+		done := make(chan error, 1)
+		go func() { _, err := Load(path); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s: %v", path, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: still reading after 5 s", path)
 		}
 	}
 }

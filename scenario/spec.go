@@ -8,15 +8,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"path"
+	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"persistlab/internal/readfile"
 )
 
 //go:embed builtin/*.yaml
@@ -89,7 +93,7 @@ func (w *Workload) SetParam(name, value string) {
 // UnmarshalYAML splits the mapping into type, parameters and sections.
 func (w *Workload) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
-		return &FieldError{Field: "workload", Value: n.Value, Allowed: "a mapping with a type and the workload's parameters"}
+		return &FieldError{Field: "workload", Value: NodeText(n), Allowed: "a mapping with a type and the workload's parameters"}
 	}
 	*w = Workload{Params: map[string]string{}, Sections: map[string]any{}}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -379,10 +383,7 @@ func Load(nameOrPath string) (*Spec, error) {
 	if data, err := builtinFS.ReadFile("builtin/" + nameOrPath + ".yaml"); err == nil {
 		return Parse(data, nameOrPath)
 	}
-	if st, err := os.Stat(nameOrPath); err == nil && st.Size() > MaxScenarioBytes {
-		return nil, fmt.Errorf("scenario %q: %d bytes: want a scenario file under %d KiB", nameOrPath, st.Size(), MaxScenarioBytes>>10)
-	}
-	data, err := os.ReadFile(nameOrPath)
+	data, err := readfile.Regular(nameOrPath, MaxScenarioBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("scenario %q: neither a built-in (%s) nor a readable file", nameOrPath, strings.Join(Builtins(), ", "))
@@ -412,10 +413,60 @@ func Parse(data []byte, source string) (*Spec, error) {
 			fe.Scenario = source
 			return nil, fe
 		}
+		if fe := unknownField(err); fe != nil {
+			fe.Scenario = source
+			return nil, fe
+		}
 		return nil, fmt.Errorf("scenario %q: %w", source, err)
+	}
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		return nil, &FieldError{Scenario: source, Field: "---", Value: fmt.Sprintf("a document after the first (line %d)", more.Line),
+			Allowed: "one YAML document per scenario file"}
 	}
 	s.fillDefaults()
 	return &s, nil
+}
+
+// unknownField turns yaml's "field x not found in type scenario.Spec" into an error that names
+// the field and lists the ones allowed there.
+func unknownField(err error) *FieldError {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return nil
+	}
+	for _, msg := range te.Errors {
+		m := unknownFieldRe.FindStringSubmatch(msg)
+		if m == nil {
+			continue
+		}
+		t, ok := yamlTypes[m[3]]
+		if !ok {
+			continue
+		}
+		return &FieldError{Field: m[2], Value: "line " + m[1], Allowed: "one of the fields here: " + strings.Join(yamlFields(t), ", ")}
+	}
+	return nil
+}
+
+var unknownFieldRe = regexp.MustCompile(`^line (\d+): field (.+) not found in type scenario\.(\w+)$`)
+
+// yamlTypes are the types a scenario's mappings decode into, by name.
+var yamlTypes = map[string]reflect.Type{
+	"Spec": reflect.TypeOf(Spec{}), "BackendSpec": reflect.TypeOf(BackendSpec{}), "Quick": reflect.TypeOf(Quick{}),
+	"Price": reflect.TypeOf(Price{}), "Crash": reflect.TypeOf(Crash{}), "Published": reflect.TypeOf(Published{}),
+}
+
+// yamlFields lists a struct's YAML field names.
+func yamlFields(t reflect.Type) []string {
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // checkWholeNumbers refuses a fraction where a count belongs: yaml would read `repeat: 2.9` as 2.
@@ -434,8 +485,12 @@ func checkWholeNumbers(data []byte, source string) error {
 			field := strings.TrimPrefix(path+"."+key, ".")
 			switch field {
 			case "repeat", "crash.count", "crash.seed", "quick.repeat", "quick.crashes":
-				if v.Kind == yaml.ScalarNode && v.ShortTag() != "!!int" {
-					return &FieldError{Scenario: source, Field: field, Value: v.Value, Allowed: "a whole number"}
+				if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" {
+					return &FieldError{Scenario: source, Field: field, Value: NodeText(v), Allowed: "a whole number"}
+				}
+				// 0 would read as "not set" and be replaced by a default without a word.
+				if n, err := strconv.ParseInt(v.Value, 0, 64); field != "crash.seed" && (err != nil || n < 1) {
+					return &FieldError{Scenario: source, Field: field, Value: v.Value, Allowed: "a whole number of at least 1"}
 				}
 			case "crash", "quick":
 				if err := walk(v, field); err != nil {

@@ -127,7 +127,43 @@ func axisFromNode(name string, v *yaml.Node) (Axis, error) {
 	case yaml.ScalarNode:
 		return Axis{Name: name, Text: v.Value}, nil
 	}
-	return Axis{}, &FieldError{Field: "sweep." + name, Value: v.Value, Allowed: sweepSyntax}
+	return Axis{}, &FieldError{Field: "sweep." + name, Value: NodeText(v), Allowed: sweepSyntax}
+}
+
+// NodeText is a YAML node as the user wrote it, on one line, for messages.
+func NodeText(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return n.Value
+	}
+	out, err := yaml.Marshal(flowStyle(n))
+	if err != nil {
+		return fmt.Sprintf("line %d", n.Line)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// flowStyle is a copy of n written on one line.
+func flowStyle(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Style = yaml.FlowStyle
+	c.HeadComment, c.LineComment, c.FootComment = "", "", ""
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, child := range n.Content {
+		c.Content[i] = flowStyle(child)
+	}
+	return &c
+}
+
+// duplicate is the first value listed twice, or "".
+func duplicate(values []string) string {
+	seen := make(map[string]bool, len(values))
+	for _, v := range values {
+		if seen[v] {
+			return v
+		}
+		seen[v] = true
+	}
+	return ""
 }
 
 // MarshalYAML writes the axes as the user wrote them.
@@ -215,6 +251,9 @@ func (a *Axis) ExpandLinked(find func(name string) (Param, bool)) error {
 		}
 		values = append(values, strings.Join(parts, "/"))
 	}
+	if dup := duplicate(values); dup != "" {
+		return fail("each value once (" + dup + " is listed twice: one value is one row; use repeat for more runs)")
+	}
 	a.Values = values
 	return nil
 }
@@ -251,12 +290,15 @@ func (a *Axis) Expand(p Param) error {
 				return fail(p.allowed())
 			}
 		}
-		if (to-from)/step >= MaxSweepValues {
+		// Counted in unsigned arithmetic before anything is expanded: to-from and from+i*step
+		// both fit, where a signed sum past the largest value would wrap and never end.
+		steps := (uint64(to) - uint64(from)) / uint64(step)
+		if steps >= MaxSweepValues {
 			return fail(fmt.Sprintf("at most %d values in one range", MaxSweepValues))
 		}
-		a.Values = nil
-		for v := from; v <= to; v += step {
-			a.Values = append(a.Values, strconv.FormatInt(v, 10))
+		a.Values = make([]string, 0, steps+1)
+		for i := uint64(0); i <= steps; i++ {
+			a.Values = append(a.Values, strconv.FormatInt(int64(uint64(from)+i*uint64(step)), 10))
 		}
 		return nil
 	}
@@ -271,6 +313,9 @@ func (a *Axis) Expand(p Param) error {
 		if err := p.Check("sweep."+a.Name, v); err != nil {
 			return fail(p.allowed())
 		}
+	}
+	if dup := duplicate(items); dup != "" {
+		return fail("each value once (" + dup + " is listed twice: one value is one row; use repeat for more runs)")
 	}
 	a.Values = items
 	return nil

@@ -47,6 +47,9 @@ func paramNames(params []Param) string {
 // MinDuration is the shortest measured run that says anything.
 const MinDuration = 100 * time.Millisecond
 
+// MaxRate bounds --rate: far beyond what one machine's driver can send.
+const MaxRate = 10_000_000
+
 // MaxCells bounds a plan (sweep product x backends x repeats).
 const MaxCells = 100000
 
@@ -244,8 +247,8 @@ type Overrides struct {
 	ShareBackend bool
 	// MaxErrorRate replaces max_error_rate when set.
 	MaxErrorRate *float64
-	// RepeatSet says --repeat was given, so 0 is refused rather than ignored.
-	RepeatSet bool
+	// RepeatSet, RateSet and CrashesSet say the flag was given, so 0 is refused rather than ignored.
+	RepeatSet, RateSet, CrashesSet bool
 }
 
 // linkedAxisOf names the linked axis (a+b+c) that sweeps param, or "".
@@ -320,6 +323,12 @@ func (s *Spec) Apply(o Overrides) error {
 			delete(s.Workload.Params, n)
 		}
 		s.Sweep.Set(Axis{Name: name, Text: values})
+	}
+	if o.RateSet && !(o.Rate > 0 && o.Rate <= MaxRate) {
+		return &FieldError{Scenario: s.Name, Field: "--rate", Value: strconv.FormatFloat(o.Rate, 'g', -1, 64), Allowed: fmt.Sprintf("an open loop's rate in requests/s, more than 0 and at most %g", float64(MaxRate))}
+	}
+	if o.CrashesSet && (o.Crashes < 1 || o.Crashes > 1000) {
+		return &FieldError{Scenario: s.Name, Field: "--crash", Value: strconv.Itoa(o.Crashes), Allowed: "1 to 1000 crashes per backend and VU level"}
 	}
 	var sets []string // shorthands first, so an explicit --set has the last word
 	if o.Rate != 0 {

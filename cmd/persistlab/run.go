@@ -60,12 +60,18 @@ func cmdRun(args []string) error {
 		switch f.Name {
 		case "repeat":
 			o.RepeatSet = true
+		case "rate":
+			o.RateSet = true
+		case "crash":
+			o.CrashesSet = true
 		case "max-error-rate":
 			o.MaxErrorRate = maxErrorRate
 		}
 	})
 	if *backends != "" {
-		o.Backends = strings.Split(*backends, ",")
+		for _, b := range strings.Split(*backends, ",") {
+			o.Backends = append(o.Backends, strings.TrimSpace(b))
+		}
 	}
 	spec, err := scenario.Load(positional[0])
 	if err != nil {
