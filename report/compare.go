@@ -165,9 +165,13 @@ func maxOf(v []float64) float64 {
 
 // WriteComparison prints the comparison of a (the baseline) and b.
 func WriteComparison(w io.Writer, aName, bName string, a, b *Results) {
-	rows, missing := Compare(a, b)
 	fmt.Fprintf(w, "A: %s (%s, %s)\nB: %s (%s, %s)\n", aName, a.Scenario.Name, a.Started.Format("2006-01-02 15:04"),
 		bName, b.Scenario.Name, b.Started.Format("2006-01-02 15:04"))
+	if a.workloadType() != b.workloadType() {
+		fmt.Fprintf(w, "nothing to compare: A ran workload %q and B workload %q, whose cells measure different things\n", a.workloadType(), b.workloadType())
+		return
+	}
+	rows, missing := Compare(a, b)
 	fmt.Fprintf(w, "B/A per metric, medians over runs; latency lower is better, rate higher; changes under %.0f%% are \"same\"\n\n", SameWithin*100)
 	if diff := differences(a, b); len(diff) > 0 {
 		fmt.Fprintf(w, "warning: A and B are different experiments, so their ratios mix the storage with the set-up:\n  %s\n\n", strings.Join(diff, "\n  "))

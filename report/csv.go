@@ -36,6 +36,9 @@ func WriteCSV(w io.Writer, r *Results) error {
 	header = append(header, counters...)
 	header = append(header, stats...)
 	header = append(header, "failure")
+	for i := range header { // parameter and metric names come from the scenario
+		header[i] = safeCSV(header[i])
+	}
 	if err := cw.Write(header); err != nil {
 		return err
 	}

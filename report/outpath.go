@@ -15,8 +15,13 @@ import (
 // file is replaced by renaming a new one over it); an existing results file is refused unless
 // force, so an early Ctrl-C cannot destroy a complete earlier result.
 func OutPath(path string, force bool) (string, error) {
+	return OutputPath("--out", path, force)
+}
+
+// OutputPath is OutPath for any output a flag names (--html, --csv): one rule for all outputs.
+func OutputPath(flag, path string, force bool) (string, error) {
 	if path == "" {
-		return "", errors.New(`--out "": want a file path for the results`)
+		return "", fmt.Errorf(`%s "": want a file path`, flag)
 	}
 	resolved := path
 	for i := 0; i < 40; i++ { // a link to a file not yet written is followed too
@@ -26,7 +31,7 @@ func OutPath(path string, force bool) (string, error) {
 		}
 		target, err := os.Readlink(resolved)
 		if err != nil {
-			return "", fmt.Errorf("--out %s: %w", path, err)
+			return "", fmt.Errorf("%s %s: %w", flag, path, err)
 		}
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(filepath.Dir(resolved), target)
@@ -41,16 +46,16 @@ func OutPath(path string, force bool) (string, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		if dir := filepath.Dir(resolved); dir != "" {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return "", fmt.Errorf("--out %s: %w", path, err)
+				return "", fmt.Errorf("%s %s: %w", flag, path, err)
 			}
 		}
 		return resolved, nil
 	case err != nil:
-		return "", fmt.Errorf("--out %s: %w", path, err)
+		return "", fmt.Errorf("%s %s: %w", flag, path, err)
 	case !st.Mode().IsRegular():
-		return "", fmt.Errorf("--out %s: %s is not a regular file (%s): want a new path or a results file", path, resolved, st.Mode().Type())
+		return "", fmt.Errorf("%s %s: %s is not a regular file (%s): want a new path or a file to replace", flag, path, resolved, st.Mode().Type())
 	case !force:
-		return "", fmt.Errorf("--out %s: the file exists: want a new path, or --force to replace it", path)
+		return "", fmt.Errorf("%s %s: the file exists: want a new path, or --force to replace it", flag, path)
 	}
 	return resolved, nil
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"persistlab/internal/readfile"
 	"persistlab/internal/sysinfo"
 	"persistlab/measure"
 	"persistlab/scenario"
@@ -397,15 +398,13 @@ func (r *Results) Save(path string) error {
 	return nil
 }
 
-// MaxResultsBytes bounds a results file read back (a full seed-000 run is a few MB).
-const MaxResultsBytes = 512 << 20
+// MaxResultsBytes bounds a results file read back: a full seed-000 protocol is a few MB, and
+// reading takes about five times the file's size in memory.
+const MaxResultsBytes = 128 << 20
 
 // Load reads a results file, converting the first format.
 func Load(path string) (*Results, error) {
-	if st, err := os.Stat(path); err == nil && st.Size() > MaxResultsBytes {
-		return nil, fmt.Errorf("results %s: %d bytes: want a results file under %d MiB", path, st.Size(), MaxResultsBytes>>20)
-	}
-	data, err := os.ReadFile(path)
+	data, err := readfile.Regular(path, MaxResultsBytes)
 	if err != nil {
 		return nil, fmt.Errorf("results %s: %w", path, err)
 	}

@@ -15,12 +15,14 @@ const usage = `persistlab: where should an app's data live, and what does that c
 usage:
   persistlab run SCENARIO|FILE.yaml [flags]   run an experiment and print its tables
   persistlab scenarios [show NAME]            list the built-in scenarios, or print one
-  persistlab report RESULTS.json [--html F] [--csv F]   tables again; an HTML page with charts; CSV
+  persistlab report RESULTS.json [--html F] [--csv F] [--force]   tables again; an HTML page with charts; CSV
   persistlab compare A.json B.json            B against A, cell by cell, with verdicts where runs allow
   persistlab clean [DIR...] [--dry-run]       remove what killed runs left: mounts, processes, work dirs
   persistlab app counter --db PATH [flags]    run the counter app (the system under test)
+  persistlab app gitcommit --dir DIR [flags]  seed 004's loop alone: write, git add, git commit, per change
   persistlab load --url URL [flags]           drive HTTP load at any endpoint on loopback
   persistlab lab serve [flags]                run the emulated GCS bucket alone
+  persistlab lab volume --type T --size S --mount DIR   an emulated cloud volume for your own tools
 
 Run "persistlab COMMAND -h" for a command's flags.
 `

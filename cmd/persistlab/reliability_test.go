@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -346,5 +348,80 @@ func TestRunSurvivesAClosedPipe(t *testing.T) {
 	}
 	if res, err := report.Load(filepath.Join(tmp, "r.json")); err != nil || res.Status != report.StatusComplete {
 		t.Errorf("results: %v", err)
+	}
+}
+
+// report's outputs follow run's rule (an existing file only with --force), are written whole or
+// not at all, and nothing from a results file reaches the terminal as a control character or a
+// spreadsheet as a formula; compare of two workloads says so in a line.
+func TestReportOutputsAreSafe(t *testing.T) {
+	work := t.TempDir()
+	var r map[string]any
+	data, err := os.ReadFile("../../report/testdata/cloudrun-sqlite-quick.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(data, &r)
+	r["scenario"].(map[string]any)["name"] = "evil\x1b]0;pwned\x07"
+	cell := r["cells"].([]any)[0].(map[string]any)
+	cell["backend_stats"].(map[string]any)["=HYPERLINK(1)"] = 1
+	evil := filepath.Join(work, "evil.json")
+	data, _ = json.Marshal(r)
+	os.WriteFile(evil, data, 0o644)
+
+	stdout, stderr, err := persistlab(t, "report", evil)
+	if err != nil || strings.ContainsAny(stdout, "\x1b\x07") || !strings.Contains(stdout, `evil\x1b]0;pwned\x07`) {
+		t.Errorf("report printed control characters raw: %v %q %s", err, stdout[:min(len(stdout), 80)], stderr)
+	}
+	csvPath := filepath.Join(work, "r.csv")
+	os.WriteFile(csvPath, []byte("mine"), 0o644)
+	if _, stderr, err := persistlab(t, "report", evil, "--csv", csvPath); err == nil || !strings.Contains(stderr, "--csv") || !strings.Contains(stderr, "--force") {
+		t.Errorf("an existing --csv file: %v %s", err, stderr)
+	}
+	if got, _ := os.ReadFile(csvPath); string(got) != "mine" {
+		t.Errorf("the existing file was changed: %q", got)
+	}
+	if _, stderr, err := persistlab(t, "report", evil, "--csv", csvPath, "--force"); err != nil {
+		t.Fatalf("--force: %v %s", err, stderr)
+	}
+	got, _ := os.ReadFile(csvPath)
+	header, _, _ := strings.Cut(string(got), "\n")
+	for _, col := range strings.Split(header, ",") {
+		if strings.HasPrefix(col, "=") {
+			t.Errorf("a CSV header begins a formula: %s", col)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(work, ".*.tmp")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+
+	r["scenario"].(map[string]any)["workload"].(map[string]any)["type"] = "fio"
+	other := filepath.Join(work, "fio.json")
+	data, _ = json.Marshal(r)
+	os.WriteFile(other, data, 0o644)
+	stdout, _, err = persistlab(t, "compare", evil, other)
+	if err != nil || !strings.Contains(stdout, "nothing to compare") || strings.Count(stdout, "\n") > 4 {
+		t.Errorf("compare of two workloads: %v\n%s", err, stdout)
+	}
+}
+
+// A failed write leaves no file behind, and the file it would replace as it was.
+func TestWriteWholeLeavesNothingOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.html")
+	os.WriteFile(path, []byte("before"), 0o644)
+	err := writeWhole(path, func(w io.Writer) error {
+		w.Write([]byte("half"))
+		return errors.New("a corrupt histogram")
+	})
+	entries, _ := os.ReadDir(dir)
+	if got, _ := os.ReadFile(path); err == nil || string(got) != "before" || len(entries) != 1 {
+		t.Errorf("after a failed write: %v, %q, %d entries", err, got, len(entries))
+	}
+	if err := writeWhole(filepath.Join(dir, "new.html"), func(w io.Writer) error { return errors.New("x") }); err == nil {
+		t.Error("no error")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.html")); !os.IsNotExist(err) {
+		t.Errorf("a failed write made a file: %v", err)
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
 	"persistlab/report"
 )
@@ -12,6 +14,7 @@ func cmdReport(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	csvOut := fs.String("csv", "", "also write every cell's summary as CSV to this file")
+	force := fs.Bool("force", false, "replace existing --html and --csv files")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -19,38 +22,61 @@ func cmdReport(args []string) error {
 	if len(positional) != 1 {
 		return fmt.Errorf("want one results file, e.g. persistlab report results.json --html report.html")
 	}
+	type output struct {
+		flag, path string
+		write      func(io.Writer) error
+	}
+	var outputs []output
+	for _, o := range []output{{"--html", *htmlOut, nil}, {"--csv", *csvOut, nil}} {
+		if o.path == "" {
+			continue
+		}
+		if sameFile(o.path, positional[0]) {
+			return fmt.Errorf("%s %s is the results file being read: want another path for the output", o.flag, o.path)
+		}
+		if o.path, err = report.OutputPath(o.flag, o.path, *force); err != nil {
+			return err
+		}
+		outputs = append(outputs, o)
+	}
 	r, err := report.Load(positional[0])
 	if err != nil {
 		return err
 	}
-	report.WriteTables(os.Stdout, r)
-	for _, out := range []struct {
-		path  string
-		write func(*os.File) error
-	}{
-		{*htmlOut, func(f *os.File) error { return report.WriteHTML(f, r) }},
-		{*csvOut, func(f *os.File) error { return report.WriteCSV(f, r) }},
-	} {
-		if out.path == "" {
-			continue
+	report.WriteTables(terminalSafe(os.Stdout), r)
+	for _, o := range outputs {
+		write := func(w io.Writer) error { return report.WriteHTML(w, r) }
+		if o.flag == "--csv" {
+			write = func(w io.Writer) error { return report.WriteCSV(w, r) }
 		}
-		if sameFile(out.path, positional[0]) {
-			return fmt.Errorf("%s is the results file being read: want another path for the output", out.path)
+		if err := writeWhole(o.path, write); err != nil {
+			return fmt.Errorf("%s %s: %w", o.flag, o.path, err)
 		}
-		f, err := os.Create(out.path)
-		if err != nil {
-			return err
-		}
-		if err := out.write(f); err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", out.path, err)
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		fmt.Printf("wrote %s\n", out.path)
+		fmt.Printf("wrote %s\n", o.path)
 	}
 	return nil
+}
+
+// writeWhole writes path through a temporary file renamed over it only when write succeeded: a
+// failure leaves no empty or half-written file.
+func writeWhole(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 func cmdCompare(args []string) error {
@@ -65,7 +91,7 @@ func cmdCompare(args []string) error {
 	if err != nil {
 		return err
 	}
-	report.WriteComparison(os.Stdout, args[0], args[1], a, b)
+	report.WriteComparison(terminalSafe(os.Stdout), args[0], args[1], a, b)
 	return nil
 }
 

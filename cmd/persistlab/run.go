@@ -129,7 +129,7 @@ func cmdRun(args []string) error {
 	res, runErr := runner.Run(ctx, spec, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep})
 	failed, crossed := 0, []string(nil)
 	if res != nil {
-		report.WriteTables(os.Stdout, res)
+		report.WriteTables(terminalSafe(os.Stdout), res)
 		var saveErr *runner.SaveError
 		if _, err := os.Stat(outPath); err == nil && !errors.As(runErr, &saveErr) {
 			fmt.Printf("\nresults: %s\n", outPath)
