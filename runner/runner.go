@@ -327,6 +327,9 @@ func prepare(ctx context.Context, spec *scenario.Spec, opts Options) (*run, erro
 				}
 				return nil, fe
 			}
+			if point == "" {
+				return nil, fmt.Errorf("scenario %q: %w", spec.Name, err)
+			}
 			return nil, fmt.Errorf("scenario %q at %s: %w", spec.Name, point, err)
 		}
 	}

@@ -34,6 +34,14 @@ type Param struct {
 	Help    string
 }
 
+// plainNumber writes x as people write numbers: 1073741824, not 1.073741824e+09.
+func plainNumber(x float64) string {
+	if math.Abs(x) < 1e18 {
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
 // allowed describes what the parameter accepts, for error messages.
 func (p Param) allowed() string {
 	bounds := ""
@@ -44,7 +52,7 @@ func (p Param) allowed() string {
 		case KindDuration:
 			bounds = fmt.Sprintf(" from %s to %s", time.Duration(p.Min*float64(time.Second)), time.Duration(p.Max*float64(time.Second)))
 		default:
-			bounds = fmt.Sprintf(" from %g to %g", p.Min, p.Max)
+			bounds = " from " + plainNumber(p.Min) + " to " + plainNumber(p.Max)
 		}
 	}
 	unit := ""

@@ -520,3 +520,12 @@ func TestScenarioFileMustBeARegularFile(t *testing.T) {
 		}
 	}
 }
+
+// Bounds in messages are written as people write numbers.
+func TestBoundsAreWrittenPlainly(t *testing.T) {
+	p := Param{Name: "file_bytes", Kind: KindInt, Min: 0, Max: 1 << 30}
+	err := p.Check("workload.file_bytes", "99999999999")
+	if err == nil || strings.Contains(err.Error(), "e+") || !strings.Contains(err.Error(), "1073741824") {
+		t.Errorf("%v", err)
+	}
+}
