@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -159,7 +158,7 @@ func (l *Litestream) RestorePosition(ctx context.Context, dbPath string) error {
 }
 
 func (l *Litestream) restore(ctx context.Context, bucketName, dbPath string) error {
-	cmd := exec.CommandContext(ctx, l.bin, "restore", "-if-replica-exists", "-o", dbPath, "gs://"+bucketName+"/"+l.ReplicaPath())
+	cmd := proc.Command(ctx, l.bin, "restore", "-if-replica-exists", "-o", dbPath, "gs://"+bucketName+"/"+l.ReplicaPath())
 	cmd.Env = l.environ()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("backend %q: litestream restore from gs://%s: %v: %s", Name, bucketName, err, out)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -198,7 +197,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	// In an emulated instance (Target.Wrap), the app and its preparation run there.
 	inInstance := func(args ...string) []string { return append(append([]string{}, env.Target.Wrap...), args...) }
 	prep := inInstance(env.Self, "app", "counter", "--db", db, "--prepare")
-	prepare := exec.CommandContext(ctx, prep[0], prep[1:]...)
+	prepare := proc.Command(ctx, prep[0], prep[1:]...)
 	if out, err := prepare.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("prepare %s: %v: %s", db, err, out)
 	}
