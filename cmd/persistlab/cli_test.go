@@ -270,11 +270,10 @@ func TestLabServeLogsRequestsAndCountsThemOnExit(t *testing.T) {
 	defer cmd.Process.Kill()
 	url := "http://localhost:" + addr[strings.LastIndex(addr, ":")+1:] + "/storage/v1/b/persistlab/o"
 	var resp *http.Response
-	for i := 0; i < 100; i++ {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if resp, err = http.Get(url); err == nil {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,10 @@ import (
 	"time"
 )
 
-// A busy process under half a CPU of quota gets about half a CPU, on however many cores, and the
-// group counts the periods it was throttled in; removing the group leaves nothing behind.
+// A busy process under half a CPU of quota never gets more than half a CPU, on however many
+// cores, and the group counts the periods it was throttled in; removing the group leaves nothing
+// behind. (How soon it reaches its quota depends on what else the machine runs: it runs until
+// throttled a few times, and only the bound is asserted.)
 func TestCPUQuotaThrottlesABusyProcess(t *testing.T) {
 	work := t.TempDir()
 	c, err := NewCPU("persistlab-test-"+strconv.Itoa(os.Getpid()), 0.5, DefaultCPUPeriod, work)
@@ -25,8 +27,15 @@ func TestCPUQuotaThrottlesABusyProcess(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	started := time.Now()
+	var th Throttling
+	for deadline := started.Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if th, err = c.Throttling(); err != nil || th.Throttled >= 5 {
+			break
+		}
+	}
 	stat, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "stat"))
+	elapsed := time.Since(started).Seconds()
 	cmd.Process.Kill()
 	cmd.Wait()
 	fields := strings.Fields(string(stat))
@@ -36,13 +45,13 @@ func TestCPUQuotaThrottlesABusyProcess(t *testing.T) {
 	utime, _ := strconv.ParseFloat(fields[13], 64)
 	stime, _ := strconv.ParseFloat(fields[14], 64)
 	cpu := (utime + stime) / 100 // clock ticks (USER_HZ 100)
-	th, err := c.Throttling()
-	if err != nil {
+	if th, err = c.Throttling(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("1.5 s busy under 0.5 CPU: %.2f s of CPU; throttled in %d of %d periods, %v waited", cpu, th.Throttled, th.Periods, th.Waited)
-	if cpu > 0.5*1.5*1.3 || cpu < 0.5*1.5*0.5 || th.Throttled < th.Periods/2 || th.Waited <= 0 {
-		t.Errorf("under half a CPU for 1.5 s: %.2f s of CPU, throttled in %d of %d periods, waited %v", cpu, th.Throttled, th.Periods, th.Waited)
+	t.Logf("%.2f s busy under 0.5 CPU: %.2f s of CPU; throttled in %d of %d periods, %v waited", elapsed, cpu, th.Throttled, th.Periods, th.Waited)
+	// At most the quota over the time it ran, plus one period's quota and a tick of rounding.
+	if limit := 0.5*elapsed + 0.05 + 0.01; cpu > limit || th.Throttled < 5 || th.Waited <= 0 {
+		t.Errorf("under half a CPU for %.2f s: %.2f s of CPU (at most %.2f), throttled in %d of %d periods, waited %v", elapsed, cpu, limit, th.Throttled, th.Periods, th.Waited)
 	}
 	if err := c.Remove(); err != nil {
 		t.Fatal(err)
