@@ -59,9 +59,13 @@ func (c connector) Connect(context.Context) (driver.Conn, error) { return c.drv.
 func (c connector) Driver() driver.Driver                        { return c.drv }
 
 // Open opens (creating if needed) the database, seeds the counter row and prepares the statements.
+// An existing database it did not make is refused, not changed.
 func Open(opts Options) (*App, error) {
 	if opts.DBPath == "" {
 		return nil, errors.New("counter app: --db: a database path is required")
+	}
+	if err := checkExisting(opts.DBPath); err != nil {
+		return nil, err
 	}
 	pragmas := opts.Pragmas
 	if pragmas == nil {

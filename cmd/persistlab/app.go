@@ -9,11 +9,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
 	"persistlab/app/counter"
 	"persistlab/internal/proc"
+	"persistlab/scenario"
+	wcounter "persistlab/workload/counter"
 )
 
 func cmdApp(args []string) error {
@@ -36,6 +39,9 @@ func cmdApp(args []string) error {
 	var pragmas listFlag
 	fs.Var(&pragmas, "pragma", "override a Rails 8 default pragma, name=value (repeatable), e.g. journal_mode=DELETE")
 	if _, err := parseInterspersed(fs, args[1:]); err != nil {
+		return err
+	}
+	if err := checkFlagParams(fs, wcounter.Params, counterFlagParams); err != nil {
 		return err
 	}
 	if err := checkLoopback("--listen", *listen); err != nil {
@@ -97,6 +103,28 @@ func cmdApp(args []string) error {
 		return err
 	}
 	return nil
+}
+
+// counterFlagParams are the flags of `app counter` that are the counter workload's parameters (flag:
+// parameter): bounded by the same definitions, the app takes what a scenario may give it.
+var counterFlagParams = map[string]string{"cpus": "cpus", "max-conns": "max_conns", "threads": "threads", "cpu-per-request": "cpu_per_request", "gvl": "gvl"}
+
+// checkFlagParams checks each flag's value, set or default, by its parameter's definition.
+func checkFlagParams(fs *flag.FlagSet, params []scenario.Param, flagParams map[string]string) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		name, ok := flagParams[f.Name]
+		if !ok || err != nil {
+			return
+		}
+		i := slices.IndexFunc(params, func(p scenario.Param) bool { return p.Name == name })
+		if i < 0 {
+			err = fmt.Errorf("--%s: no parameter %s to check it by", f.Name, name)
+			return
+		}
+		err = params[i].Check("--"+f.Name, f.Value.String())
+	})
+	return err
 }
 
 // checkLoopback refuses addresses off this machine: persistlab serves and loads loopback only.

@@ -108,6 +108,10 @@ func (c ServerConfig) options(port int) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		if c.Settings[k] == "" {
+			lines = append(lines, k) // an option alone, like skip-innodb-adaptive-hash-index
+			continue
+		}
 		lines = append(lines, k+"="+c.Settings[k])
 	}
 	return strings.Join(lines, "\n") + "\n"
@@ -120,6 +124,8 @@ type Server struct {
 	child *proc.Child
 	cfg   ServerConfig
 	progs Programs
+	// logStart is the error log's size when this server started: its own lines follow.
+	logStart int64
 }
 
 // Start initialises the data directory if it is empty, starts mariadbd in the instance and waits
@@ -137,19 +143,27 @@ func Start(ctx context.Context, progs Programs, cfg ServerConfig) (*Server, erro
 		return nil, err
 	}
 	wrap := func(args ...string) []string { return append(append([]string{}, cfg.Wrap...), args...) }
+	errLog := filepath.Join(cfg.RunDir, "mariadbd.err")
 	if entries, _ := os.ReadDir(cfg.DataDir); len(entries) == 0 {
 		// --defaults-file must come first, or mariadbd refuses it.
 		args := wrap(progs.InstallDB, "--defaults-file="+optionFile, "--auth-root-authentication-method=normal", "--skip-test-db")
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		logStart := fileSize(errLog)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("mariadb-install-db: %v: %s", err, tailText(string(out), 800))
+			// Its own output is advice; why the bootstrap server failed is in the error log.
+			why := logErrors(errLog, logStart)
+			if why == "" {
+				why = tailText(string(out), 800)
+			}
+			return nil, fmt.Errorf("mariadb-install-db: %v: %s", err, why)
 		}
 	}
+	logStart := fileSize(errLog)
 	child, err := proc.Start("mariadbd", filepath.Join(cfg.RunDir, "mariadbd.out"), os.Environ(), wrap(progs.Server, "--defaults-file="+optionFile)...)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Port: port, child: child, cfg: cfg, progs: progs}
+	s := &Server{Port: port, child: child, cfg: cfg, progs: progs, logStart: logStart}
 	if err := s.waitReady(ctx, 2*time.Minute); err != nil {
 		s.Stop(context.WithoutCancel(ctx))
 		return nil, err
@@ -180,7 +194,11 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 		}
 		if s.child.Exited() || time.Now().After(deadline) || ctx.Err() != nil {
 			db.Close()
-			return fmt.Errorf("mariadbd did not answer (%v); its log: %s", err, s.ErrorLog(1200))
+			why := logErrors(filepath.Join(s.cfg.RunDir, "mariadbd.err"), s.logStart)
+			if why == "" {
+				why = "its log: " + s.ErrorLog(1200)
+			}
+			return fmt.Errorf("mariadbd did not answer (%v): %s", err, why)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -221,6 +239,36 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// maxErrorLines bounds the [ERROR] lines quoted: the first say why, the last is "Aborting".
+const maxErrorLines = 8
+
+// logErrors is the [ERROR] lines the error log gained after offset, without their timestamps,
+// joined; "" if none.
+func logErrors(path string, offset int64) string {
+	b, err := os.ReadFile(path)
+	if err != nil || offset > int64(len(b)) {
+		return ""
+	}
+	var found []string
+	for _, line := range strings.Split(string(b[offset:]), "\n") {
+		if i := strings.Index(line, "[ERROR]"); i >= 0 {
+			found = append(found, strings.TrimSpace(line[i:]))
+		}
+	}
+	if len(found) > maxErrorLines {
+		found = append(found[:maxErrorLines-1], "...", found[len(found)-1])
+	}
+	return strings.Join(found, "; ")
 }
 
 func tailText(s string, n int) string {

@@ -81,28 +81,25 @@ type Workload struct {
 
 var _ workload.Workload = (*Workload)(nil)
 
-// New finds MariaDB; the section `server` sets further server options (name: value), written
-// after persistlab's own, so they win.
+// New checks the section `server` (further server options, name: value, written after
+// persistlab's own, so they win; only options that shape performance) and finds MariaDB.
 func New(spec scenario.Workload) (workload.Workload, error) {
+	settings := map[string]string{}
+	for name, section := range spec.Sections {
+		if name != "server" {
+			return nil, &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section),
+				Allowed: "a parameter of bulkload, or server: a mapping of further mariadbd options, like {innodb_io_capacity: 1000}"}
+		}
+		var err error
+		if settings, err = serverSettings(section); err != nil {
+			return nil, err
+		}
+	}
 	progs, err := FindPrograms()
 	if err != nil {
 		return nil, &scenario.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: " + err.Error()}
 	}
-	w := &Workload{progs: progs, settings: map[string]string{}}
-	for name, section := range spec.Sections {
-		m, ok := section.(map[string]any)
-		if name != "server" || !ok {
-			return nil, &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section),
-				Allowed: "a parameter of bulkload, or server: a mapping of further mariadbd options, like {innodb_io_capacity: 1000}"}
-		}
-		for k, v := range m {
-			if strings.ContainsAny(k+fmt.Sprint(v), "\n\r") {
-				return nil, &scenario.FieldError{Field: "workload.server." + k, Value: fmt.Sprint(v), Allowed: "one line"}
-			}
-			w.settings[k] = fmt.Sprint(v)
-		}
-	}
-	return w, nil
+	return &Workload{progs: progs, settings: settings}, nil
 }
 
 // Versions implements workload.Workload.
@@ -133,10 +130,35 @@ func read(p workload.Params) (settings, error) {
 	return s, nil
 }
 
-// Check implements workload.Workload.
+// Check implements workload.Workload: the buffer pool must fit this machine (the instance's own
+// bound is known only once its backend starts).
 func (w *Workload) Check(_ context.Context, p workload.Params) error {
-	_, err := read(p)
-	return err
+	s, err := read(p)
+	if err != nil {
+		return err
+	}
+	memory, err := machineMemory()
+	if err != nil {
+		return err
+	}
+	return checkPool(p["buffer_pool"], s.bufferPool, memory, "this machine")
+}
+
+// checkInstancePool refuses a buffer pool the emulated instance (Target.Wrap's cgroup) cannot hold.
+func checkInstancePool(ctx context.Context, env workload.Env, pool int64) error {
+	memory, err := machineMemory()
+	if err != nil {
+		return err
+	}
+	what := "this machine"
+	limit, err := instanceMemory(ctx, env.Target.Wrap)
+	if err != nil {
+		return err
+	}
+	if limit > 0 && limit < memory {
+		memory, what = limit, "the instance"
+	}
+	return checkPool(env.Params["buffer_pool"], pool, memory, what)
 }
 
 // Start writes each loader's CSV to the cell's directory (this machine's disk: the seed's client
@@ -145,6 +167,11 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	s, err := read(env.Params)
 	if err != nil {
 		return nil, err
+	}
+	if env.Target.DSN == "" {
+		if err := checkInstancePool(ctx, env, s.bufferPool); err != nil {
+			return nil, err
+		}
 	}
 	in := &instance{w: w, s: s, env: env}
 	for i := 0; i < s.loaders; i++ {

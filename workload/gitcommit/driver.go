@@ -13,10 +13,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"persistlab/internal/proc"
+	"persistlab/scenario"
+	"persistlab/workload"
 )
 
 // The driver is seed 004's script: for each change of the plan, write the file, then `git add
@@ -58,7 +61,7 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 	git := func(dir string, args ...string) error {
 		stdout.Reset()
 		cmd := exec.CommandContext(ctx, cfg.Git, args...)
-		cmd.Dir, cmd.Stdout = dir, &stdout
+		cmd.Dir, cmd.Env, cmd.Stdout = dir, confined(os.Environ(), dir), &stdout
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
@@ -91,8 +94,9 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 		ch := changes.Next()
 		repo := cfg.Plan.RepoDir(cfg.Dir, ch.File)
 		if cfg.Plan.Layout == LayoutDistributed {
-			if _, err := os.Stat(repo); errors.Is(err, os.ErrNotExist) {
-				if err := os.Mkdir(repo, 0o755); err != nil {
+			// A directory left without its .git (a crash between mkdir and git init) is made one.
+			if _, err := os.Stat(filepath.Join(repo, ".git")); errors.Is(err, os.ErrNotExist) {
+				if err := os.MkdirAll(repo, 0o755); err != nil {
 					return err
 				}
 				if err := git(repo, "init"); err != nil {
@@ -177,24 +181,46 @@ func (e *gitError) nothingToCommit() bool {
 	return errors.As(e.err, &exit) && exit.ExitCode() == 1 && bytes.Contains([]byte(e.stdout), []byte("nothing to commit"))
 }
 
+// flagParams are the driver's flags that are the workload's parameters, by parameter: they are
+// read and bounded by the same definitions (Params), so a flag takes what a scenario may.
+var flagParams = map[string]string{"files": "files", "changes": "changes", "file_bytes": "file-bytes", "layout": "layout", "seed": "seed", "init_fsync": "init-fsync"}
+
 // Main is the driver's command line (`persistlab app gitcommit`): flags, CPU pinning, then Drive
 // to stdout until the plan ends or SIGTERM.
 func Main(args []string) error {
 	fs := flag.NewFlagSet("app gitcommit", flag.ContinueOnError)
 	git := fs.String("git", "git", "git executable")
 	dir := fs.String("dir", "", "directory the repositories go under (as "+Root+"/)")
-	files := fs.Int("files", 5000, "files the changes pick from")
-	changes := fs.Int("changes", 20000, "changes, each followed by git add --all and git commit")
-	fileBytes := fs.Int("file-bytes", 0, "0: the seed's line; else this many random bytes per version")
-	layout := fs.String("layout", LayoutDistributed, "distributed (a repository per file) or monolithic")
-	seed := fs.Uint64("seed", 1, "seed of the random choice of file and content")
+	values := workload.Resolve(Params, nil, nil)
+	for _, p := range Params {
+		name, ok := flagParams[p.Name]
+		if !ok {
+			continue
+		}
+		set := func(v string) error { values[p.Name] = v; return nil }
+		if p.Kind == scenario.KindBool {
+			fs.BoolFunc(name, p.Help, set)
+		} else {
+			fs.Func(name, p.Help, set)
+		}
+		fs.Lookup(name).DefValue = p.Default
+	}
 	cpuList := fs.String("cpu-list", "", "pin to these CPUs (like 1 or 0,1); git inherits it")
-	initFsync := fs.Bool("init-fsync", false, "fsync what each git init wrote (core.fsync does not cover it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *dir == "" || fs.NArg() > 0 {
 		return fmt.Errorf("want --dir, the directory the repositories go under, and no other arguments")
+	}
+	s, err := read(values)
+	if err != nil {
+		var fe *scenario.FieldError
+		if errors.As(err, &fe) {
+			if name, ok := flagParams[strings.TrimPrefix(fe.Field, "workload.")]; ok {
+				fe.Field = "--" + name
+			}
+		}
+		return err
 	}
 	if *cpuList != "" {
 		cpus, err := proc.ParseCPUList(*cpuList)
@@ -207,8 +233,7 @@ func Main(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return Drive(ctx, DriverConfig{Git: *git, Dir: *dir, InitFsync: *initFsync,
-		Plan: Plan{Files: *files, Changes: *changes, FileBytes: *fileBytes, Layout: *layout, Seed: *seed}}, os.Stdout)
+	return Drive(ctx, DriverConfig{Git: *git, Dir: *dir, InitFsync: s.initFsync, Plan: s.plan}, os.Stdout)
 }
 
 // Report is one line of the driver's output.

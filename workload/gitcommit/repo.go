@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,10 +40,33 @@ func repos(dir string) ([]string, error) {
 	return out, nil
 }
 
-// gitOutput runs git in dir with the workload's environment and returns its trimmed stdout.
+// locationVars are the environment variables that tell git where a repository is, overriding its
+// search from the working directory.
+var locationVars = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+	"GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM"}
+
+// confined is env for a git that works on the repository at dir and nowhere else: without a .git
+// of its own, dir is no repository, rather than part of one above it (a user's, whose files git
+// would then add and commit).
+func confined(env []string, dir string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(locationVars, name) {
+			out = append(out, kv)
+		}
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return append(out, "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+}
+
+// gitOutput runs git in dir, confined to it, with the workload's environment and returns its
+// trimmed stdout.
 func gitOutput(ctx context.Context, git string, env []string, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, git, args...)
-	cmd.Dir, cmd.Env = dir, env
+	cmd.Dir, cmd.Env = dir, confined(env, dir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
