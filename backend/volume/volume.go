@@ -55,8 +55,8 @@ func New(env backend.Env) (backend.Backend, error) {
 	cfg.WorkDir, cfg.Keep = env.WorkDir, env.Keep
 	b := &Backend{env: env, cfg: cfg, probeSize: DefaultCeilingProbe}
 	if v, ok := env.Options["ceiling_probe"]; ok {
-		if b.probeSize, err = scenario.ParseSize(v); err != nil || b.probeSize < 0 {
-			return nil, fmt.Errorf("backend %q: option ceiling_probe %q: want a size like 256MiB (0: do not probe)", Name, v)
+		if b.probeSize, err = scenario.ParseSize(v); err != nil || b.probeSize < 0 || b.probeSize > MaxCeilingProbe {
+			return nil, fmt.Errorf("backend %q: option ceiling_probe %q: want a size like 256MiB, at most %s (0: do not probe)", Name, v, scenario.FormatSize(MaxCeilingProbe))
 		}
 	}
 	mkfs := "mkfs." + cfg.FS
@@ -156,8 +156,12 @@ func (b *Backend) Recover(ctx context.Context) (backend.Target, error) {
 	return backend.Target{Dir: b.vol.Dir, Wrap: b.vol.Wrap()}, nil
 }
 
-// DefaultCeilingProbe is how much ProbeCeiling moves each way.
-const DefaultCeilingProbe = 512 << 20
+// DefaultCeilingProbe is how much ProbeCeiling moves each way; MaxCeilingProbe the most it may:
+// more only takes longer, and the probe's volume is twice its size.
+const (
+	DefaultCeilingProbe = 512 << 20
+	MaxCeilingProbe     = 64 << 30
+)
 
 // ProbeCeiling measures the emulator with the model off on this machine: probe bytes written with
 // 1 MiB direct writes into a file on a volume of this type's file system, then read back.

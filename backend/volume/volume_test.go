@@ -33,6 +33,9 @@ func TestBadOptionsNameTheOption(t *testing.T) {
 		{map[string]string{"type": "gp2", "size": "100GiB", "throughput": "500"}, "throughput"},
 		{map[string]string{"type": "gp2", "size": "100GiB", "colour": "red"}, `option "colour"`},
 		{map[string]string{"type": "gp2", "size": "100GiB", "ceiling_probe": "some"}, "ceiling_probe"},
+		{map[string]string{"type": "gp2", "size": "100GiB", "ceiling_probe": "8000000TiB"}, "at most 64GiB"},
+		{map[string]string{"type": "gp2", "size": "100GiB", "credit_scale": "Inf"}, `option credit_scale "Inf"`},
+		{map[string]string{"type": "gp2", "size": "100GiB", "latency": "1000h"}, "1ns to 1s"},
 	} {
 		if _, err := New(backend.Env{WorkDir: t.TempDir(), Options: tc.opts}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want it to say %q", tc.opts, err, tc.want)
@@ -49,8 +52,8 @@ func TestCeilingProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, ok, err := b.(backend.CeilingProber).ProbeCeiling(context.Background())
-	// sc1 allows 250 MiB/s at most: the emulator with the model off must be well above it.
-	if err != nil || !ok || c.ReadMiBs <= 250 || c.WriteMiBs <= 0 || c.ReadIOPS <= 0 || c.WriteIOPS <= 0 {
+	// How fast this machine is is the probe's finding, not the test's: every figure measured.
+	if err != nil || !ok || c.ReadMiBs <= 0 || c.WriteMiBs <= 0 || c.ReadIOPS <= 0 || c.WriteIOPS <= 0 {
 		t.Errorf("probe: %+v %v %v", c, ok, err)
 	}
 	t.Logf("ceiling: %+v", c)

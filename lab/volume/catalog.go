@@ -2,6 +2,7 @@ package volume
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -211,6 +212,20 @@ type Spec struct {
 	CreditScale float64
 }
 
+// Bounds of a spec's free settings, so that no setting can hang the volume or overflow a counter.
+// MaxServiceTime is 1 s, about 170 times the slowest service time assumed above (sc1's 6 ms),
+// room for a degraded volume's stalls: every I/O of the mounted file system waits it, and a stop
+// waits for those in flight (10 s once made Ctrl-C take 46 s). MaxMergeWindow is 10 s: the pieces
+// of one I/O arrive within microseconds and ext4 commits its journal every 5 s, so a longer window
+// only joins unrelated commits (0 is no bound). A credit scale of 1e-9 leaves less than one I/O
+// of credit on any type; 1,000 makes gp2's bucket last three weeks at its burst. IOPS and MiB/s
+// are bounded by each type's rules (Validate).
+const (
+	MaxServiceTime                 = time.Second
+	MaxMergeWindow                 = 10 * time.Second
+	MinCreditScale, MaxCreditScale = 1e-9, 1000.0
+)
+
 // Eras are the sets of figures a spec may ask for.
 var Eras = []string{"current", "2018"}
 
@@ -244,6 +259,24 @@ func (s Spec) Validate() error {
 	info, ok := typeInfo(s.Type)
 	if !ok {
 		return fmt.Errorf("volume type %q: want one of %s", s.Type, strings.Join(TypeNames(), ", "))
+	}
+	// NaN passes every comparison below and Inf overflows the buckets: neither is a setting.
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"iops", s.ProvisionedIOPS}, {"throughput", s.ProvisionedMiBps}, {"credit_scale", s.CreditScale}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+			return fail(f.name, fmt.Sprint(f.v), "a finite number, 0 or more (0: the default)")
+		}
+	}
+	if c := s.CreditScale; c != 0 && (c < MinCreditScale || c > MaxCreditScale) {
+		return fail("credit_scale", fmt.Sprint(c), fmt.Sprintf("%g to %g (0: 1, the published bucket)", MinCreditScale, MaxCreditScale))
+	}
+	if d := s.ServiceTime; d < 0 || d > MaxServiceTime {
+		return fail("latency", d.String(), fmt.Sprintf("0 (the type's) to %v", MaxServiceTime))
+	}
+	if d := s.MergeWindow; d < 0 || d > MaxMergeWindow {
+		return fail("merge_window", d.String(), fmt.Sprintf("0 (no bound) to %v", MaxMergeWindow))
 	}
 	switch s.Era {
 	case "", "current":
@@ -303,9 +336,6 @@ func (s Spec) Validate() error {
 				return fail("throughput", fmt.Sprint(t), fmt.Sprintf("%.0f to %.0f MiB/s (at most %.2f MiB/s per provisioned IOPS)", GP3BaseMiBps, maxT, GP3MiBpsPerIOPS))
 			}
 		}
-	}
-	if s.CreditScale < 0 || s.ServiceTime < 0 || s.MergeWindow < 0 {
-		return fail("credit_scale/latency", "below 0", "0 or more")
 	}
 	return nil
 }

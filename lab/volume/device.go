@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -76,9 +76,9 @@ const (
 	mountDir  = "mnt"        // the file system
 )
 
-// Start makes the volume: a sparse image of the spec's size, served, attached, formatted (with
-// the model off: making the file system is not the workload's I/O) and mounted. On failure
-// everything it did is undone.
+// Start makes the volume: a sparse image of the spec's size, served, attached, formatted and
+// mounted, all with the model off; the model counts from the mounted file system's first I/O. On
+// failure everything it did is undone.
 func Start(ctx context.Context, cfg Config) (v *Volume, err error) {
 	if cfg.FS == "" {
 		cfg.FS = "ext4"
@@ -127,10 +127,14 @@ func Start(ctx context.Context, cfg Config) (v *Volume, err error) {
 	}
 	if v.model != nil {
 		v.img.overhead = stackOverhead(v.loop, size)
-		v.img.setModel(v.model)
 	}
 	if err := v.mount(ctx); err != nil {
 		return v, err
+	}
+	// Only now: making and mounting the file system is not the workload's I/O, and must not wait
+	// on a slow model (with a latency of 10 s a Ctrl-C once took 46 s, the mount stuck in the kernel).
+	if v.model != nil {
+		v.img.setModel(v.model)
 	}
 	if cfg.MemoryBytes > 0 {
 		name := fmt.Sprintf("persistlab-%d-%d", os.Getpid(), cgroupSeq.Add(1))
@@ -149,9 +153,10 @@ func (v *Volume) Overhead() time.Duration {
 	return v.img.overhead
 }
 
-// stackOverhead times 4 KiB direct reads of the device with no model: the median round trip
-// through the loop device, FUSE and this server, plus what a sleep overshoots. 0 if it cannot be
-// measured.
+// stackOverhead times 4 KiB direct reads of the device with no model: the shortest round trip
+// through the loop device, FUSE and this server, plus the least a sleep overshoots. The least,
+// not the typical: each I/O then takes at least the model's time, never less (a median measured
+// at a busy moment would make I/O faster than the model later). 0 if it cannot be measured.
 func stackOverhead(dev string, size int64) time.Duration {
 	f, err := os.OpenFile(dev, os.O_RDONLY|syscall.O_DIRECT, 0)
 	if err != nil {
@@ -159,10 +164,9 @@ func stackOverhead(dev string, size int64) time.Duration {
 	}
 	defer f.Close()
 	buf := aligned(4096)
-	const n = 101
-	var took [n]time.Duration
+	shortest := time.Duration(math.MaxInt64)
 	x := uint64(88172645463325252)
-	for i := range took {
+	for range 101 {
 		x ^= x << 13
 		x ^= x >> 7
 		x ^= x << 17
@@ -170,24 +174,22 @@ func stackOverhead(dev string, size int64) time.Duration {
 		if _, err := f.ReadAt(buf, int64(x%uint64(size/4096))*4096); err != nil {
 			return 0
 		}
-		took[i] = time.Since(t0)
+		shortest = min(shortest, time.Since(t0))
 	}
-	sort.Slice(took[:], func(i, j int) bool { return took[i] < took[j] })
-	return took[n/2] + sleepOvershoot()
+	return shortest + sleepOvershoot()
 }
 
-// sleepOvershoot is how much later than asked a sleep ends on this machine (timer slack and
-// wake-up), the median of a few.
+// sleepOvershoot is the least a sleep ends later than asked on this machine (timer slack and
+// wake-up), of a few.
 func sleepOvershoot() time.Duration {
-	const n, d = 21, 200 * time.Microsecond
-	var took [n]time.Duration
-	for i := range took {
+	const d = 200 * time.Microsecond
+	least := time.Duration(math.MaxInt64)
+	for range 21 {
 		t0 := time.Now()
 		sleep(d)
-		took[i] = time.Since(t0) - d
+		least = min(least, time.Since(t0)-d)
 	}
-	sort.Slice(took[:], func(i, j int) bool { return took[i] < took[j] })
-	return max(0, took[n/2])
+	return max(0, least)
 }
 
 // attach makes a loop device of the served image (direct I/O: every block I/O reaches us).
@@ -343,8 +345,16 @@ func (v *Volume) detach(ctx context.Context, lost bool) error {
 // Stop unmounts the file system, detaches the loop device, stops the FUSE server and removes the
 // image unless kept. It undoes a failed Start too, and is safe to call twice.
 func (v *Volume) Stop(ctx context.Context) error {
+	// Unmounting is not the workload's I/O either: with the model off a stop waits only for the
+	// I/O already in flight.
+	if v.img != nil {
+		v.img.setModel(nil)
+	}
 	detachErr := v.detach(ctx, false)
 	if detachErr != nil && v.Mounted() {
+		if v.img != nil && v.model != nil {
+			v.img.setModel(v.model) // still serving a busy mount: still the volume it was
+		}
 		return detachErr
 	}
 	errs := []error{detachErr}

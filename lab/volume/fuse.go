@@ -39,6 +39,9 @@ type image struct {
 	// service time is what a workload sees, not the model's plus the emulator's.
 	overhead time.Duration
 	pool     sync.Pool // *readResult
+	// inFlight counts the I/Os received and not yet answered (none once the queue has drained),
+	// deepest the most at once.
+	inFlight, deepest atomic.Int64
 }
 
 var (
@@ -64,6 +67,15 @@ func (im *image) setModel(t timing) {
 	im.model.Store(&t)
 }
 
+// arrive counts an I/O in flight until leave.
+func (im *image) arrive() {
+	n := im.inFlight.Add(1)
+	for d := im.deepest.Load(); n > d && !im.deepest.CompareAndSwap(d, n); d = im.deepest.Load() {
+	}
+}
+
+func (im *image) leave() { im.inFlight.Add(-1) }
+
 // wait sleeps until the model's completion time for op, measured from its arrival at.
 func (im *image) wait(arrived time.Time, op Op) {
 	if p := im.model.Load(); p != nil {
@@ -81,6 +93,8 @@ func (im *image) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32,
 
 func (im *image) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	arrived := time.Now()
+	im.arrive()
+	defer im.leave()
 	if im.frozen.Load() {
 		return nil, syscall.EIO
 	}
@@ -99,6 +113,8 @@ func (im *image) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int
 
 func (im *image) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
 	arrived := time.Now()
+	im.arrive()
+	defer im.leave()
 	if im.frozen.Load() {
 		return 0, syscall.EIO
 	}
@@ -117,6 +133,8 @@ func (im *image) Write(ctx context.Context, f fs.FileHandle, data []byte, off in
 // on this machine: the emulated instance is lost, never this machine.
 func (im *image) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
 	arrived := time.Now()
+	im.arrive()
+	defer im.leave()
 	if im.frozen.Load() {
 		return syscall.EIO
 	}

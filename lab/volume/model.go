@@ -30,6 +30,7 @@ type Counters struct {
 	ReadUnits, WriteUnits                    float64 // as the provider bills them
 	Flushes                                  float64
 	ThrottledS                               float64 // time I/Os waited for tokens, summed
+	MaxWaitS                                 float64 // the longest one I/O waited for tokens
 	CreditIOs, CreditMiB                     float64 // burst credits left (gp2; st1, sc1), -1 when the type has none
 }
 
@@ -38,6 +39,7 @@ func (c Counters) Flatten() map[string]float64 {
 	m := map[string]float64{
 		"volume_read_ops": c.ReadOps, "volume_write_ops": c.WriteOps, "volume_read_bytes": c.ReadBytes, "volume_write_bytes": c.WriteBytes,
 		"volume_read_units": c.ReadUnits, "volume_write_units": c.WriteUnits, "volume_flushes": c.Flushes, "volume_throttled_s": c.ThrottledS,
+		"volume_max_wait_s": c.MaxWaitS,
 	}
 	if c.CreditIOs >= 0 {
 		m["volume_credit_ios"] = c.CreditIOs
@@ -106,6 +108,7 @@ func (m *Model) Schedule(now time.Time, op Op) time.Time {
 		start = max(start, m.instWriteMiBs.reserve(t, float64(op.Len)/(1<<20)))
 	}
 	m.c.ThrottledS += start - t
+	m.c.MaxWaitS = max(m.c.MaxWaitS, start-t)
 	m.mu.Unlock()
 	return m.start.Add(time.Duration(start*float64(time.Second)) + m.limits.ServiceTime)
 }

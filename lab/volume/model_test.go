@@ -398,3 +398,51 @@ func TestN1InstanceCapsWritesOnly(t *testing.T) {
 		t.Errorf("400 MiB of writes finish after %.2f s, want about %.2f", secs, 400/(216e6/(1<<20)))
 	}
 }
+
+// The model leaves no I/O behind: with depth I/Os kept in flight (each replaced as it completes),
+// none waits for tokens longer than the I/Os in flight with it cost at the slowest rate they meet,
+// whatever the buckets do meanwhile (gp2 and st1 running out of credits); and the longest wait
+// the counters report is the longest there was.
+func TestNoIOWaitsLongerThanTheQueueAheadOfIt(t *testing.T) {
+	small := func(i int) Op { return Op{Write: i%3 == 0, Off: int64(i) << 20, Len: 4096} }
+	large := func(i int) Op { return Op{Write: true, Off: int64(i) * 3 << 20, Len: 1 << 20} }
+	for _, tc := range []struct {
+		name  string
+		spec  Spec
+		op    func(int) Op
+		perIO float64 // seconds of the slowest bucket one I/O costs
+	}{
+		{"gp2 running dry", Spec{Type: "gp2", SizeBytes: 100 * gib, CreditScale: 2000 / GP2CreditBucket}, small, 1 / 300.0},
+		{"st1 random, running dry", Spec{Type: "st1", SizeBytes: 500 * gib, CreditScale: 1e-5}, small, 1 / (ST1BaseMiBpsPerTiB * 500 / 1024)},
+		{"io1 1 MiB", Spec{Type: "io1", SizeBytes: 100 * gib, ProvisionedIOPS: 1000}, large, 4 / 1000.0},
+		{"pd-ssd", Spec{Type: "pd-ssd", SizeBytes: 100 * gib}, small, 1 / 9000.0},
+	} {
+		for _, depth := range []int{1, 16, 64} {
+			m := model(t, tc.spec)
+			svc := m.limits.ServiceTime.Seconds()
+			done := make([]float64, depth) // when each slot's I/O completes; all free at 0
+			var longest float64
+			for i := 0; i < 5000; i++ {
+				slot := 0
+				for j := range done {
+					if done[j] < done[slot] {
+						slot = j
+					}
+				}
+				arrive := done[slot]
+				done[slot] = m.Schedule(at(arrive), tc.op(i)).Sub(t0).Seconds()
+				longest = max(longest, done[slot]-svc-arrive)
+			}
+			c := m.Snapshot(at(done[0]))
+			if bound := float64(depth)*tc.perIO + 1e-6; longest > bound {
+				t.Errorf("%s, depth %d: an I/O waited %.2f ms for tokens, more than the %d in flight cost (%.2f ms)", tc.name, depth, longest*1e3, depth, bound*1e3)
+			}
+			if math.Abs(c.MaxWaitS-longest) > 1e-6 {
+				t.Errorf("%s, depth %d: counters say the longest wait was %.3f ms, it was %.3f", tc.name, depth, c.MaxWaitS*1e3, longest*1e3)
+			}
+			if tc.spec.CreditScale > 0 && depth > 1 && c.ThrottledS <= 0 {
+				t.Errorf("%s, depth %d: credits gone, yet nothing waited", tc.name, depth)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package volume
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,38 +35,51 @@ func ConfigFromOptions(o map[string]string) (Config, error) {
 		return cfg, fail("size", size, "a size like 100GiB or 1TiB")
 	}
 	spec.SizeBytes = n
-	for _, f := range []struct {
-		option string
-		into   *float64
-	}{{"iops", &spec.ProvisionedIOPS}, {"throughput", &spec.ProvisionedMiBps}} {
-		if v, ok := o[f.option]; ok {
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil || !(x > 0) {
-				return cfg, fail(f.option, v, "a number above 0 ("+map[string]string{"iops": "I/O operations per second", "throughput": "MiB/s"}[f.option]+")")
-			}
-			*f.into = x
-		}
-	}
-	if v, ok := o["latency"]; ok {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return cfg, fail("latency", v, "a service time per I/O above 0, like 1ms (replaces the type's assumed one)")
-		}
-		spec.ServiceTime = d
-	}
-	if v, ok := o["merge_window"]; ok {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return cfg, fail("merge_window", v, "a duration like 10ms: contiguous I/Os arriving within it of each other bill as one (0: no bound)")
-		}
-		spec.MergeWindow = d
-	}
-	if v, ok := o["credit_scale"]; ok {
+	// A number option: finite (ParseFloat takes "Inf", "NaN" and 1e308) and within [lo, hi].
+	number := func(option string, lo, hi float64, what string) (float64, error) {
+		v := o[option]
 		x, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(x > 0) {
-			return cfg, fail("credit_scale", v, "a factor above 0 on the burst bucket's size (1: the published one)")
+		if err != nil || math.IsNaN(x) || x < lo || x > hi {
+			return 0, fail(option, v, fmt.Sprintf("%g to %g, %s", lo, hi, what))
 		}
-		spec.CreditScale = x
+		return x, nil
+	}
+	// Up to the most any type provisions; each type's own range is Validate's.
+	if _, ok := o["iops"]; ok {
+		if spec.ProvisionedIOPS, err = number("iops", 1, IOMaxIOPS, "the provisioned I/O operations per second"); err != nil {
+			return cfg, err
+		}
+	}
+	if _, ok := o["throughput"]; ok {
+		if spec.ProvisionedMiBps, err = number("throughput", 1, IOMaxMiBps, "the provisioned MiB/s"); err != nil {
+			return cfg, err
+		}
+	}
+	if _, ok := o["credit_scale"]; ok {
+		if spec.CreditScale, err = number("credit_scale", MinCreditScale, MaxCreditScale, "a factor on the burst bucket's size (1: the published one)"); err != nil {
+			return cfg, err
+		}
+	}
+	duration := func(option string, lo, hi time.Duration, what string) (time.Duration, error) {
+		v := o[option]
+		d, err := time.ParseDuration(v)
+		if err != nil || d < lo || d > hi {
+			return 0, fail(option, v, fmt.Sprintf("%v to %v, %s", lo, hi, what))
+		}
+		return d, nil
+	}
+	if _, ok := o["latency"]; ok {
+		// Above 0: a service time of 0 would mean the type's own.
+		if spec.ServiceTime, err = duration("latency", time.Nanosecond, MaxServiceTime,
+			"a service time per I/O like 1ms, replacing the type's assumed one (0.5 to 6 ms): every I/O waits it, and a stop waits for those in flight"); err != nil {
+			return cfg, err
+		}
+	}
+	if _, ok := o["merge_window"]; ok {
+		if spec.MergeWindow, err = duration("merge_window", 0, MaxMergeWindow,
+			"a duration like 10ms: contiguous I/Os arriving within it of each other bill as one (0: no bound)"); err != nil {
+			return cfg, err
+		}
 	}
 	if err := spec.Validate(); err != nil {
 		return cfg, err

@@ -72,6 +72,13 @@ func (c *clock) wait(deadline time.Time) {
 	c.pool.Put(w)
 }
 
+// waiting is how many waiters the clock holds.
+func (c *clock) waiting() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
 func (c *clock) run() {
 	runtime.LockOSThread() // its nanosleeps block this thread only
 	for {
