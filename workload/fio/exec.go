@@ -53,16 +53,14 @@ func Version(bin string) string {
 
 // Check asks fio to read the job (fio --parse-only) without running it, so that an option fio
 // does not know or a value it refuses stops a scenario before its first cell. The error joins
-// Validate's problem, if any, and fio's own words.
-func Check(ctx context.Context, bin string, job Job, workDir string) error {
-	if err := job.lines(); err != nil {
-		return err // the file would not say what the job says
-	}
-	path, err := writeJob(job, workDir)
-	if err != nil {
+// Validate's problem, if any, and fio's own words. The job goes to fio on its stdin: nothing is
+// written, so nothing is left behind. A job with an option persistlab refuses never reaches fio:
+// reading a job, fio already loads an ioengine of any path.
+func Check(ctx context.Context, bin string, job Job) error {
+	if err := job.safe(); err != nil {
 		return err
 	}
-	stdout, stderr, err := runFio(ctx, bin, workDir, "--parse-only", path)
+	stdout, stderr, err := runFioInput(ctx, bin, "", []byte(job.File()), "--parse-only", "-")
 	if err != nil {
 		err = withFio(fmt.Errorf("fio refuses job %q: %w", job.Name, err), stderr, stdout)
 	}
@@ -156,9 +154,17 @@ func withFio(err error, stderr, stdout []byte) error {
 // in a process group of its own, so a terminal's signals reach persistlab alone, and it gets
 // SIGTERM if persistlab dies: on SIGTERM fio stops its own jobs, which SIGKILL would orphan.
 func runFio(ctx context.Context, bin, dir string, args ...string) (stdout, stderr []byte, err error) {
+	return runFioInput(ctx, bin, dir, nil, args...)
+}
+
+// runFioInput is runFio with input on fio's stdin (none if nil).
+func runFioInput(ctx context.Context, bin, dir string, input []byte, args ...string) (stdout, stderr []byte, err error) {
 	var out, errb bytes.Buffer
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
+	if input != nil {
+		cmd.Stdin = bytes.NewReader(input)
+	}
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.WaitDelay = grace // a leftover process holding fio's stdout must not hang Wait

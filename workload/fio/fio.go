@@ -37,7 +37,7 @@ var Params = []scenario.Param{
 	{Name: "numjobs", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 4096},
 	{Name: "iodepth", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 65536},
 	{Name: "direct", Kind: scenario.KindBool, Default: "false", Help: "O_DIRECT"},
-	{Name: "engine", Kind: scenario.KindEnum, Default: "psync", Allowed: []string{"psync", "sync", "pvsync", "pvsync2", "libaio", "io_uring", "posixaio", "mmap"}, Help: "ioengine"},
+	{Name: "engine", Kind: scenario.KindEnum, Default: "psync", Allowed: Engines, Help: "ioengine"},
 	{Name: "runtime", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 86400, Help: "stop after this long (0: when size is done)"},
 	{Name: "ramp_time", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 3600, Help: "run this long before measuring"},
 	{Name: "time_based", Kind: scenario.KindBool, Default: "false", Help: "run for the whole runtime, repeating the file"},
@@ -110,6 +110,9 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 			if m[k] != nil {
 				value = fmt.Sprint(m[k])
 			}
+			if err := checkExtra(k, value); err != nil {
+				return nil, err
+			}
 			w.extra = append(w.extra, [2]string{k, value})
 		}
 	}
@@ -176,14 +179,28 @@ func (w *Workload) job(p workload.Params, dir string) (Job, int, error) {
 	return j, num("servers"), j.Validate()
 }
 
+// checkDir stands for the backend's directory in Check: fio --parse-only does not look at it.
+const checkDir = "/nonexistent/persistlab-fio-check"
+
+// checkExtra refuses an extra option persistlab sets itself or that is off its list.
+func checkExtra(name, value string) error {
+	canonical, problem, ofValue := checkOption(name, value)
+	if _, ok := fieldOf[canonical]; ok && problem == "" {
+		problem = "an option persistlab's job does not set already: it writes " + canonical + " itself, from a parameter or the backend"
+	}
+	if problem == "" {
+		return nil
+	}
+	shown := name
+	if ofValue {
+		shown = name + "=" + value
+	}
+	return &scenario.FieldError{Field: "workload.extra", Value: quote(shown), Allowed: problem}
+}
+
 // Check implements workload.Workload: persistlab's own checks, then fio's reading of the job
 // (`fio --parse-only`), so an option fio rejects is refused with fio's words before any cell.
 func (w *Workload) Check(ctx context.Context, p workload.Params) error {
-	dir, err := os.MkdirTemp("", "persistlab-fio-check-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
 	if path := p["job_file"]; path != "" {
 		// The job file says what fio does: a parameter set beside it would be silently ignored.
 		for _, param := range Params {
@@ -195,17 +212,20 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 		if len(w.extra) > 0 {
 			return &scenario.FieldError{Field: "workload.extra", Value: w.extra[0][0], Allowed: "no extra options with a job_file of your own: put them in the file"}
 		}
-		text, err := UserJob(path, dir)
+		text, err := UserJob(path, checkDir)
 		if err != nil {
-			return &scenario.FieldError{Field: "workload.job_file", Value: path, Allowed: "a readable fio job file: " + err.Error()}
+			return err
 		}
-		return CheckFile(ctx, w.bin, text, dir)
+		if err := CheckFile(ctx, w.bin, text); err != nil {
+			return &scenario.FieldError{Field: "workload.job_file", Value: path, Allowed: "a job file fio accepts: " + err.Error()}
+		}
+		return nil
 	}
-	j, _, err := w.job(p, dir)
+	j, _, err := w.job(p, checkDir)
 	if err != nil {
 		return err
 	}
-	return Check(ctx, w.bin, j, dir)
+	return Check(ctx, w.bin, j)
 }
 
 // wrapScript writes a script into dir that runs bin behind the command prefix wrap (same

@@ -84,13 +84,19 @@ func TestCellMatchesFiosOwnJSON(t *testing.T) {
 }
 
 func TestParametersAreCheckedBeforeAnyCell(t *testing.T) {
-	w, err := New(scenario.Workload{Type: Name, Sections: map[string]any{"extra": map[string]any{"bogus_option": 1}}})
+	// An option off persistlab's list is refused with the scenario, before fio sees it.
+	var fe *scenario.FieldError
+	_, err := New(scenario.Workload{Type: Name, Sections: map[string]any{"extra": map[string]any{"bogus_option": 1}}})
+	if !errors.As(err, &fe) || fe.Field != "workload.extra" || fe.Value != "bogus_option" || !strings.Contains(fe.Allowed, "list of fio options") {
+		t.Errorf("unknown fio option: %v", err)
+	}
+	w, err := New(scenario.Workload{Type: Name, Sections: map[string]any{"extra": map[string]any{"rate_process": "wobbly"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// fio itself refuses the unknown option, in its own words.
-	if err := w.Check(context.Background(), cellParams(nil)); err == nil || !strings.Contains(err.Error(), "bogus_option") {
-		t.Errorf("unknown fio option: %v", err)
+	// fio itself refuses a value it does not take, in its own words.
+	if err := w.Check(context.Background(), cellParams(nil)); err == nil || !strings.Contains(err.Error(), "failed parsing rate_process=wobbly") {
+		t.Errorf("a value fio refuses: %v", err)
 	}
 	w, _ = New(scenario.Workload{Type: Name})
 	for _, tc := range []struct {
@@ -104,7 +110,6 @@ func TestParametersAreCheckedBeforeAnyCell(t *testing.T) {
 		{map[string]string{"time_based": "true"}, "workload.runtime", "0s"},
 		{map[string]string{"engine": "carrier_pigeon"}, "workload.engine", "carrier_pigeon"},
 	} {
-		var fe *scenario.FieldError
 		if err := w.Check(context.Background(), cellParams(tc.set)); !errors.As(err, &fe) || fe.Field != tc.field || fe.Value != tc.value {
 			t.Errorf("%v: %v", tc.set, err)
 		}
@@ -141,14 +146,14 @@ func TestSweepOverFioParameters(t *testing.T) {
 	}
 }
 
-// A user's own job file runs on the target directory, whatever directory it names.
+// A user's own job file runs on the target directory.
 func TestUsersOwnJobFile(t *testing.T) {
 	w, err := New(scenario.Workload{Type: Name})
 	if err != nil {
 		t.Fatal(err)
 	}
 	jobFile := filepath.Join(t.TempDir(), "mine.fio")
-	os.WriteFile(jobFile, []byte("[global]\ndirectory=/somewhere/else\nbs=4k\n\n[w]\nrw=write\nsize=1MiB\nnumjobs=2\n"), 0o644)
+	os.WriteFile(jobFile, []byte("[global]\nbs=4k\n\n[w]\nrw=write\nsize=1MiB\nnumjobs=2\n"), 0o644)
 	p := cellParams(map[string]string{"job_file": jobFile})
 	if err := w.Check(context.Background(), p); err != nil {
 		t.Fatal(err)
@@ -165,12 +170,12 @@ func TestUsersOwnJobFile(t *testing.T) {
 	}
 	files, _ := os.ReadDir(target)
 	// fio 3.33 reads size=1MiB as 1,000,000 bytes (its KiB/MiB are decimal): two jobs wrote about 2 MB.
-	if len(files) != 2 || res.Metrics["write_bytes"] < 1.9e6 || res.Metrics["write_bytes"] > 2.1e6 || strings.Contains(res.Facts["job"], "/somewhere/else") {
+	if len(files) != 2 || res.Metrics["write_bytes"] < 1.9e6 || res.Metrics["write_bytes"] > 2.1e6 || !strings.Contains(res.Facts["job"], "directory="+target) {
 		t.Errorf("files %d in the target, wrote %v bytes, job:\n%s", len(files), res.Metrics["write_bytes"], res.Facts["job"])
 	}
 	for body, want := range map[string]string{"[w]\nfilename=/etc/passwd\n": "no /", "include other.fio\n": "include", "[w]\nrw=sideways\n": "rw",
 		"[w]\nopendir=/etc\n": "opendir", "[a]\nrw=read\n[b]\nstonewall\nrw=write\n": "stonewall", "[b]\nwait_for=a\n": "wait_for",
-		"[b]\nnew_group\n": "new_group"} {
+		"[b]\nnew_group\n": "new_group", "[w]\ndirectory=/somewhere/else\n": "backend's directory"} {
 		bad := filepath.Join(t.TempDir(), "bad.fio")
 		os.WriteFile(bad, []byte(body), 0o644)
 		if err := w.Check(context.Background(), cellParams(map[string]string{"job_file": bad})); err == nil || !strings.Contains(err.Error(), want) {

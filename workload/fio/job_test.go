@@ -66,7 +66,7 @@ numjobs=40
 		{"shared", Job{Name: "sync", Directory: "/mnt/target_dir", Filename: "test10k", RW: "write", BS: 10240,
 			Size: 10240, NumJobs: 4, IODepth: 1, Fsync: 1, Runtime: 1500 * time.Millisecond,
 			RampTime: 250 * time.Microsecond, Invalidate: no(),
-			Extra: [][2]string{{"end_fsync", "1"}, {"create_on_open", ""}, {"percentile_list", "50:99"}}},
+			Extra: [][2]string{{"end_fsync", "1"}, {"create_on_open", ""}, {"rate_iops", "100"}}},
 			`[global]
 directory=/mnt/target_dir
 filename=test10k
@@ -82,7 +82,7 @@ invalidate=0
 lat_percentiles=1
 end_fsync=1
 create_on_open
-percentile_list=50:99
+rate_iops=100
 
 [sync]
 numjobs=4

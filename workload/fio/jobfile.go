@@ -2,75 +2,227 @@ package fio
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"persistlab/scenario"
 )
 
 // MaxJobFileBytes bounds a user's job file.
 const MaxJobFileBytes = 1 << 20
 
-// UserJob reads a user's own fio job file and points it at dir: every `directory=` is replaced by
-// dir (a [global] section first sets it, and lat_percentiles=1 for the percentiles persistlab
-// reports). Options that would reach outside dir are refused: an absolute filename=, and include
-// directives, whose files persistlab would not see.
-func UserJob(path, dir string) (string, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return "", fmt.Errorf("fio job file %s: %w", path, err)
-	}
-	if st.Size() > MaxJobFileBytes {
-		return "", fmt.Errorf("fio job file %s: %d bytes: want under %d KiB", path, st.Size(), MaxJobFileBytes>>10)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("fio job file %s: %w", path, err)
-	}
-	var out []string
-	out = append(out, "; persistlab: the job's files live on the backend under test", "[global]", "directory="+dir, "lat_percentiles=1", "")
-	for i, raw := range strings.Split(string(data), "\n") {
-		line := strings.TrimSpace(raw)
-		key, value, _ := strings.Cut(line, "=")
-		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		switch {
-		case strings.HasPrefix(line, "include ") || strings.HasPrefix(line, "include\t"):
-			return "", fmt.Errorf("fio job file %s line %d: %q: include is not supported; put the options in the file", path, i+1, line)
-		case key == "directory":
-			continue // the backend's directory, set above
-		case (key == "filename" || key == "filename_format") && strings.Contains(value, "/"):
-			return "", fmt.Errorf("fio job file %s line %d: %s=%s: want a name inside the backend's directory (no /)", path, i+1, key, value)
-		case key == "opendir":
-			return "", fmt.Errorf("fio job file %s line %d: %s: opendir reads a directory outside the backend's; name the files with filename=", path, i+1, line)
-		case key == "stonewall" || key == "wait_for" || key == "new_group" || key == "wait_for_previous":
-			// persistlab sums its jobs' bandwidth over the run: jobs that run one after another
-			// would be added as if they had run at once.
-			return "", fmt.Errorf("fio job file %s line %d: %s: jobs that wait for each other are not supported (their bandwidths would be summed as if concurrent); use a job file per phase", path, i+1, line)
-		}
-		out = append(out, raw)
-	}
-	return strings.Join(out, "\n") + "\n", nil
+// maxLineBytes bounds a line of a job: fio reads a longer line than its buffer (4 KiB) as two,
+// the second an option of its own.
+const maxLineBytes = 1024
+
+// jobSection is one [section] of a user's job file.
+type jobSection struct {
+	name    string
+	options []jobOption
 }
 
-// CheckFile asks fio to read a job file's text without running it.
-func CheckFile(ctx context.Context, bin, text, workDir string) error {
-	path := filepath.Join(workDir, JobFile)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		return err
+// jobOption is one option, by fio's name for it.
+type jobOption struct {
+	name, value string
+	bare        bool // written without '=': a flag
+}
+
+// UserJob reads a user's own fio job file and renders it pointed at dir: a [global] section
+// first sets directory=dir and lat_percentiles=1 (for the percentiles persistlab reports), then
+// the file's sections, each option written as fio's name=value. Only a regular file is read, and
+// only options on persistlab's list (allowedOptions); include is refused. Errors quote at most
+// the offending option of the file, never its other lines.
+func UserJob(jobPath, dir string) (string, error) {
+	if !path.IsAbs(dir) || strings.ContainsAny(dir, ":$") || hasControl(dir) {
+		return "", fmt.Errorf("fio job file %s: directory %q: want an absolute path without ':' or '$'", jobPath, dir)
 	}
-	stdout, stderr, err := runFio(ctx, bin, workDir, "--parse-only", path)
+	data, err := readJobFile(jobPath)
 	if err != nil {
-		return withFio(fmt.Errorf("fio refuses the job file: %w", err), stderr, stdout)
+		return "", err
+	}
+	sections, err := parseJob(string(data))
+	if err != nil {
+		var le *lineError
+		if errors.As(err, &le) {
+			value := fmt.Sprintf("%s line %d", jobPath, le.line)
+			if le.quote != "" {
+				value += ": " + le.quote
+			}
+			return "", &scenario.FieldError{Field: "workload.job_file", Value: value, Allowed: le.allowed}
+		}
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("; persistlab: the job's files live on the backend under test\n[global]\ndirectory=" + dir + "\nlat_percentiles=1\n")
+	for _, s := range sections {
+		b.WriteString("\n[" + s.name + "]\n")
+		for _, o := range s.options {
+			if o.bare {
+				b.WriteString(o.name + "\n")
+			} else {
+				b.WriteString(o.name + "=" + o.value + "\n")
+			}
+		}
+	}
+	return b.String(), nil
+}
+
+// readJobFile reads a regular file of at most MaxJobFileBytes: a FIFO would block the read (and
+// with it persistlab's handling of SIGINT), a device like /dev/zero would never end.
+func readJobFile(jobPath string) ([]byte, error) {
+	bad := func(allowed string) error {
+		return &scenario.FieldError{Field: "workload.job_file", Value: jobPath, Allowed: allowed}
+	}
+	st, err := os.Stat(jobPath)
+	if err != nil {
+		return nil, bad("a readable fio job file: " + pathErr(err))
+	}
+	if !st.Mode().IsRegular() {
+		return nil, bad("a regular file, not " + fileKind(st.Mode()))
+	}
+	// O_NONBLOCK: a FIFO put in the file's place since the Stat must not block the open.
+	f, err := os.OpenFile(jobPath, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, bad("a readable fio job file: " + pathErr(err))
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, bad("a regular file, not one that changed into something else while read")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxJobFileBytes+1))
+	if err != nil {
+		return nil, bad("a readable fio job file: " + pathErr(err))
+	}
+	if len(data) > MaxJobFileBytes {
+		return nil, bad(fmt.Sprintf("a job file of at most %d KiB", MaxJobFileBytes>>10))
+	}
+	return data, nil
+}
+
+// pathErr is err without the path, which the error's value already names.
+func pathErr(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// lineError is a problem on one line of a job file: quote is what of the line may be shown
+// (its option, cut), never the line's other text.
+type lineError struct {
+	line    int
+	quote   string
+	allowed string
+}
+
+func (e *lineError) Error() string {
+	return fmt.Sprintf("line %d: %s: want %s", e.line, e.quote, e.allowed)
+}
+
+// maxQuote bounds how much of a line an error shows.
+const maxQuote = 80
+
+func quote(s string) string {
+	if len(s) <= maxQuote {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxQuote], "") + "..."
+}
+
+// parseJob reads a job file as fio does (fio's __parse_jobs_ini): after leading blanks, a line
+// starting with ';' or '#' is a comment, '[name]' starts a section, a line starting with
+// "include" (any text after it, '=' too) includes a file, and any other is an option, name=value
+// or a bare name, fio's name ending at the first '='. fio matches names exactly (case too); the
+// value is taken whole (fio keeps a ';' in it).
+func parseJob(text string) ([]jobSection, error) {
+	var sections []jobSection
+	for i, raw := range strings.Split(text, "\n") {
+		n := i + 1
+		if len(raw) > maxLineBytes {
+			return nil, &lineError{n, "", fmt.Sprintf("a line of at most %d bytes", maxLineBytes)}
+		}
+		if hasControl(strings.TrimSuffix(raw, "\r")) {
+			return nil, &lineError{n, "", "a line of text, without control characters"}
+		}
+		line := strings.Trim(raw, " \t\r")
+		switch {
+		case line == "" || line[0] == ';' || line[0] == '#':
+			continue
+		case len(line) >= len("include") && strings.EqualFold(line[:len("include")], "include"):
+			return nil, &lineError{n, "include", "no include: persistlab checks only the options it reads; put them in the file"}
+		case line[0] == '[':
+			name, ok := strings.CutSuffix(line[1:], "]")
+			if !ok || !jobName(name) {
+				return nil, &lineError{n, "", "a section [name], the name of letters, digits, _ . -"}
+			}
+			sections = append(sections, jobSection{name: name})
+			continue
+		}
+		name, value, hasValue := strings.Cut(line, "=")
+		name, value = strings.TrimRight(name, " \t"), strings.Trim(value, " \t")
+		if !optionName.MatchString(name) {
+			// Not an option: the line is not shown, whatever file it came from.
+			return nil, &lineError{n, "", "an option (name=value or a bare name), a [section] or a ; comment"}
+		}
+		if len(sections) == 0 {
+			return nil, &lineError{n, quote(name), "options inside a [section]"}
+		}
+		canonical, problem, ofValue := checkOption(name, value)
+		if problem != "" {
+			shown := name
+			if ofValue {
+				shown = name + "=" + value
+			}
+			return nil, &lineError{n, quote(shown), problem}
+		}
+		s := &sections[len(sections)-1]
+		s.options = append(s.options, jobOption{name: canonical, value: value, bare: !hasValue})
+	}
+	return sections, nil
+}
+
+// CheckFile asks fio to read a job file's text without running it. Only fio's first line of
+// complaint is kept: fio may quote several lines of the file.
+func CheckFile(ctx context.Context, bin, text string) error {
+	stdout, stderr, err := runFioInput(ctx, bin, "", []byte(text), "--parse-only", "-")
+	if err != nil {
+		first, _, _ := strings.Cut(strings.TrimSpace(string(stderr)), "\n")
+		if first == "" {
+			first, _, _ = strings.Cut(strings.TrimSpace(string(stdout)), "\n")
+		}
+		return withFio(fmt.Errorf("fio refuses the job file: %w", err), []byte(quote(first)), nil)
 	}
 	return nil
 }
 
 // RunFile runs a job file's text with fio and reads its report, like Run.
 func RunFile(ctx context.Context, bin, text, workDir string) (*Output, []byte, error) {
-	path := filepath.Join(workDir, JobFile)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	jobPath := filepath.Join(workDir, JobFile)
+	if err := os.WriteFile(jobPath, []byte(text), 0o644); err != nil {
 		return nil, nil, err
 	}
-	stdout, stderr, err := runFio(ctx, bin, workDir, "--output-format=json+", path)
+	stdout, stderr, err := runFio(ctx, bin, workDir, "--output-format=json+", jobPath)
 	return finish("fio job file", stdout, stderr, err)
 }

@@ -34,7 +34,7 @@ func (j Job) Validate() error {
 	bad := func(field string, value any, allowed string) error {
 		return fmt.Errorf("fio job %q: %s %v: want %s", j.Name, field, value, allowed)
 	}
-	if err := j.lines(); err != nil {
+	if err := j.safe(); err != nil {
 		return err
 	}
 	if !sectionName.MatchString(j.Name) || j.Name == "global" {
@@ -87,18 +87,37 @@ func (j Job) Validate() error {
 	if j.Fsync < 0 {
 		return bad("Fsync", j.Fsync, "0 (off) or a number of writes")
 	}
-	if strings.ContainsAny(j.Engine, " \t") {
-		return bad("Engine", strconv.Quote(j.Engine), "an ioengine name such as psync, libaio, io_uring")
+	return nil
+}
+
+// safe checks what fio must never be given, even to read (fio --parse-only): a value that ends
+// its line, an ioengine persistlab does not run (fio loads one of any path while reading), an
+// extra option off persistlab's list, or a '$' fio would expand from the environment.
+func (j Job) safe() error {
+	bad := func(field string, value any, allowed string) error {
+		return fmt.Errorf("fio job %q: %s %v: want %s", j.Name, field, value, allowed)
+	}
+	if err := j.lines(); err != nil {
+		return err
+	}
+	if j.Engine != "" && !slices.Contains(Engines, j.Engine) {
+		return bad("Engine", strconv.Quote(j.Engine), "an ioengine name persistlab runs: "+strings.Join(Engines, ", "))
+	}
+	for _, v := range [][2]string{{"Directory", j.Directory}, {"Filename", j.Filename}, {"RW", j.RW}, {"Verify", j.Verify}} {
+		if strings.Contains(v[1], "$") {
+			return bad(v[0], strconv.Quote(v[1]), "no '$' (fio expands ${VAR} from the environment)")
+		}
 	}
 	for _, e := range j.Extra {
-		if !optionName.MatchString(e[0]) {
-			return bad("Extra option", strconv.Quote(e[0]), "an option name (letters, digits, _)")
-		}
-		if f, ok := fieldOf[e[0]]; ok {
+		canonical, problem, ofValue := checkOption(e[0], e[1])
+		if f, ok := fieldOf[canonical]; ok && optionName.MatchString(e[0]) {
 			return bad("Extra option", strconv.Quote(e[0]), "set by the Job field "+f+" instead")
 		}
-		if e[0] == "unified_rw_reporting" {
-			return bad("Extra option", strconv.Quote(e[0]), "unset: results are read per direction")
+		if problem != "" {
+			if ofValue {
+				return bad("Extra option", strconv.Quote(e[0]+"="+e[1]), problem)
+			}
+			return bad("Extra option", strconv.Quote(e[0]), problem)
 		}
 	}
 	return nil
