@@ -147,7 +147,7 @@ func Start(ctx context.Context, progs Programs, cfg ServerConfig) (*Server, erro
 	if entries, _ := os.ReadDir(cfg.DataDir); len(entries) == 0 {
 		// --defaults-file must come first, or mariadbd refuses it.
 		args := wrap(progs.InstallDB, "--defaults-file="+optionFile, "--auth-root-authentication-method=normal", "--skip-test-db")
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd := proc.Command(ctx, args[0], args[1:]...)
 		logStart := fileSize(errLog)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			// Its own output is advice; why the bootstrap server failed is in the error log.

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -289,7 +288,7 @@ type loadResult struct {
 func (in *instance) load(ctx context.Context, i int) loadResult {
 	script := fmt.Sprintf("LOAD DATA LOCAL INFILE '%s' INTO TABLE %s.%s CHARACTER SET latin1 FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n' (%s);\n"+
 		"SELECT ROW_COUNT(), @@warning_count;\nSHOW WARNINGS LIMIT 5;\n", in.files[i], Database, tableName(i), Columns)
-	cmd := exec.CommandContext(ctx, in.w.progs.Client, "--no-defaults", "--protocol=TCP", "-h", in.host, "-P", in.port, "-u", in.user,
+	cmd := proc.Command(ctx, in.w.progs.Client, "--no-defaults", "--protocol=TCP", "-h", in.host, "-P", in.port, "-u", in.user,
 		"--local-infile=1", "--batch", "--skip-column-names")
 	cmd.Stdin = strings.NewReader(script)
 	cmd.Env = os.Environ()
@@ -298,7 +297,12 @@ func (in *instance) load(ctx context.Context, i int) loadResult {
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	err := cmd.Start()
+	if err == nil {
+		proc.Started(cmd) // a long load: clean stops it if persistlab is killed
+		err = cmd.Wait()
+	}
+	if err != nil {
 		return loadResult{err: fmt.Errorf("mariadb client loading %s: %v: %s", filepath.Base(in.files[i]), err, tailText(stderr.String(), 600))}
 	}
 	return parseLoadOutput(stdout.String())

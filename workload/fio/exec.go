@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	iproc "persistlab/internal/proc"
 )
 
 // JobFile is the job file's name in a cell's work directory.
@@ -171,6 +173,7 @@ func runFioInput(ctx context.Context, bin, dir string, input []byte, args ...str
 	if err := cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("start %s: %w", bin, err)
 	}
+	iproc.Started(cmd)
 	var waitErr error
 	done := make(chan struct{})
 	go func() { waitErr = cmd.Wait(); close(done) }()

@@ -37,6 +37,9 @@ func processes(mark string) []string {
 		}
 		// stat: pid (comm) state ppid ...; comm may hold spaces, so read after its last ')'.
 		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 0 && fields[0] == "Z" {
+			continue // ended, not yet reaped by its parent: nothing runs
+		}
 		if len(fields) > 1 && (fields[1] == self || (mark != "" && bytes.Contains(cmdline, []byte(mark)))) {
 			found = append(found, filepath.Base(dir)+" "+fields[0]+" ppid "+fields[1]+" pgid "+fields[2]+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 		}
@@ -153,7 +156,7 @@ func TestCancelStopsFioAndItsJobs(t *testing.T) {
 	bin, work := fioBin(t), t.TempDir()
 	// Time-based for fio's 2 s unless stopped; rate-limited so it costs next to nothing.
 	job := Job{Name: "x", Directory: t.TempDir(), RW: "write", BS: 4096, Size: 1 << 20, NumJobs: 2, IODepth: 1,
-		Runtime: 2 * time.Second, TimeBased: true, Extra: [][2]string{{"rate_iops", "20"}}}
+		Runtime: time.Hour, TimeBased: true, Extra: [][2]string{{"rate_iops", "20"}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)

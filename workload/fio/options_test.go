@@ -209,7 +209,7 @@ func TestCheckLeavesNothingInTmp(t *testing.T) {
 		{nil, true}, {map[string]string{"rw": "sideways"}, false}, {map[string]string{"job_file": good}, true},
 		{map[string]string{"job_file": bad}, false}, {map[string]string{"job_file": fifo}, false},
 	} {
-		err := returnsWithin(t, 10*time.Second, func() error { return w.Check(context.Background(), cellParams(c.set)) })
+		err := returnsWithin(t, 60*time.Second, func() error { return w.Check(context.Background(), cellParams(c.set)) })
 		if (err == nil) != c.ok {
 			t.Errorf("%v: %v", c.set, err)
 		}

@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	iproc "persistlab/internal/proc"
 )
 
 // serverReady bounds how long a fio server may take to accept connections.
-const serverReady = 10 * time.Second
+const serverReady = 30 * time.Second
 
 // Server is a fio server (fio --server) on loopback, which runs the jobs fio clients send it.
 type Server struct {
@@ -46,6 +48,7 @@ func StartServer(ctx context.Context, bin string, port int, logPath string) (*Se
 		log.Close()
 		return nil, fmt.Errorf("start fio server %s: %w", bin, err)
 	}
+	iproc.Started(cmd)
 	s := &Server{Port: port, pid: cmd.Process.Pid, done: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait() // how it ended is in its log; Stop only needs to know that it has

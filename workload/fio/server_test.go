@@ -125,7 +125,7 @@ func TestCancelledClientEndsServerJobs(t *testing.T) {
 	}
 	defer s.Stop(context.Background())
 	job := Job{Name: "x", Directory: t.TempDir(), RW: "write", BS: 4096, Size: 1 << 20, NumJobs: 2, IODepth: 1,
-		Runtime: 2 * time.Second, TimeBased: true, Extra: [][2]string{{"rate_iops", "20"}}}
+		Runtime: time.Hour, TimeBased: true, Extra: [][2]string{{"rate_iops", "20"}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
@@ -139,12 +139,16 @@ func TestCancelledClientEndsServerJobs(t *testing.T) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	// fio's job processes are the ones in sessions of their own (fio calls setsid() in each).
-	tree, jobs := map[int]proc{}, map[int]proc{}
-	grow(tree, s.Pid())
-	for pid, p := range tree {
-		if sid, err := unix.Getsid(pid); err == nil && sid == pid {
-			jobs[pid] = p
+	// fio's job processes are the ones in sessions of their own (fio calls setsid() in each, a
+	// moment after it forks them).
+	var tree, jobs map[int]proc
+	for deadline := time.Now().Add(60 * time.Second); len(jobs) < job.NumJobs && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		tree, jobs = map[int]proc{}, map[int]proc{}
+		grow(tree, s.Pid())
+		for pid, p := range tree {
+			if sid, err := unix.Getsid(pid); err == nil && sid == pid {
+				jobs[pid] = p
+			}
 		}
 	}
 	if len(jobs) != job.NumJobs {
@@ -154,10 +158,10 @@ func TestCancelledClientEndsServerJobs(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled client: %v; want context.Canceled", err)
 	}
-	// Without its client the server ends the jobs (fio's runtime would end them only after 2 s).
-	for deadline := time.Now().Add(10 * time.Second); len(live(jobs)) > 0; time.Sleep(20 * time.Millisecond) {
+	// Without its client the server ends the jobs (fio's runtime would end them only after an hour).
+	for deadline := time.Now().Add(60 * time.Second); len(live(jobs)) > 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("job processes %v still alive 10 s after their client was cancelled", live(jobs))
+			t.Fatalf("job processes %v still alive 60 s after their client was cancelled", live(jobs))
 		}
 	}
 	if err := s.Stop(context.Background()); err != nil || len(live(tree)) > 0 {
