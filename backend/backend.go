@@ -26,6 +26,12 @@ type LagReporter interface {
 	ReplicationLag(ctx context.Context, lastCommit time.Time) (time.Duration, error)
 }
 
+// Checker is a backend that can tell, before the first cell and starting nothing, whether it
+// can run (a user's server that does not answer).
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
 // Crasher is a backend that can lose its instance, as Cloud Run loses one, and start a new one
 // from what persisted.
 type Crasher interface {

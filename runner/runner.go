@@ -265,6 +265,11 @@ func prepare(ctx context.Context, spec *scenario.Spec, opts Options) (*run, erro
 		if err != nil {
 			return nil, fail(fmt.Sprintf("backends[%d]", i), b.ID(), err.Error())
 		}
+		if c, ok := be.(backend.Checker); ok {
+			if err := c.Check(ctx); err != nil {
+				return nil, fail(fmt.Sprintf("backends[%d]", i), b.ID(), "a backend that can run here: "+err.Error())
+			}
+		}
 		for k, v := range be.Versions() {
 			versions[k] = v
 		}

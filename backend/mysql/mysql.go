@@ -82,17 +82,25 @@ func redact(dsn string) string {
 // Name implements backend.Backend.
 func (m *MySQL) Name() string { return Name }
 
-// Start checks the server answers and gives its DSN, with scratch space on this machine.
-func (m *MySQL) Start(ctx context.Context) (backend.Target, error) {
+// Check implements backend.Checker: a server that does not answer is found before the first cell.
+func (m *MySQL) Check(ctx context.Context) error {
 	db, err := sql.Open("mysql", m.dsn)
 	if err != nil {
-		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
+		return fmt.Errorf("backend %q: %w", Name, err)
 	}
 	defer db.Close()
 	ping, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.QueryRowContext(ping, "SELECT VERSION()").Scan(&m.version); err != nil {
-		return backend.Target{}, fmt.Errorf("backend %q: the server at %s does not answer: %v", Name, redact(m.dsn), err)
+		return fmt.Errorf("the server at %s does not answer: %v", redact(m.dsn), err)
+	}
+	return nil
+}
+
+// Start checks the server answers and gives its DSN, with scratch space on this machine.
+func (m *MySQL) Start(ctx context.Context) (backend.Target, error) {
+	if err := m.Check(ctx); err != nil {
+		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
 	if err := os.MkdirAll(m.dir, 0o755); err != nil {
 		return backend.Target{}, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -105,5 +106,19 @@ backends: [{name: mysql, options: {dsn: "`+dsn+`"}}]
 	stdout, stderr, err = persistlab(t, "run", spec, "--out", filepath.Join(work, "r2.json"), "--workdir", filepath.Join(work, "w2"))
 	if err == nil || !strings.Contains(stdout+stderr, "127.0.0.1:1") || !strings.Contains(stdout+stderr, "does not answer") {
 		t.Errorf("a DSN nobody answers: %v\n%s\n%s", err, stdout, stderr)
+	}
+}
+
+// A user's server that does not answer is found before the first cell, named as the backend.
+func TestUnreachableServerIsRefusedBeforeTheRun(t *testing.T) {
+	work := t.TempDir()
+	cmd := exec.Command(binary, "run", "cloudsql-bulkload", "--backend", "mysql", "--set", "rows=1000", "--out", filepath.Join(work, "r.json"))
+	cmd.Env = append(os.Environ(), "PERSISTLAB_MYSQL_DSN=root@tcp(127.0.0.1:1)/")
+	out, err := cmd.CombinedOutput()
+	if exitCode(err) != 1 || !strings.Contains(string(out), "backends[0]") || !strings.Contains(string(out), "does not answer") {
+		t.Fatalf("exit %d:\n%s", exitCode(err), out)
+	}
+	if strings.Contains(string(out), "cell") {
+		t.Errorf("a cell ran before the server was found unreachable:\n%s", out)
 	}
 }
