@@ -425,3 +425,22 @@ func TestWriteWholeLeavesNothingOnFailure(t *testing.T) {
 		t.Errorf("a failed write made a file: %v", err)
 	}
 }
+
+// A job that cannot fit on its file system is refused with the need and what is free, and the
+// run keeps the cell as failed instead of filling the disk.
+func TestFioJobLargerThanTheDiskIsRefused(t *testing.T) {
+	small := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", small).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	defer exec.Command("umount", small).Run()
+	out := filepath.Join(t.TempDir(), "r.json")
+	stdout, stderr, err := persistlab(t, "run", "gcsfuse-cache", "--backend", "local", "--quick", "--set", "file_size=64MiB", "--set", "rw=read",
+		"--out", out, "--workdir", filepath.Join(small, "w"))
+	if err == nil || !strings.Contains(stdout+stderr, "needs about 64.0 MiB") {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(small, "w", "*", "data", "*")); len(left) > 0 {
+		t.Errorf("files laid out anyway: %v", left)
+	}
+}

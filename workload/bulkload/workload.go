@@ -21,6 +21,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"persistlab/backend"
+	"persistlab/internal/disk"
 	"persistlab/internal/proc"
 	"persistlab/internal/tools"
 	"persistlab/measure"
@@ -169,6 +170,17 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	}
 	if env.Target.DSN == "" {
 		if err := checkInstancePool(ctx, env, s.bufferPool); err != nil {
+			return nil, err
+		}
+	}
+	// The CSV goes to the cell's directory; the tables, their indexes and the binary log about
+	// half as much again on the target, and InnoDB's own files (redo, doublewrite, undo) besides.
+	csv := s.rows * int64(s.rowBytes) * int64(s.loaders)
+	if err := disk.Room(env.CellDir, csv, "the load's CSV"); err != nil {
+		return nil, err
+	}
+	if env.Target.DSN == "" {
+		if err := disk.Room(env.Target.Dir, csv+csv/2+256<<20, "MariaDB's data for the load"); err != nil {
 			return nil, err
 		}
 	}

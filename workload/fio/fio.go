@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/internal/disk"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -285,6 +286,9 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	}
 	j, servers, err := w.job(env.Params, env.Target.Dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := disk.Room(env.Target.Dir, j.LaidOut(), "the job's files"); err != nil {
 		return nil, err
 	}
 	in := &instance{w: w, bin: bin, job: j, dir: env.CellDir}

@@ -5,6 +5,7 @@ package fio
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +43,17 @@ type Job struct {
 	// Extra options go to the end of [global] verbatim and in order; an empty value writes the
 	// key alone. Sizes here are read by fio itself: there, KiB means 1000 (see ParseSize).
 	Extra [][2]string
+}
+
+// LaidOut is about how many bytes the job's files take on the target: fio lays them out before
+// the job runs, for reads as for writes.
+func (j Job) LaidOut() int64 {
+	// In floating point: the parameters' bounds multiplied pass the largest int64.
+	total := max(float64(j.Size), float64(j.FileSize)*float64(max(j.NrFiles, 1)))
+	if j.FilenameFormat != "" { // a file (or files) per job
+		total *= float64(max(j.NumJobs, 1))
+	}
+	return int64(min(total, math.MaxInt64/2))
 }
 
 // RWModes are the values RW takes.

@@ -159,3 +159,24 @@ func TestValidateAcceptsRuntimeAloneAndEveryMode(t *testing.T) {
 		}
 	}
 }
+
+// What a job lays out: the larger of size and its files, per job when each job has files of its
+// own; never an overflow.
+func TestLaidOutBytes(t *testing.T) {
+	for _, tc := range []struct {
+		j    Job
+		want int64
+	}{
+		{Job{Filename: "f", Size: 10 << 20, NumJobs: 4}, 10 << 20},
+		{Job{FilenameFormat: "$jobnum", FileSize: 1 << 20, NrFiles: 3, NumJobs: 2}, 6 << 20},
+		{Job{FilenameFormat: "$jobnum", Size: 8 << 20, FileSize: 1 << 20, NrFiles: 3, NumJobs: 2}, 16 << 20},
+	} {
+		if got := tc.j.LaidOut(); got != tc.want {
+			t.Errorf("%+v: %d, want %d", tc.j, got, tc.want)
+		}
+	}
+	huge := Job{FilenameFormat: "$jobnum", FileSize: 1 << 40, NrFiles: 100000, NumJobs: 4096}
+	if got := huge.LaidOut(); got <= 1<<60 {
+		t.Errorf("the largest job lays out %d (wrapped?)", got)
+	}
+}
