@@ -3,6 +3,8 @@ package counter
 import (
 	"fmt"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 )
 
@@ -30,6 +32,34 @@ var (
 	pragmaValue = regexp.MustCompile(`^-?[A-Za-z0-9_]+$`)
 )
 
+// pragmaValues are the pragmas a scenario may set and what each takes (SQLite's pragma.html):
+// SQLite ignores an unknown pragma and, for some, a value it does not know, so a typo would run
+// silently with the default. intValue marks a whole number.
+var pragmaValues = map[string][]string{
+	"journal_mode":         {"DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF"},
+	"synchronous":          {"0", "1", "2", "3", "OFF", "NORMAL", "FULL", "EXTRA"},
+	"locking_mode":         {"NORMAL", "EXCLUSIVE"},
+	"temp_store":           {"0", "1", "2", "DEFAULT", "FILE", "MEMORY"},
+	"auto_vacuum":          {"0", "1", "2", "NONE", "FULL", "INCREMENTAL"},
+	"foreign_keys":         boolValues,
+	"checkpoint_fullfsync": boolValues,
+	"fullfsync":            boolValues,
+	"cell_size_check":      boolValues,
+	"busy_timeout":         {intValue},
+	"cache_size":           {intValue},
+	"mmap_size":            {intValue},
+	"journal_size_limit":   {intValue},
+	"wal_autocheckpoint":   {intValue},
+	"page_size":            {intValue},
+	"cache_spill":          {intValue},
+}
+
+var boolValues = []string{"0", "1", "ON", "OFF", "TRUE", "FALSE", "YES", "NO"}
+
+const intValue = "a whole number"
+
+var intPattern = regexp.MustCompile(`^-?[0-9]{1,18}$`)
+
 // ParsePragma reads "name=value" as given on the command line.
 func ParsePragma(s string) (Pragma, error) {
 	name, value, ok := strings.Cut(s, "=")
@@ -37,6 +67,22 @@ func ParsePragma(s string) (Pragma, error) {
 	value = strings.TrimSpace(value)
 	if !ok || !pragmaName.MatchString(name) || !pragmaValue.MatchString(value) {
 		return Pragma{}, fmt.Errorf("pragma %q: want name=value, name of a-z and _, value a word or integer (e.g. journal_mode=DELETE)", s)
+	}
+	allowed, known := pragmaValues[name]
+	if !known {
+		names := make([]string, 0, len(pragmaValues))
+		for n := range pragmaValues {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return Pragma{}, fmt.Errorf("pragma %q: want one of %s", s, strings.Join(names, ", "))
+	}
+	if allowed[0] == intValue {
+		if !intPattern.MatchString(value) {
+			return Pragma{}, fmt.Errorf("pragma %q: want %s for %s", s, intValue, name)
+		}
+	} else if !slices.Contains(allowed, strings.ToUpper(value)) {
+		return Pragma{}, fmt.Errorf("pragma %q: want %s one of %s", s, name, strings.Join(allowed, ", "))
 	}
 	return Pragma{Name: name, Value: value}, nil
 }

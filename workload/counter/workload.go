@@ -96,7 +96,8 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 		for i, item := range list {
 			p := fmt.Sprint(item)
 			if _, err := appcounter.ParsePragma(p); err != nil { // the app's own rule, before any cell
-				return nil, &scenario.FieldError{Field: fmt.Sprintf("workload.pragmas[%d]", i), Value: p, Allowed: "name=value, name of a-z and _, value a word or integer, e.g. journal_mode=DELETE"}
+				_, allowed, _ := strings.Cut(err.Error(), ": want ")
+				return nil, &scenario.FieldError{Field: fmt.Sprintf("workload.pragmas[%d]", i), Value: p, Allowed: allowed}
 			}
 			w.pragmas = append(w.pragmas, p)
 		}
