@@ -18,8 +18,8 @@ test: setup
 	$(GO) vet ./...
 	test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
 	.tools/bin/staticcheck ./...
-	# One package at a time: the volume calibration tests time fio against the model, and on two
-	# cores another package's MariaDB or gcsfuse beside them starves the emulator (seen in CI).
+	# One package at a time: several packages start real servers (MariaDB, gcsfuse, fio, the volume
+	# emulator), and two cores shared among them make a run slow, though no test asserts a speed.
 	$(GO) test -count=1 -p 1 ./...
 
 # The load driver against wrk and k6 on the same endpoints, and the fio workload against fio run

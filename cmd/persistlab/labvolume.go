@@ -28,9 +28,9 @@ func cmdLabVolume(args []string) error {
 	help := map[string]string{
 		"type": "volume type: " + strings.Join(volume.TypeNames(), ", "), "size": "size, like 100GiB", "iops": "provisioned IOPS (gp3, io1, io2)",
 		"throughput": "provisioned MiB/s (gp3)", "fs": "file system: ext4 or xfs", "instance": "the instance's own limits: none, c4.large, n1-standard-1/2/4/8/16, db-n1-standard-2",
-		"era": "current, or 2018 (the seeds' figures)", "model": "on, or off (this machine's own speed)", "latency": "service time per I/O, replacing the type's assumed one (e.g. 1ms)",
-		"credit_scale": "factor on the burst bucket's size (1: the published one)",
-		"merge_window": "contiguous I/Os arriving within this of each other bill as one (e.g. 10ms; unset: no bound)",
+		"era": "current, or 2018 (the seeds' figures)", "model": "on, or off (this machine's own speed)", "latency": "service time per I/O, replacing the type's assumed one (e.g. 1ms; at most 1s)",
+		"credit_scale": "factor on the burst bucket's size (1: the published one; 1e-9 to 1000)",
+		"merge_window": "contiguous I/Os arriving within this of each other bill as one (e.g. 10ms, at most 10s; unset: no bound)",
 	}
 	for _, name := range volume.OptionNames {
 		opts[name] = fs.String(name, "", help[name])
