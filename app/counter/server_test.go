@@ -7,11 +7,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func post(t *testing.T, url string) (int, int64) {
@@ -153,25 +156,37 @@ func TestRoutesAndPragmaParsing(t *testing.T) {
 	}
 }
 
+// threadCPU is the CPU time the calling OS thread has used: unlike wall time, it does not grow
+// while the thread is preempted by other load.
+func threadCPU(t *testing.T) time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ts.Nano())
+}
+
 func TestWorkBurnsCalibratedCPU(t *testing.T) {
 	w := CalibrateWork(2 * time.Millisecond)
 	if w.iterations <= 0 {
 		t.Fatal("no work calibrated")
 	}
-	// Ten times the work takes clearly longer than one: a ratio, not a timing. The fastest of five
-	// single runs is the baseline, so one preempted run cannot inflate it.
+	// Ten times the work burns clearly more CPU than one: a ratio of this thread's CPU time, which
+	// preemption does not inflate, not of wall time. The least of five single runs is the baseline.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	one := time.Duration(1 << 62)
 	for i := 0; i < 5; i++ {
-		t0 := time.Now()
+		c0 := threadCPU(t)
 		w.Do()
-		one = min(one, time.Since(t0))
+		one = min(one, threadCPU(t)-c0)
 	}
-	t0 := time.Now()
+	c0 := threadCPU(t)
 	for i := 0; i < 10; i++ {
 		w.Do()
 	}
-	if ten := time.Since(t0); ten < 3*one {
-		t.Errorf("10 units took %v, 1 unit %v", ten, one)
+	if ten := threadCPU(t) - c0; one <= 0 || ten < 3*one {
+		t.Errorf("10 units burnt %v of CPU, 1 unit %v", ten, one)
 	}
 	if (Work{}).iterations != 0 || CalibrateWork(0).iterations != 0 {
 		t.Error("zero work should do nothing")
@@ -207,33 +222,45 @@ func TestInspectReadsCountAndIntegrity(t *testing.T) {
 
 // Puma's threads bound the requests served at once, and the GVL lets one of them run its work
 // and statement at a time; without either, all the clients' requests run together.
+//
+// Each request waits inside the locked part until the test lets one go, so none can finish
+// before the others arrive however slow the machine: the number inside must reach the bound
+// exactly (all 8 without a limit) and never pass it, and as each is let go the next queued one
+// takes its place.
 func TestThreadsAndGVLBoundConcurrency(t *testing.T) {
+	const clients = 8
+	const wait = time.Minute // for a slow machine; a correct app reaches each step far sooner
 	for _, c := range []struct {
-		name    string
-		opts    Options
-		atMost  int
-		atLeast int
+		name  string
+		opts  Options
+		bound int
 	}{
-		{"no limit", Options{}, 8, 5},
-		{"Puma's 3 threads", Options{Threads: RailsThreads}, 3, 3},
-		{"3 threads and the GVL", Options{Threads: RailsThreads, GVL: true}, 1, 1},
+		{"no limit", Options{}, clients},
+		{"Puma's 3 threads", Options{Threads: RailsThreads}, RailsThreads},
+		{"3 threads and the GVL", Options{Threads: RailsThreads, GVL: true}, 1},
 	} {
 		c.opts.DBPath = filepath.Join(t.TempDir(), "c.db")
 		a, err := Open(c.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var now, peak atomic.Int32
+		var now, peak, entered, left atomic.Int32
+		gate, abort := make(chan struct{}), make(chan struct{})
 		a.serving = func() {
 			n := now.Add(1)
 			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 			}
-			time.Sleep(20 * time.Millisecond)
+			entered.Add(1)
+			select {
+			case <-gate:
+			case <-abort:
+			}
 			now.Add(-1)
+			left.Add(1)
 		}
 		srv := httptest.NewServer(a.Handler())
 		var wg sync.WaitGroup
-		for range 8 {
+		for range clients {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -245,13 +272,35 @@ func TestThreadsAndGVLBoundConcurrency(t *testing.T) {
 				resp.Body.Close()
 			}()
 		}
+		// After k requests are let go, k have left and min(clients, bound+k) have entered.
+		failed := false
+		for k := 0; k < clients && !failed; k++ {
+			want := int32(min(clients, c.bound+k))
+			deadline := time.Now().Add(wait)
+			for entered.Load() < want || left.Load() < int32(k) {
+				if time.Now().After(deadline) {
+					t.Errorf("%s: after %d let go, %d entered and %d left in %v (want %d entered)", c.name, k, entered.Load(), left.Load(), wait, want)
+					failed = true
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if e := entered.Load(); e > want {
+				t.Errorf("%s: after %d let go, %d requests entered (at most %d may)", c.name, k, e, want)
+				failed = true
+			}
+			if !failed {
+				gate <- struct{}{}
+			}
+		}
+		close(abort) // on failure, lets every waiting request go
 		wg.Wait()
 		srv.Close()
 		var count int64
 		a.db.QueryRow("SELECT count FROM counters").Scan(&count)
 		a.Close()
-		if p := int(peak.Load()); p > c.atMost || p < c.atLeast || count != 8 {
-			t.Errorf("%s: %d requests served at once (want %d..%d), count %d of 8", c.name, p, c.atLeast, c.atMost, count)
+		if p := int(peak.Load()); p != c.bound || entered.Load() != clients || count != clients {
+			t.Errorf("%s: %d requests served at once (want exactly %d), %d entered, count %d of %d", c.name, p, c.bound, entered.Load(), count, clients)
 		}
 	}
 }
