@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"persistlab/backend"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -376,7 +378,9 @@ func (r *Results) workloadType() string {
 
 // Save writes the results atomically (a reader never sees half a file), summarising first.
 func (r *Results) Save(path string) error {
+	r.dropNonFinite(true)
 	r.Summarize()
+	r.dropNonFinite(false)
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
@@ -396,6 +400,43 @@ func (r *Results) Save(path string) error {
 		return fmt.Errorf("results: %w", err)
 	}
 	return nil
+}
+
+// dropNonFinite leaves out the values JSON cannot hold (NaN, ±Inf), noting each a cell measured,
+// so that a run never loses what it measured over one value. Derived figures (aggregates, fits)
+// are dropped without a note: they come from the cells.
+func (r *Results) dropNonFinite(noteCells bool) {
+	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+	clean := func(m map[string]float64, where string) {
+		for k, v := range m {
+			if bad(v) {
+				delete(m, k)
+				if where != "" {
+					r.Notes = append(r.Notes, fmt.Sprintf("%s: %s was %v, not a number a results file holds: left out", where, k, v))
+				}
+			}
+		}
+	}
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		where := ""
+		if noteCells {
+			where = fmt.Sprintf("cell %d (%s)", c.Index, c.Backend)
+		}
+		clean(c.Metrics, where)
+		clean(c.BackendStats, where)
+		for k, pts := range c.Series {
+			c.Series[k] = slices.DeleteFunc(pts, func(p measure.Point) bool { return bad(p.T) || bad(p.V) })
+		}
+		if bad(c.ElapsedS) {
+			c.ElapsedS = 0
+		}
+	}
+	for i := range r.Aggregates {
+		clean(r.Aggregates[i].Median, "")
+		clean(r.Aggregates[i].Total, "")
+	}
+	r.Fits = slices.DeleteFunc(r.Fits, func(f Fit) bool { return bad(f.AvgMsPerVU) || bad(f.Published) })
 }
 
 // MaxResultsBytes bounds a results file read back: a full seed-000 protocol is a few MB, and

@@ -262,3 +262,17 @@ func TestASharedCeilingIsSaidOnce(t *testing.T) {
 		t.Errorf("shared ceilings:\n%s", text)
 	}
 }
+
+// A value JSON cannot hold (NaN, +Inf) never costs a run its results: it is left out, and said so.
+func TestSaveNeverFailsOverAValue(t *testing.T) {
+	r := &Results{Schema: Schema, Status: StatusComplete, Scenario: &scenario.Spec{Name: "t"},
+		Cells: []Cell{{Metrics: map[string]float64{"ok": 10, "bad": math.Inf(1)}, BackendStats: map[string]float64{"nan": math.NaN()}}}}
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := r.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil || back.Cells[0].Metrics["ok"] != 10 || len(back.Notes) != 2 || !strings.Contains(strings.Join(back.Notes, " "), "+Inf") {
+		t.Errorf("saved %+v, %v", back, err)
+	}
+}
