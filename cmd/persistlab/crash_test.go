@@ -34,14 +34,27 @@ crash: {count: 3, after: 3s..4500ms, seed: 9}
 	if r.Status != report.StatusComplete || len(r.Crashes) != 9 || len(r.CrashSummaries) != 3 {
 		t.Fatalf("status %s, %d crashes, %d summaries", r.Status, len(r.Crashes), len(r.CrashSummaries))
 	}
-	replicated := 0 // litestream crashes whose replica held something at the kill
+	// Every crash's invariants hold wherever the kill landed, even before anything was acknowledged
+	// (a busy machine may be that slow); the loss and position bounds are only tested by crashes that
+	// acknowledged (and replicated) something, which at least one crash of each backend must have.
+	replicated := 0           // litestream crashes whose replica held something at the kill
+	acked := map[string]int{} // crashes per backend that acknowledged something
+	localAckedEvery := true   // whether every local crash acknowledged something
 	for _, c := range r.Crashes {
+		var pos any = c.Position
+		if c.Position != nil {
+			pos = *c.Position
+		}
+		t.Logf("%s crash %d: killed at %.2f s, acknowledged %d, recovered %d, lost %d, unacked kept %d, position %v",
+			c.Backend, c.Repeat, c.KillAfterS, c.MaxAcked, c.Recovered, c.Lost, c.UnackedKept, pos)
 		if c.Failure != "" {
 			t.Errorf("%s crash %d failed: %s", c.Backend, c.Repeat, c.Failure)
 			continue
 		}
-		if c.MaxAcked == 0 {
-			t.Errorf("%s crash %d: nothing acknowledged before the kill", c.Backend, c.Repeat)
+		if c.MaxAcked > 0 {
+			acked[c.Backend]++
+		} else if c.Backend == "local" {
+			localAckedEvery = false
 		}
 		// Counts are exact: lost plus recovered accounts for every acknowledged write, and what
 		// survived unacknowledged is at most one in-flight request per VU.
@@ -69,11 +82,18 @@ crash: {count: 3, after: 3s..4500ms, seed: 9}
 			}
 		}
 	}
-	if replicated == 0 {
-		t.Error("no litestream crash had replicated anything by 3 s: the position bound was never tested")
+	for _, b := range []string{"local", "litestream", "gcsfuse"} {
+		if acked[b] == 0 {
+			t.Errorf("no %s crash acknowledged anything before its kill: its loss bound was never tested", b)
+		}
 	}
-	if !strings.Contains(stdout, "local lost every acknowledged write in every crash") {
-		t.Errorf("the report does not say local lost everything:\n%s", stdout)
+	if replicated == 0 {
+		t.Error("no litestream crash had replicated anything by its kill: the position bound was never tested")
+	}
+	// The report says local lost everything when every local crash had something to lose (a crash
+	// that acknowledged nothing lost nothing), and only then.
+	if says := strings.Contains(stdout, "local lost every acknowledged write in every crash"); says != localAckedEvery {
+		t.Errorf("the report says local lost everything: %v; every local crash acknowledged something: %v\n%s", says, localAckedEvery, stdout)
 	}
 	for _, s := range r.CrashSummaries {
 		if s.BelowPosition != 0 {

@@ -217,7 +217,7 @@ func TestGitCrashRunsOnAVolume(t *testing.T) {
 	os.WriteFile(spec, []byte(`name: git-crash
 workload: {type: gitcommit, files: 40, changes: 100000, fsync: added, init_fsync: true}
 backends: [{name: volume, options: {type: gp3, size: 20GiB}}]
-crash: {count: 2, after: 1500ms..2500ms}
+crash: {count: 2, after: 2s..3s}
 `), 0o644)
 	out := filepath.Join(work, "r.json")
 	if stdout, stderr, err := persistlab(t, "run", spec, "--out", out, "--workdir", filepath.Join(work, "w")); err != nil {
@@ -227,10 +227,24 @@ crash: {count: 2, after: 1500ms..2500ms}
 	if err != nil || len(r.Crashes) != 2 {
 		t.Fatalf("%v %+v", err, r)
 	}
+	// Each crash, whenever it landed, keeps every acknowledged commit but perhaps the last, passes
+	// fsck, and keeps at most the one commit in flight. A kill before the first commit (a busy
+	// machine still starting the driver or in the first git init) acknowledged nothing and still
+	// holds to all of that; the loss bound is only tested by a crash that acknowledged something,
+	// which at least one of the two must have.
+	acked := 0
 	for _, c := range r.Crashes {
-		if c.Failure != "" || c.MaxAcked == 0 || c.Lost > 1 || c.Integrity != "ok" || c.UnackedKept > 1 {
+		t.Logf("crash %d: killed at %.2f s, acknowledged %d, recovered %d, lost %d, unacked kept %d, integrity %q",
+			c.Repeat, c.KillAfterS, c.MaxAcked, c.Recovered, c.Lost, c.UnackedKept, c.Integrity)
+		if c.Failure != "" || c.Lost > 1 || c.Integrity != "ok" || c.UnackedKept > 1 {
 			t.Errorf("crash with core.fsync=added: %+v", c)
 		}
+		if c.MaxAcked > 0 {
+			acked++
+		}
+	}
+	if acked == 0 {
+		t.Error("neither crash acknowledged a commit before its kill: the loss bound was never tested")
 	}
 	if left := append(mountsUnder(work), loopdev.Under(work)...); len(left) > 0 {
 		t.Errorf("left behind: %v", left)

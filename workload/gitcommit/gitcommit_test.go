@@ -203,7 +203,23 @@ func TestKilledMidRunCountsWhatWasAcknowledged(t *testing.T) {
 		}
 		done <- out{acked: acks.Max()}
 	}()
-	time.Sleep(1500 * time.Millisecond)
+	// Kill once git holds two commits, however long a busy machine takes to make them. The driver
+	// reports each change (flushed) before it starts the next, so the second commit on disk means
+	// the first was acknowledged: the kill lands mid-run with something to account for.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if c, err := in.Count(context.Background()); err == nil && c >= 2 {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the driver ended before git held 2 commits: acknowledged %d, %v", r.acked, r.err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("git held fewer than 2 commits after 60 s")
+		}
+	}
 	in.Kill()
 	select {
 	case <-in.Exited():
@@ -223,6 +239,7 @@ func TestKilledMidRunCountsWhatWasAcknowledged(t *testing.T) {
 	if r.acked == 0 || n < r.acked || n > r.acked+1 {
 		t.Errorf("acknowledged %d commits, git has %d", r.acked, n)
 	}
+	t.Logf("killed with %d commits acknowledged, git has %d", r.acked, n)
 	// The kill may cut the `git init` of the file changed next: that one repository, holding
 	// nothing acknowledged, may fail fsck; every other one must pass.
 	if s := w.Inspect(dir, ""); !s.Exists || s.Count != n || (s.Integrity != "ok" && !strings.HasPrefix(s.Integrity, "1 of ")) {
