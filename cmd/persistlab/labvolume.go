@@ -73,8 +73,7 @@ func cmdLabVolume(args []string) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-signals; cancel() }()
 	v, err := volume.Start(ctx, cfg)
-	if err != nil {
-		v.Stop(context.Background())
+	if err != nil { // Start undid what it had done
 		lock.Release()
 		if len(mounts.Under(cfg.WorkDir)) == 0 {
 			os.RemoveAll(cfg.WorkDir)
