@@ -325,7 +325,7 @@ func (s *Spec) Apply(o Overrides) error {
 		s.Sweep.Set(Axis{Name: name, Text: values})
 	}
 	if o.RateSet && !(o.Rate > 0 && o.Rate <= MaxRate) {
-		return &FieldError{Scenario: s.Name, Field: "--rate", Value: strconv.FormatFloat(o.Rate, 'g', -1, 64), Allowed: fmt.Sprintf("an open loop's rate in requests/s, more than 0 and at most %g", float64(MaxRate))}
+		return &FieldError{Scenario: s.Name, Field: "--rate", Value: strconv.FormatFloat(o.Rate, 'g', -1, 64), Allowed: "an open loop's rate in requests/s, more than 0 and at most " + plainNumber(MaxRate)}
 	}
 	if o.CrashesSet && (o.Crashes < 1 || o.Crashes > 1000) {
 		return &FieldError{Scenario: s.Name, Field: "--crash", Value: strconv.Itoa(o.Crashes), Allowed: "1 to 1000 crashes per backend and VU level"}
