@@ -6,4 +6,5 @@ import (
 	_ "persistlab/workload/counter"   // registers itself
 	_ "persistlab/workload/fio"       // registers itself
 	_ "persistlab/workload/gitcommit" // registers itself
+	_ "persistlab/workload/httpapp"   // registers itself
 )

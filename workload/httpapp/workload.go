@@ -1,0 +1,463 @@
+// Package httpapp puts any HTTP app a user can start with a command under load: the app keeps its
+// data in the backend's directory, persistlab starts it per cell on a loopback port it chose,
+// waits until it answers, and drives it with its own load driver (k6's closed and open loops).
+package httpapp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"persistlab/internal/proc"
+	"persistlab/scenario"
+	"persistlab/workload"
+	"persistlab/workload/counter"
+)
+
+// Name is the workload's name in scenarios.
+const Name = "http"
+
+// Params are the load's (as the counter's) and how the app is started and found ready.
+var Params = []scenario.Param{
+	{Name: "vus", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 10000, Unit: "VUs", Help: "virtual users (closed loop) or connections (open loop)"},
+	{Name: "mode", Kind: scenario.KindEnum, Default: counter.ModeClosed, Allowed: []string{counter.ModeClosed, counter.ModeOpen}, Help: "closed: k6 constant-vus; open: constant arrival rate"},
+	{Name: "rate", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1e6, Unit: "requests/s", Help: "open loop: requests started per second"},
+	{Name: "method", Kind: scenario.KindEnum, Default: "GET", Allowed: []string{"GET", "POST", "PUT", "DELETE", "PATCH"}},
+	{Name: "path", Kind: scenario.KindString, Default: "/", Help: "the path every request asks for"},
+	{Name: "timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.001, Max: 3600, Help: "per request (k6's default 60s)"},
+	{Name: "ready", Kind: scenario.KindString, Default: "/", Help: "a path polled with GET until it answers below 500: then the app is ready"},
+	{Name: "ready_timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.1, Max: 3600, Help: "how long the app may take to become ready"},
+	{Name: "cpus", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin the app to this many CPUs (0: not pinned); the driver gets the others"},
+	{Name: "cpu_quota", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on the instance (app and its backend's helper): CFS bandwidth (0: none)"},
+	{Name: "cpu_period", Kind: scenario.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota"},
+	{Name: "network_rtt", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "a constant network round trip per request, counted in its latency"},
+}
+
+// Metrics are what a cell reports.
+var Metrics = []workload.Metric{
+	{Name: "med_ms", Unit: "ms"}, {Name: "avg_ms", Unit: "ms"}, {Name: "p90_ms", Unit: "ms"}, {Name: "p95_ms", Unit: "ms"},
+	{Name: "p99_ms", Unit: "ms"}, {Name: "min_ms", Unit: "ms"}, {Name: "max_ms", Unit: "ms"},
+	{Name: "rate", Unit: "requests/s", HigherBetter: true, Help: "200 answers per second"},
+	{Name: "ok", Unit: "count", Help: "200 answers"},
+	{Name: "errors", Unit: "count", Help: "other answers, and requests without an answer"},
+	{Name: "app_cpu_util", Unit: "share", Help: "the app's CPU time over the run, as a share of its CPUs"},
+}
+
+func init() {
+	workload.Register(workload.Info{
+		Name:        Name,
+		Description: "any HTTP app started by a command, with its data in the backend's directory, under k6-style load",
+		Params:      Params,
+		Metrics:     Metrics,
+		Timed:       true,
+		New:         New,
+	})
+}
+
+// Placeholders a command, its preparation and its environment may use.
+const (
+	DirPlaceholder  = "{dir}"  // the backend's directory, where the app keeps its data
+	PortPlaceholder = "{port}" // the loopback port persistlab chose for the app
+	HostPlaceholder = "{host}" // the loopback address the app must bind: 127.0.0.1
+)
+
+const host = "127.0.0.1"
+
+// Workload is the app's command line and environment, checked.
+type Workload struct {
+	command, prepare []string
+	env              []string // NAME=value
+}
+
+var _ workload.Workload = (*Workload)(nil)
+
+// New reads the sections: command (required) and prepare, argv lists (never a shell string);
+// env, a mapping of variables.
+func New(spec scenario.Workload) (workload.Workload, error) {
+	w := &Workload{}
+	for name, section := range spec.Sections {
+		var err error
+		switch name {
+		case "command":
+			w.command, err = argv("workload.command", section)
+		case "prepare":
+			w.prepare, err = argv("workload.prepare", section)
+		case "env":
+			w.env, err = environment(section)
+		default:
+			err = &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section),
+				Allowed: "command, prepare (argv lists), env (a mapping), or a parameter: " + paramNames()}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(w.command) == 0 {
+		return nil, &scenario.FieldError{Field: "workload.command", Value: "", Allowed: "the app's command as a list, like [python3, app.py, --port, \"{port}\", --db, \"{dir}/app.db\"]"}
+	}
+	if !slices.ContainsFunc(w.command, func(a string) bool { return strings.Contains(a, PortPlaceholder) }) &&
+		!slices.ContainsFunc(w.env, func(kv string) bool { return strings.Contains(kv, PortPlaceholder) }) {
+		return nil, &scenario.FieldError{Field: "workload.command", Value: strings.Join(w.command, " "),
+			Allowed: "a command or env that gives the app its port, " + PortPlaceholder + " (persistlab picks a free loopback port per instance)"}
+	}
+	for _, c := range []struct {
+		field string
+		args  []string
+	}{{"workload.command", w.command}, {"workload.prepare", w.prepare}} {
+		if len(c.args) == 0 {
+			continue
+		}
+		if _, err := exec.LookPath(c.args[0]); err != nil {
+			return nil, &scenario.FieldError{Field: c.field, Value: c.args[0], Allowed: "a program that is installed (" + err.Error() + ")"}
+		}
+	}
+	return w, nil
+}
+
+// argv reads a list of strings; a bare string is refused: no shell ever splits or expands it.
+func argv(field string, section any) ([]string, error) {
+	list, ok := section.([]any)
+	if !ok || len(list) == 0 {
+		return nil, &scenario.FieldError{Field: field, Value: fmt.Sprint(section), Allowed: "a non-empty list of arguments, like [python3, app.py] (never a shell string)"}
+	}
+	out := make([]string, len(list))
+	for i, item := range list {
+		switch v := item.(type) {
+		case string, int, float64, bool:
+			out[i] = fmt.Sprint(v)
+		default:
+			return nil, &scenario.FieldError{Field: fmt.Sprintf("%s[%d]", field, i), Value: fmt.Sprint(item), Allowed: "a word: text or a number"}
+		}
+		if strings.ContainsAny(out[i], "\x00\n\r") {
+			return nil, &scenario.FieldError{Field: fmt.Sprintf("%s[%d]", field, i), Value: out[i], Allowed: "one line"}
+		}
+	}
+	return out, nil
+}
+
+// environment reads a mapping of variable names to values.
+func environment(section any) ([]string, error) {
+	m, ok := section.(map[string]any)
+	if !ok {
+		return nil, &scenario.FieldError{Field: "workload.env", Value: fmt.Sprint(section), Allowed: "a mapping of variables to values, like {RAILS_ENV: production}"}
+	}
+	var out []string
+	for k, v := range m {
+		value := fmt.Sprint(v)
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsAny(value, "\x00") {
+			return nil, &scenario.FieldError{Field: "workload.env." + k, Value: value, Allowed: "a variable name without '=' and a value without NUL"}
+		}
+		out = append(out, k+"="+value)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func paramNames() string {
+	var names []string
+	for _, p := range Params {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// settings are one cell's parameters, read.
+type settings struct {
+	vus, cpus                         int
+	mode, method, path, ready         string
+	rate                              float64
+	timeout, readyTimeout, networkRTT time.Duration
+}
+
+func read(p workload.Params) (settings, error) {
+	var s settings
+	for _, d := range Params { // bounds and enums first: a cell may be given values directly
+		if err := d.Check("workload."+d.Name, p[d.Name]); err != nil {
+			return s, err
+		}
+	}
+	s.vus, _ = strconv.Atoi(p["vus"])
+	s.cpus, _ = strconv.Atoi(p["cpus"])
+	s.mode, s.method, s.path, s.ready = p["mode"], p["method"], p["path"], p["ready"]
+	s.rate, _ = strconv.ParseFloat(p["rate"], 64)
+	s.timeout, _ = time.ParseDuration(p["timeout"])
+	s.readyTimeout, _ = time.ParseDuration(p["ready_timeout"])
+	s.networkRTT, _ = time.ParseDuration(p["network_rtt"])
+	for _, f := range []struct{ name, path string }{{"path", s.path}, {"ready", s.ready}} {
+		// The path follows the app's own loopback address: nothing may turn it into another host.
+		if !strings.HasPrefix(f.path, "/") || strings.HasPrefix(f.path, "//") || strings.ContainsAny(f.path, " \t\r\n\x00#@\\") {
+			return s, &scenario.FieldError{Field: "workload." + f.name, Value: f.path, Allowed: "a path on the app, starting with a single /, without spaces, '#', '@' or '\\'"}
+		}
+	}
+	switch {
+	case s.mode == counter.ModeOpen && s.rate <= 0:
+		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "requests per second above 0 for an open-loop workload"}
+	case s.mode == counter.ModeClosed && s.rate != 0:
+		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "no rate for a closed-loop workload (its rate is what it measures)"}
+	}
+	return s, nil
+}
+
+// Check implements workload.Workload.
+func (w *Workload) Check(_ context.Context, p workload.Params) error {
+	_, err := read(p)
+	return err
+}
+
+// Versions implements workload.Workload: the app is the user's.
+func (w *Workload) Versions() map[string]string { return nil }
+
+// substitute fills the placeholders of args.
+func substitute(args []string, dir string, port int) []string {
+	r := strings.NewReplacer(DirPlaceholder, dir, PortPlaceholder, strconv.Itoa(port), HostPlaceholder, host)
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = r.Replace(a)
+	}
+	return out
+}
+
+// Start runs the preparation, if any, then the app on a free loopback port in the instance, and
+// waits until it answers.
+func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
+	s, err := read(env.Params)
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	environ := append(os.Environ(), substitute(w.env, env.Target.Dir, port)...)
+	// In the emulated instance (Target.Wrap), on the app's CPUs (the driver has the others).
+	var pin []string
+	if len(env.CPUs) > 0 {
+		list := make([]string, len(env.CPUs))
+		for i, c := range env.CPUs {
+			list[i] = strconv.Itoa(c)
+		}
+		pin = []string{"taskset", "-c", strings.Join(list, ",")}
+	}
+	inInstance := func(args []string) []string {
+		return append(append(append([]string{}, env.Target.Wrap...), pin...), args...)
+	}
+	log := filepath.Join(env.CellDir, "app.log")
+	for i := 2; exists(log); i++ { // a second instance logs beside the first
+		log = filepath.Join(env.CellDir, fmt.Sprintf("app-%d.log", i))
+	}
+	if len(w.prepare) > 0 {
+		args := inInstance(substitute(w.prepare, env.Target.Dir, port))
+		prep := proc.Command(ctx, args[0], args[1:]...)
+		prep.Env, prep.Dir = environ, env.Target.Dir
+		if out, err := prep.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("prepare (%s): %v: %s", strings.Join(w.prepare, " "), err, lastLines(string(out), 10))
+		}
+	}
+	child, err := proc.Start("app", log, environ, inInstance(substitute(w.command, env.Target.Dir, port))...)
+	if err != nil {
+		return nil, err
+	}
+	in := &instance{s: s, child: child, url: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), port: port, log: log, cpus: len(env.CPUs)}
+	if err := in.waitReady(ctx); err != nil {
+		in.Stop(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return in, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// freePort is a loopback port nothing listens on now.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// instance is a running app.
+type instance struct {
+	s     settings
+	child *proc.Child
+	url   string
+	port  int
+	log   string
+	cpus  int
+}
+
+// waitReady polls the ready path until the app answers below 500, then checks it listens on
+// loopback only. The app exiting first, or the timeout passing, fails with its last log lines.
+func (in *instance) waitReady(ctx context.Context) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(in.s.readyTimeout)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.url+in.s.ready, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode < 500 {
+				return checkLoopbackOnly(in.port)
+			}
+		}
+		select {
+		case <-in.child.Done():
+			return fmt.Errorf("the app exited before it answered GET %s; the end of %s:\n%s", in.s.ready, in.log, tailFile(in.log, 10))
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the app did not answer GET %s below 500 within %v (ready_timeout); the end of %s:\n%s", in.s.ready, in.s.readyTimeout, in.log, tailFile(in.log, 10))
+		}
+	}
+}
+
+// checkLoopbackOnly refuses an app that listens on the port off loopback (0.0.0.0, ::, or an
+// outside address): persistlab's servers, and the apps it starts, are reachable from this
+// machine alone.
+func checkLoopbackOnly(port int) error {
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(table)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 4 || fields[3] != "0A" { // 0A: LISTEN
+				continue
+			}
+			addr, portHex, ok := strings.Cut(fields[1], ":")
+			if p, err := strconv.ParseUint(portHex, 16, 16); !ok || err != nil || int(p) != port {
+				continue
+			}
+			if !loopbackHex(addr) {
+				f.Close()
+				return fmt.Errorf("the app listens on port %d off loopback (%s): bind it to %s (the %s placeholder)", port, table, host, HostPlaceholder)
+			}
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// loopbackHex says whether /proc/net/tcp's hex address is a loopback one: 127.x.x.x (stored
+// little-endian, so its last byte is 7F), ::1, or ::ffff:127.x.x.x.
+func loopbackHex(addr string) bool {
+	switch len(addr) {
+	case 8:
+		return strings.HasSuffix(addr, "7F")
+	case 32:
+		return addr == "00000000000000000000000001000000" || (strings.HasPrefix(addr, "0000000000000000FFFF0000") && strings.HasSuffix(addr, "7F"))
+	}
+	return false
+}
+
+// tailFile is the last n lines of a log, read through a limit.
+func tailFile(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	defer f.Close()
+	const limit = 64 << 10
+	if st, err := f.Stat(); err == nil && st.Size() > limit {
+		f.Seek(st.Size()-limit, 0)
+	}
+	buf := make([]byte, limit)
+	k, _ := f.Read(buf)
+	return lastLines(string(buf[:k]), n)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (in *instance) config(d time.Duration) counter.Config {
+	return counter.Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: in.s.vus, Rate: in.s.rate,
+		Duration: d, Timeout: in.s.timeout, NetworkRTT: in.s.networkRTT}
+}
+
+// Drive runs the load for d.
+func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Result, error) {
+	if in.child.Exited() {
+		return nil, fmt.Errorf("the app exited before the load began; the end of %s:\n%s", in.log, tailFile(in.log, 10))
+	}
+	cpuBefore, _ := proc.CPUTime(in.child.Pid())
+	r, err := counter.Run(ctx, in.config(d))
+	if err != nil {
+		return nil, err
+	}
+	cpuAfter, _ := proc.CPUTime(in.child.Pid())
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	if in.child.Exited() {
+		return nil, fmt.Errorf("the app exited during the load; the end of %s:\n%s", in.log, tailFile(in.log, 10))
+	}
+	out := workload.NewResult()
+	out.Elapsed = r.Elapsed
+	r.Latency.Summarize(r.Elapsed).Metrics("", out.Metrics)
+	out.Histograms["latency"] = r.Latency
+	if in.s.mode == counter.ModeOpen {
+		r.Service.Summarize(r.Elapsed).Metrics("service_", out.Metrics)
+		out.Histograms["service"] = r.Service
+		out.Metrics["late"] = float64(r.Late)
+	}
+	out.Metrics["ok"] = float64(r.OK)
+	out.Metrics["errors"] = float64(r.Errors())
+	out.Metrics["transport_errors"] = float64(r.TransportErrors)
+	for code, n := range r.Statuses {
+		out.Counters["http_"+strconv.Itoa(code)] = n
+	}
+	out.Errors = r.ErrorSamples
+	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
+	out.Metrics["app_cpu_util"] = cpuUtil(cpuAfter-cpuBefore, r.Elapsed, in.cpus)
+	if r.Timeline != nil {
+		maxMs, avgMs, perSecond := r.Timeline.Series()
+		out.Series[counter.SeriesLatencyMax], out.Series[counter.SeriesLatencyAvg], out.Series[counter.SeriesRate] = maxMs, avgMs, perSecond
+	}
+	return out, nil
+}
+
+func cpuUtil(cpu, elapsed time.Duration, cpus int) float64 {
+	if cpus == 0 {
+		cpus = runtime.NumCPU()
+	}
+	if elapsed <= 0 {
+		return 0
+	}
+	return cpu.Seconds() / elapsed.Seconds() / float64(cpus)
+}
+
+// Stop stops the app by its process id and group (SIGTERM, then SIGKILL after 10 s).
+func (in *instance) Stop(ctx context.Context) error {
+	err := in.child.Stop(ctx)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
