@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,5 +50,46 @@ warmup: 0s
 	_, stderr, err = persistlab(t, "run", spec, "--backend", "litestream", "--out", filepath.Join(work, "l.json"))
 	if err == nil || !strings.Contains(stderr, "backends[0]") {
 		t.Errorf("litestream for an app without a SQLite file: %v %s", err, stderr)
+	}
+}
+
+// Seed 000's own k6 script, with only its URL from the environment, drives an app of the user's
+// (here persistlab's counter, started as any command would be) through the real k6; the counter
+// grew by every 200 answer k6 counted.
+func TestSeedsK6ScriptDrivesTheUsersApp(t *testing.T) {
+	work := t.TempDir()
+	spec := filepath.Join(work, "own.yaml")
+	script, _ := filepath.Abs("../../examples/k6/seed-000.js")
+	os.WriteFile(spec, []byte(`name: own-app-k6
+workload:
+  type: http
+  command: [`+binary+`, app, counter, --db, "{dir}/counter.db", --listen, "{host}:{port}"]
+  ready: /count
+  k6_script: `+script+`
+backends: [{name: local}]
+sweep: {vus: 2}
+duration: 2s
+warmup: 0s
+`), 0o644)
+	out := filepath.Join(work, "r.json")
+	stdout, stderr, err := persistlab(t, "run", spec, "--out", out, "--workdir", filepath.Join(work, "w"), "--keep")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	r, err := report.Load(out)
+	if err != nil || len(r.Cells) != 1 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	c := r.Cells[0]
+	if c.Failure != "" || c.M("ok") < 1 || c.M("errors") != 0 {
+		t.Fatalf("failure %q, ok %v, errors %v", c.Failure, c.M("ok"), c.M("errors"))
+	}
+	dbs, _ := filepath.Glob(filepath.Join(work, "w", "*", "data", "counter.db"))
+	if len(dbs) != 1 {
+		t.Fatalf("the app's database: %v", dbs)
+	}
+	count, err := exec.Command("sqlite3", dbs[0], "SELECT count FROM counters").Output()
+	if err != nil || strings.TrimSpace(string(count)) != strconv.Itoa(int(c.M("ok"))) {
+		t.Errorf("the counter holds %q (%v), k6 counted %v answers of 200", count, err, c.M("ok"))
 	}
 }

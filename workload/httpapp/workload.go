@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"persistlab/internal/proc"
+	"persistlab/internal/tools"
 	"persistlab/scenario"
 	"persistlab/workload"
 	"persistlab/workload/counter"
@@ -41,6 +42,7 @@ var Params = []scenario.Param{
 	{Name: "cpus", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin the app to this many CPUs (0: not pinned); the driver gets the others"},
 	{Name: "cpu_quota", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on the instance (app and its backend's helper): CFS bandwidth (0: none)"},
 	{Name: "cpu_period", Kind: scenario.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota"},
+	{Name: "k6_script", Kind: scenario.KindString, Default: "", Help: "your own k6 script, run by the real k6 with the app's URL in __ENV." + URLVariable + " (a relative path is read from the directory persistlab runs in); persistlab's vus and duration replace the script's"},
 	{Name: "network_rtt", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "a constant network round trip per request, counted in its latency"},
 }
 
@@ -176,6 +178,7 @@ func paramNames() string {
 type settings struct {
 	vus, cpus                         int
 	mode, method, path, ready         string
+	k6Script                          string // absolute; "" for persistlab's own driver
 	rate                              float64
 	timeout, readyTimeout, networkRTT time.Duration
 }
@@ -200,6 +203,18 @@ func read(p workload.Params) (settings, error) {
 			return s, &scenario.FieldError{Field: "workload." + f.name, Value: f.path, Allowed: "a path on the app, starting with a single /, without spaces, '#', '@' or '\\'"}
 		}
 	}
+	if s.k6Script = p["k6_script"]; s.k6Script != "" {
+		abs, err := filepath.Abs(s.k6Script)
+		if err != nil {
+			return s, &scenario.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: "a path: " + err.Error()}
+		}
+		s.k6Script = abs
+		for _, d := range Params { // the script says what it requests and how
+			if (d.Name == "method" || d.Name == "path" || d.Name == "mode" || d.Name == "rate" || d.Name == "network_rtt") && p[d.Name] != d.Default {
+				return s, &scenario.FieldError{Field: "workload." + d.Name, Value: p[d.Name], Allowed: "its default (" + d.Default + ") with a k6_script: the script says what it requests, persistlab gives it vus and duration"}
+			}
+		}
+	}
 	switch {
 	case s.mode == counter.ModeOpen && s.rate <= 0:
 		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "requests per second above 0 for an open-loop workload"}
@@ -210,9 +225,15 @@ func read(p workload.Params) (settings, error) {
 }
 
 // Check implements workload.Workload.
-func (w *Workload) Check(_ context.Context, p workload.Params) error {
-	_, err := read(p)
-	return err
+func (w *Workload) Check(ctx context.Context, p workload.Params) error {
+	s, err := read(p)
+	if err != nil || s.k6Script == "" {
+		return err
+	}
+	if _, err := checkScript(ctx, s.k6Script); err != nil {
+		return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "a k6 script k6 can read: " + err.Error()}
+	}
+	return nil
 }
 
 // Versions implements workload.Workload: the app is the user's.
@@ -268,7 +289,13 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{s: s, child: child, url: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), port: port, log: log, cpus: len(env.CPUs)}
+	in := &instance{s: s, child: child, url: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), port: port, log: log, cpus: len(env.CPUs), cellDir: env.CellDir}
+	if s.k6Script != "" {
+		if in.k6, err = tools.Find("k6"); err != nil {
+			in.Stop(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
 	if err := in.waitReady(ctx); err != nil {
 		in.Stop(context.WithoutCancel(ctx))
 		return nil, err
@@ -299,6 +326,8 @@ type instance struct {
 	port  int
 	log   string
 	cpus  int
+	// cellDir holds k6's log and output; k6 is its path when the load is the user's k6 script.
+	cellDir, k6 string
 }
 
 // waitReady polls the ready path until the app answers below 500, then checks it listens on
@@ -407,17 +436,35 @@ func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Resul
 		return nil, fmt.Errorf("the app exited before the load began; the end of %s:\n%s", in.log, tailFile(in.log, 10))
 	}
 	cpuBefore, _ := proc.CPUTime(in.child.Pid())
-	r, err := counter.Run(ctx, in.config(d))
-	if err != nil {
-		return nil, err
+	var out *workload.Result
+	var elapsed time.Duration
+	if in.k6 != "" {
+		r, err := in.driveK6(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		out, elapsed = r, r.Elapsed
+	} else {
+		r, err := counter.Run(ctx, in.config(d))
+		if err != nil {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		out, elapsed = in.result(r), r.Elapsed
 	}
 	cpuAfter, _ := proc.CPUTime(in.child.Pid())
-	if ctx.Err() != nil {
-		return nil, context.Cause(ctx)
-	}
 	if in.child.Exited() {
 		return nil, fmt.Errorf("the app exited during the load; the end of %s:\n%s", in.log, tailFile(in.log, 10))
 	}
+	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
+	out.Metrics["app_cpu_util"] = cpuUtil(cpuAfter-cpuBefore, elapsed, in.cpus)
+	return out, nil
+}
+
+// result turns persistlab's driver's measurements into a workload result.
+func (in *instance) result(r *counter.Result) *workload.Result {
 	out := workload.NewResult()
 	out.Elapsed = r.Elapsed
 	r.Latency.Summarize(r.Elapsed).Metrics("", out.Metrics)
@@ -434,13 +481,11 @@ func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Resul
 		out.Counters["http_"+strconv.Itoa(code)] = n
 	}
 	out.Errors = r.ErrorSamples
-	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
-	out.Metrics["app_cpu_util"] = cpuUtil(cpuAfter-cpuBefore, r.Elapsed, in.cpus)
 	if r.Timeline != nil {
 		maxMs, avgMs, perSecond := r.Timeline.Series()
 		out.Series[counter.SeriesLatencyMax], out.Series[counter.SeriesLatencyAvg], out.Series[counter.SeriesRate] = maxMs, avgMs, perSecond
 	}
-	return out, nil
+	return out
 }
 
 func cpuUtil(cpu, elapsed time.Duration, cpus int) float64 {

@@ -129,7 +129,6 @@ func childrenOf(pid int) []string {
 	return out
 }
 
-
 // A command line is a list with a port, of a program that is installed; paths stay on the app.
 func TestBadSettingsAreNamed(t *testing.T) {
 	for _, tc := range []struct {
@@ -154,6 +153,52 @@ func TestBadSettingsAreNamed(t *testing.T) {
 		p := workload.Resolve(Params, bad, nil)
 		if _, err := read(p); err == nil {
 			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+// The user's own k6 script loads the app through k6: each request k6 timed is in the result,
+// and a request to any address off loopback is refused by k6, counted as a transport error.
+func TestK6ScriptLoadsTheAppAndNothingElse(t *testing.T) {
+	needPython(t)
+	in, err := start(t, pythonServer("{host}"), map[string]string{"vus": "1", "k6_script": "testdata/elsewhere.js"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Stop(context.Background())
+	r, err := in.Drive(context.Background(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, transport := r.Metrics["ok"], r.Metrics["transport_errors"]
+	// Each iteration makes one request of each kind: the app's and the refused one.
+	if ok < 1 || transport < ok-1 || transport > ok+1 || r.Metrics["errors"] != transport || float64(r.Histograms["latency"].Count()) != ok {
+		t.Errorf("ok %v, transport errors %v, errors %v, latencies %d", ok, transport, r.Metrics["errors"], r.Histograms["latency"].Count())
+	}
+	if !strings.Contains(strings.Join(r.Errors, " "), "blacklisted") {
+		t.Errorf("error samples %v: want k6's refusal of the address off loopback", r.Errors)
+	}
+}
+
+// A k6 script is checked before any cell: it must exist, be a file k6 parses, and leave the
+// requests to the script.
+func TestK6ScriptIsCheckedFirst(t *testing.T) {
+	w, err := New(scenario.Workload{Type: Name, Sections: pythonServer("{host}")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := t.TempDir() + "/bad.js"
+	os.WriteFile(bad, []byte("syntax error("), 0o644)
+	for _, set := range []map[string]string{
+		{"k6_script": "testdata/no-such.js"},
+		{"k6_script": "/dev/zero"},
+		{"k6_script": bad},
+		{"k6_script": "testdata/elsewhere.js", "path": "/x"},
+		{"k6_script": "testdata/elsewhere.js", "mode": "open", "rate": "5"},
+	} {
+		var fe *scenario.FieldError
+		if err := w.Check(context.Background(), workload.Resolve(Params, set, nil)); !errors.As(err, &fe) {
+			t.Errorf("%v: %v", set, err)
 		}
 	}
 }
