@@ -237,6 +237,9 @@ func prepare(ctx context.Context, spec *scenario.Spec, opts Options) (*run, erro
 		}
 		return nil, err
 	}
+	if info.NeedsOf != nil { // what this scenario's workload asks of a backend (an app's SQLite file)
+		info.Needs = info.NeedsOf(spec.Workload)
+	}
 	switch {
 	case info.Timed && spec.Duration <= 0:
 		return nil, fail("duration", time.Duration(spec.Duration).String(), "a duration above 0, like 120s: workload "+info.Name+" runs for it")

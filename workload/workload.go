@@ -52,6 +52,8 @@ type Info struct {
 	Timed bool
 	// Needs is what the workload asks of a backend: a directory, a SQLite file to replicate.
 	Needs backend.Needs
+	// NeedsOf, if set, gives Needs from the scenario's workload (its fixed parameters).
+	NeedsOf func(spec scenario.Workload) backend.Needs
 	// New checks the workload's settings (its sections and fixed parameters) and makes it.
 	New func(spec scenario.Workload) (Workload, error)
 }

@@ -93,3 +93,35 @@ warmup: 0s
 		t.Errorf("the counter holds %q (%v), k6 counted %v answers of 200", count, err, c.M("ok"))
 	}
 }
+
+// Told which SQLite file the app keeps, Litestream replicates it as it does the counter's: the
+// bucket receives its uploads.
+func TestOwnAppOnLitestream(t *testing.T) {
+	work := t.TempDir()
+	spec := filepath.Join(work, "own.yaml")
+	os.WriteFile(spec, []byte(`name: own-app-litestream
+workload:
+  type: http
+  command: [`+binary+`, app, counter, --db, "{dir}/app.db", --listen, "{host}:{port}"]
+  ready: /count
+  method: POST
+  path: /count_up
+  sqlite: app.db
+backends: [{name: litestream, options: {sync_interval: 200ms, model: no-delay}}]
+sweep: {vus: 2}
+duration: 2s
+warmup: 0s
+`), 0o644)
+	out := filepath.Join(work, "r.json")
+	stdout, stderr, err := persistlab(t, "run", spec, "--out", out)
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	r, err := report.Load(out)
+	if err != nil || len(r.Cells) != 1 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	if c := r.Cells[0]; c.Failure != "" || c.M("ok") < 1 || c.M("errors") != 0 || c.BackendStats["bucket_class_a"] < 1 {
+		t.Errorf("failure %q, ok %v, errors %v, bucket %v", c.Failure, c.M("ok"), c.M("errors"), c.BackendStats)
+	}
+}

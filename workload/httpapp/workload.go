@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"persistlab/backend"
 	"persistlab/internal/proc"
 	"persistlab/internal/tools"
 	"persistlab/scenario"
@@ -43,6 +44,7 @@ var Params = []scenario.Param{
 	{Name: "cpu_quota", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on the instance (app and its backend's helper): CFS bandwidth (0: none)"},
 	{Name: "cpu_period", Kind: scenario.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota"},
 	{Name: "k6_script", Kind: scenario.KindString, Default: "", Help: "your own k6 script, run by the real k6 with the app's URL in __ENV." + URLVariable + " (a relative path is read from the directory persistlab runs in); persistlab's vus and duration replace the script's"},
+	{Name: "sqlite", Kind: scenario.KindString, Default: "", Help: "the SQLite file the app keeps in {dir}, by name (fixed in the scenario): backends that replicate one database (Litestream) replicate it"},
 	{Name: "network_rtt", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "a constant network round trip per request, counted in its latency"},
 }
 
@@ -64,6 +66,10 @@ func init() {
 		Metrics:     Metrics,
 		Timed:       true,
 		New:         New,
+		NeedsOf: func(spec scenario.Workload) backend.Needs {
+			name, _ := spec.Param("sqlite")
+			return backend.Needs{SQLite: name}
+		},
 	})
 }
 
@@ -214,6 +220,9 @@ func read(p workload.Params) (settings, error) {
 				return s, &scenario.FieldError{Field: "workload." + d.Name, Value: p[d.Name], Allowed: "its default (" + d.Default + ") with a k6_script: the script says what it requests, persistlab gives it vus and duration"}
 			}
 		}
+	}
+	if name := p["sqlite"]; name != "" && (name != filepath.Base(name) || name == "." || name == ".." || strings.ContainsAny(name, "{}")) {
+		return s, &scenario.FieldError{Field: "workload.sqlite", Value: name, Allowed: "a file name in the backend's directory, like app.db"}
 	}
 	switch {
 	case s.mode == counter.ModeOpen && s.rate <= 0:
