@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"persistlab/backend"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -437,6 +438,56 @@ func (r *Results) dropNonFinite(noteCells bool) {
 		clean(r.Aggregates[i].Total, "")
 	}
 	r.Fits = slices.DeleteFunc(r.Fits, func(f Fit) bool { return bad(f.AvgMsPerVU) || bad(f.Published) })
+	// Whatever else holds a number (crash runs, ceilings, bucket use): zeroed, and said so once.
+	if n := zeroNonFinite(reflect.ValueOf(r).Elem()); n > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d further figure(s) were not numbers a results file holds (NaN, Inf) and were written as 0", n))
+	}
+}
+
+// zeroNonFinite sets every NaN or infinite float64 reachable from v to 0 (maps: deletes the
+// entry) and counts them.
+func zeroNonFinite(v reflect.Value) int {
+	bad := func(f float64) bool { return math.IsNaN(f) || math.IsInf(f, 0) }
+	n := 0
+	switch v.Kind() {
+	case reflect.Float64:
+		if bad(v.Float()) && v.CanSet() {
+			v.SetFloat(0)
+			n++
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			n += zeroNonFinite(v.Elem())
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				n += zeroNonFinite(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			n += zeroNonFinite(v.Index(i))
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			e := v.MapIndex(k)
+			if e.Kind() == reflect.Float64 {
+				if bad(e.Float()) {
+					v.SetMapIndex(k, reflect.Value{})
+					n++
+				}
+				continue
+			}
+			c := reflect.New(e.Type()).Elem() // map values cannot be set in place
+			c.Set(e)
+			if m := zeroNonFinite(c); m > 0 {
+				v.SetMapIndex(k, c)
+				n += m
+			}
+		}
+	}
+	return n
 }
 
 // MaxResultsBytes bounds a results file read back: a full seed-000 protocol is a few MB, and

@@ -276,3 +276,18 @@ func TestSaveNeverFailsOverAValue(t *testing.T) {
 		t.Errorf("saved %+v, %v", back, err)
 	}
 }
+
+// Crash runs, ceilings and the like hold numbers too: none of them can fail a save.
+func TestSaveScrubsEveryFigure(t *testing.T) {
+	r := &Results{Schema: Schema, Status: StatusComplete, Scenario: &scenario.Spec{Name: "t"},
+		Crashes:  []CrashRun{{BackendStats: map[string]float64{"x": math.NaN()}, RecoveryMs: math.Inf(-1)}},
+		Ceilings: map[string]backend.Ceiling{"gcsfuse": {ReadMiBs: math.Inf(1)}}}
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := r.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil || !strings.Contains(strings.Join(back.Notes, " "), "3 further figure(s)") {
+		t.Fatalf("%v, notes %v", err, back.Notes)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"unicode"
 
 	"persistlab/backend"
 )
@@ -35,6 +37,10 @@ func New(env backend.Env) (backend.Backend, error) {
 	}
 	l := &Local{dir: filepath.Join(env.WorkDir, "data"), owned: true, keep: env.Keep}
 	if d := env.Options["dir"]; d != "" {
+		if strings.ContainsAny(d, ";#") || strings.ContainsFunc(d, unicode.IsControl) {
+			// fio's job files and MariaDB's option files end a value at ';' or '#'.
+			return nil, fmt.Errorf("backend %q: option dir %q: want a path without ';', '#' or control characters (fio and MariaDB would read a shorter one)", Name, d)
+		}
 		if st, err := os.Stat(d); err != nil || !st.IsDir() {
 			return nil, fmt.Errorf("backend %q: option dir %q: want an existing directory", Name, d)
 		}

@@ -23,18 +23,19 @@ func cmdClean(args []string) error {
 	}
 	dead := leftover.Find([]string{os.TempDir()}, dirs)
 	if len(dead) == 0 {
-		fmt.Println("no leftovers of killed runs")
+		fmt.Printf("no leftovers of killed runs in %s (a run's --workdir elsewhere: persistlab clean DIR)\n", os.TempDir())
 		return nil
 	}
+	out := terminalSafe(os.Stdout)
 	var failed []string
 	for _, d := range dead {
-		describe(os.Stdout, d)
-		if *dryRun {
-			continue
+		describe(out, d)
+		if !*dryRun && d.Made { // what persistlab did not make is only described
+			if err := clean(d); err != nil {
+				failed = append(failed, err.Error())
+			}
 		}
-		if err := clean(d); err != nil {
-			failed = append(failed, err.Error())
-		}
+		d.Close()
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d left: %s", len(failed), strings.Join(failed, "; "))
@@ -57,6 +58,9 @@ func describe(w io.Writer, d leftover.Dead) {
 	}
 	if len(d.Processes) > 0 {
 		fmt.Fprintf(w, ", %d process(es) %v", len(d.Processes), d.Processes)
+	}
+	if len(d.Strays) > 0 {
+		fmt.Fprintf(w, ", %d process(es) %v left running: in the process group of a recorded process that has ended, whose id may be another's by now", len(d.Strays), d.Strays)
 	}
 	fmt.Fprintln(w)
 }
@@ -107,13 +111,18 @@ func warnOfLeftovers(workDir string) error {
 	var others int
 	for _, d := range leftover.Find([]string{os.TempDir()}, dirs) {
 		if workDir != "" && d.Made && (sameDir(d.Dir, workDir) || sameDir(filepath.Dir(d.Dir), workDir)) {
-			fmt.Fprintf(os.Stderr, "persistlab: %s holds a killed run's leftovers; cleaning what that run made first\n", d.Dir)
-			if err := clean(d); err != nil {
+			fmt.Fprintf(terminalSafe(os.Stderr), "persistlab: %s holds a killed run's leftovers; cleaning what that run made first\n", d.Dir)
+			err := clean(d)
+			d.Close()
+			if err != nil {
 				return fmt.Errorf("--workdir %s: %w", workDir, err)
 			}
 			continue
 		}
-		others++
+		if d.Made {
+			others++
+		}
+		d.Close()
 	}
 	if others > 0 {
 		fmt.Fprintf(os.Stderr, "persistlab: warning: %d work directories of killed runs are left (see persistlab clean --dry-run; persistlab clean removes them)\n", others)

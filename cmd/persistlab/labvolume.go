@@ -65,17 +65,16 @@ func cmdLabVolume(args []string) error {
 	cfg.WorkDir = lock.Dir()
 	proc.NotifyStarts(lock.Record)
 	defer proc.NotifyStarts(nil)
-	signal.Ignore(syscall.SIGPIPE) // a closed terminal pipe must not end the server under a mount
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE) // a closed pipe must not end the server under a mount
 	cfg.Keep = *keep
 	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP) // a closed terminal stops it as Ctrl-C does
 	defer signal.Stop(signals)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-signals; cancel() }()
 	v, err := volume.Start(ctx, cfg)
 	if err != nil { // Start undid what it had done
-		lock.Release()
-		if len(mounts.Under(cfg.WorkDir)) == 0 {
+		if !lock.Release() {
 			os.RemoveAll(cfg.WorkDir)
 		}
 		return fmt.Errorf("lab volume: %w", err)
@@ -85,8 +84,7 @@ func cmdLabVolume(args []string) error {
 	<-ctx.Done()
 	counts := v.Counters()
 	stopErr := stopWhenFree(v, cfg.MountAt, signals)
-	lock.Release()
-	if cfg.Keep {
+	if kept := lock.Release(); cfg.Keep || kept {
 		fmt.Printf("\nimage kept in %s\n", cfg.WorkDir)
 	} else if stopErr == nil {
 		os.RemoveAll(cfg.WorkDir)
@@ -109,8 +107,8 @@ func cmdLabVolume(args []string) error {
 func stopWhenFree(v *volume.Volume, mountAt string, signals <-chan os.Signal) error {
 	for said := false; ; {
 		err := v.Stop(context.Background())
-		if err == nil || !v.Mounted() {
-			return err
+		if err == nil || !v.Mounted() || !strings.Contains(err.Error(), "busy") {
+			return err // stopped, or a failure that waiting would not end
 		}
 		if !said {
 			fmt.Fprintf(os.Stderr, "\npersistlab lab volume: %s is busy (%v)\nstill serving it until it is free: close what uses it (fuser -vm %s lists it)\n", mountAt, err, mountAt)

@@ -61,8 +61,8 @@ func main() {
 		if errors.As(err, &ee) {
 			code = ee.code
 		}
-		if err.Error() != "" {
-			fmt.Fprintf(os.Stderr, "persistlab %s: %v\n", name, err)
+		if err.Error() != "" { // names in it may come from a file: no control character reaches the terminal
+			fmt.Fprintf(terminalSafe(os.Stderr), "persistlab %s: %v\n", name, err)
 		}
 		os.Exit(code)
 	}

@@ -37,6 +37,11 @@ func cmdReport(args []string) error {
 		if o.path, err = report.OutputPath(o.flag, o.path, *force); err != nil {
 			return err
 		}
+		for _, other := range outputs {
+			if other.path == o.path {
+				return fmt.Errorf("%s and %s name one file, %s: want a file each", other.flag, o.flag, o.path)
+			}
+		}
 		outputs = append(outputs, o)
 	}
 	r, err := report.Load(positional[0])
@@ -70,6 +75,10 @@ func writeWhole(path string, write func(io.Writer) error) error {
 		return err
 	}
 	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil { // on disk before it takes the name
 		tmp.Close()
 		return err
 	}

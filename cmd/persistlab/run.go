@@ -18,7 +18,6 @@ import (
 
 	_ "persistlab/backend/all" // every backend
 	"persistlab/internal/leftover"
-	"persistlab/internal/mounts"
 	"persistlab/internal/proc"
 	"persistlab/report"
 	"persistlab/runner"
@@ -108,8 +107,9 @@ func cmdRun(args []string) error {
 	proc.NotifyStarts(lock.Record)
 	defer proc.NotifyStarts(nil)
 	// A reader that went away (run ... | head) must not kill the run before it cleans up: writes
-	// to it fail instead, and the run goes on to its end.
-	signal.Ignore(syscall.SIGPIPE)
+	// to it fail instead, and the run goes on to its end. (Notify, not Ignore: an ignored signal
+	// stays ignored in every program the run starts.)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	signals := make(chan os.Signal, 1)
@@ -136,12 +136,12 @@ func cmdRun(args []string) error {
 		}
 		failed, crossed = res.Verdict()
 	}
-	// A mount still attached (a backend that failed to stop) must never be walked by RemoveAll.
-	keepDir := *keep || !temporary || failed > 0 || len(mounts.Under(dir)) > 0
-	if keepDir {
+	// A mount or loop device still attached (a backend that failed to stop) keeps the directory
+	// and its lock, for clean: RemoveAll must never walk into it.
+	keepDir := *keep || !temporary || failed > 0
+	if keepDir || lock.Release() {
 		fmt.Printf("logs and databases: %s\n", dir)
 	} else {
-		lock.Release()
 		os.RemoveAll(dir)
 	}
 	switch {
@@ -167,10 +167,28 @@ func cmdRun(args []string) error {
 func makeWorkDir(workDir, scenarioName string, run leftover.Run) (*leftover.Lock, error) {
 	pattern := "persistlab-" + safeName(scenarioName) + "-"
 	if workDir == "" {
+		if tmp := os.TempDir(); strings.ContainsAny(tmp, ";#\n\r\x00") {
+			return nil, fmt.Errorf("TMPDIR %q: want a path without ';', '#' or control characters (fio and MariaDB read them as the end of a value), or --workdir", tmp)
+		}
 		return leftover.CreateTemp("", pattern, run)
+	}
+	if strings.ContainsAny(workDir, ";#\n\r\x00") {
+		// fio's job files and MariaDB's option files end a line's value at ';' or '#': a path
+		// holding one would point them at another directory.
+		return nil, fmt.Errorf("--workdir %q: want a path without ';', '#' or control characters (fio and MariaDB read them as the end of a value)", workDir)
 	}
 	if leftover.Live(workDir) {
 		return nil, fmt.Errorf("--workdir %s is in use by another persistlab run", workDir)
+	}
+	if abs, err := filepath.Abs(workDir); err == nil {
+		for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+			if _, err := os.Lstat(filepath.Join(dir, leftover.LockName)); err == nil {
+				return nil, fmt.Errorf("--workdir %s: inside %s, another persistlab run's work directory (clean removes that whole): want a directory outside it", workDir, dir)
+			}
+			if dir == filepath.Dir(dir) {
+				break
+			}
+		}
 	}
 	st, err := os.Stat(workDir)
 	switch {

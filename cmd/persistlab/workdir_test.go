@@ -34,6 +34,19 @@ func TestMakeWorkDir(t *testing.T) {
 		t.Fatalf("a temporary work dir: %v %v", temp, err)
 	}
 	temp.Release()
+	// Never inside another run's directory (clean removes that whole), nor at a path fio or
+	// MariaDB would cut short.
+	other, err := makeWorkDir(filepath.Join(parent, "other"), "s", leftover.Run{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := makeWorkDir(filepath.Join(other.Dir(), "sub", "w"), "s", leftover.Run{}); err == nil || !strings.Contains(err.Error(), "another persistlab run's work directory") {
+		t.Errorf("a --workdir inside another run's: %v", err)
+	}
+	other.Release()
+	if _, err := makeWorkDir(filepath.Join(parent, "run#2"), "s", leftover.Run{}); err == nil || !strings.Contains(err.Error(), "';', '#'") {
+		t.Errorf("a --workdir with '#': %v", err)
+	}
 	file := filepath.Join(parent, "file")
 	os.WriteFile(file, nil, 0o644)
 	if _, err := makeWorkDir(file, "s", leftover.Run{}); err == nil || !strings.Contains(err.Error(), "not a directory") {

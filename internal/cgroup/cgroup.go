@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // RecordName is the file in a work directory that names the cgroup made for it, so that
@@ -83,12 +85,26 @@ func Remove(dir string) error {
 	return fmt.Errorf("cgroup %s: %w", dir, err)
 }
 
+// ours says whether a recorded path names a cgroup persistlab makes: a persistlab-* directory
+// in a controller's hierarchy, nothing that a "..", a link or a stray prefix could turn elsewhere.
+func ours(path string) bool {
+	if path != filepath.Clean(path) || !strings.HasPrefix(path, "/sys/fs/cgroup/") || !strings.HasPrefix(filepath.Base(path), "persistlab-") {
+		return false
+	}
+	st, err := os.Lstat(path)
+	if err != nil || !st.IsDir() {
+		return false
+	}
+	var fs unix.Statfs_t
+	return unix.Statfs(path, &fs) == nil && (fs.Type == unix.CGROUP_SUPER_MAGIC || fs.Type == unix.CGROUP2_SUPER_MAGIC)
+}
+
 // Recorded lists the cgroups recorded under dir (a killed run's work directory).
 func Recorded(dir string) []string {
 	var found []string
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && (d.Name() == RecordName || strings.HasPrefix(d.Name(), cpuRecordName+".")) {
-			if data, err := os.ReadFile(path); err == nil && strings.HasPrefix(string(data), "/sys/fs/cgroup/") {
+			if data, err := os.ReadFile(path); err == nil && ours(strings.TrimSpace(string(data))) {
 				found = append(found, strings.TrimSpace(string(data)))
 			}
 		}

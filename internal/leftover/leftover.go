@@ -8,6 +8,7 @@
 package leftover
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,6 +67,7 @@ type Lock struct {
 	f    *os.File
 	run  Run
 	done bool
+	kept bool // Release kept the lock file: something is still attached
 }
 
 // Create makes the directory path (its parent must exist; path must not) for a run and locks
@@ -80,6 +83,16 @@ func Create(path string, run Run) (*Lock, error) {
 	return hold(abs, run)
 }
 
+// resolved is dir with every symlink resolved: the kernel names a loop device's image by its real
+// path, and the record must name the directory as the kernel will.
+func resolved(dir string) (string, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(real)
+}
+
 // CreateTemp makes a new directory in parent (the system's temporary directory if "") named
 // pattern with a random suffix, as os.MkdirTemp does, and locks it.
 func CreateTemp(parent, pattern string, run Run) (*Lock, error) {
@@ -87,16 +100,17 @@ func CreateTemp(parent, pattern string, run Run) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	abs, err := filepath.Abs(dir)
+	return hold(dir, run)
+}
+
+func hold(made string, run Run) (*Lock, error) {
+	dir, err := resolved(made)
 	if err != nil {
 		return nil, err
 	}
-	return hold(abs, run)
-}
-
-func hold(dir string, run Run) (*Lock, error) {
 	path := filepath.Join(dir, LockName)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	// Only this user may write the record clean trusts (and only it may hold the lock).
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -128,8 +142,14 @@ func (l *Lock) Record(pid int) {
 	if l.done {
 		return
 	}
-	if len(l.run.Processes) >= maxRecorded {
-		l.run.Processes = l.run.Processes[1:]
+	if len(l.run.Processes) >= maxRecorded { // the ended make room first
+		l.run.Processes = slices.DeleteFunc(l.run.Processes, func(p Process) bool {
+			start, err := proc.StartTime(p.PID)
+			return err != nil || start != p.Start
+		})
+		if len(l.run.Processes) >= maxRecorded {
+			l.run.Processes = l.run.Processes[1:]
+		}
 	}
 	l.run.Processes = append(l.run.Processes, Process{PID: pid, Start: start})
 	_ = l.write()
@@ -141,26 +161,31 @@ func (l *Lock) write() error {
 	if err != nil {
 		return err
 	}
-	if err := l.f.Truncate(0); err != nil {
+	// Written over the old record, then cut to length: a kill between the two leaves a whole
+	// record (with a tail of the old one, which JSON reading stops before), never an empty file.
+	if _, err := l.f.WriteAt(append(data, '\n'), 0); err != nil {
 		return err
 	}
-	_, err = l.f.WriteAt(data, 0)
-	return err
+	return l.f.Truncate(int64(len(data) + 1))
 }
 
 // Release unlocks the directory. The lock file goes with it unless something of the run is
-// still mounted or attached there: then it stays, so that clean finds the directory.
-func (l *Lock) Release() {
+// still mounted or attached there: then it stays, so that clean finds the directory, and Release
+// says so (kept): the directory must not be removed.
+func (l *Lock) Release() (kept bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done {
-		return
+		return l.kept
 	}
 	l.done = true
-	if len(mounts.Under(l.dir)) == 0 && len(loopdev.Under(l.dir)) == 0 {
+	if len(mounts.Under(l.dir)) > 0 || len(loopdev.Under(l.dir)) > 0 {
+		l.kept = true
+	} else {
 		os.Remove(filepath.Join(l.dir, LockName))
 	}
 	l.f.Close()
+	return l.kept
 }
 
 // Dead is a work directory of a run that is gone.
@@ -170,7 +195,18 @@ type Dead struct {
 	Made      bool     // persistlab created Dir: it may be removed whole
 	Mounts    []string // still mounted under Dir, or of its loop devices elsewhere
 	Processes []int    // recorded processes still running (with their recorded start times)
-	Loops     []string // loop devices whose backing file is under Dir (an emulated volume's)
+	// Strays are members of a recorded process group whose leader is gone: the group id may have
+	// been reused since, so they are named, never stopped.
+	Strays []int
+	Loops  []string // loop devices whose backing file is under Dir (an emulated volume's)
+	lock   *os.File // held from Find until Close: no run takes the directory meanwhile
+}
+
+// Close lets go of the dead run's lock (after Clean, or when it is only described).
+func (d Dead) Close() {
+	if d.lock != nil {
+		d.lock.Close()
+	}
 }
 
 // Find lists the dead runs' work directories among dirs and the persistlab-* directories
@@ -211,7 +247,16 @@ func Live(dir string) bool {
 	return false
 }
 
-// inspect says whether dir is a dead run's: its lock file is a regular file nobody holds.
+// trusted says whether a file or directory could only have been written by this user (or root):
+// not a link, owned by us, writable by no one else. A record anyone could write is no record.
+func trusted(st os.FileInfo) bool {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && st.Mode()&os.ModeSymlink == 0 && st.Mode().Perm()&0o022 == 0 &&
+		(int(sys.Uid) == os.Geteuid() || sys.Uid == 0)
+}
+
+// inspect says whether dir is a dead run's: its lock file is a regular file nobody holds. The
+// lock stays held in the Dead it returns, until Close.
 func inspect(dir string) (Dead, bool) {
 	path := filepath.Join(dir, LockName)
 	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
@@ -221,23 +266,24 @@ func inspect(dir string) (Dead, bool) {
 	if err != nil {
 		return Dead{}, false
 	}
-	defer f.Close()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
 		return Dead{}, false // a live run holds it
 	}
-	defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
-	d := Dead{Dir: dir}
+	d := Dead{Dir: dir, lock: f}
 	if data, err := io.ReadAll(io.LimitReader(f, maxLockBytes)); err == nil {
-		_ = json.Unmarshal(data, &d.Run)
+		_ = json.NewDecoder(bytes.NewReader(data)).Decode(&d.Run) // a longer old record may trail it
 	}
-	d.Made = d.Run.Made == dir
+	dirSt, err1 := os.Lstat(dir)
+	lockSt, err2 := f.Stat()
+	d.Made = d.Run.Made == dir && err1 == nil && err2 == nil && dirSt.IsDir() && trusted(dirSt) && trusted(lockSt)
 	if !d.Made {
-		return d, true // an older persistlab's, or a lock file copied here: nothing is ours to touch
+		return d, true // an older persistlab's, or a lock file made or copied by someone else: nothing is ours to touch
 	}
 	for _, m := range mounts.Under(dir) {
 		d.Mounts = append(d.Mounts, m.Point)
 	}
-	d.Processes = d.Run.alive()
+	d.Processes, d.Strays = d.Run.alive()
 	d.Loops = loopdev.Under(dir)
 	for _, m := range loopMounts(d.Loops) { // a volume mounted outside the work dir (lab volume --mount)
 		if !strings.HasPrefix(m.Point, dir+"/") {
@@ -248,31 +294,39 @@ func inspect(dir string) (Dead, bool) {
 }
 
 // alive lists the recorded processes still running as themselves, and the members of their
-// process groups started after them (a group's id is not reused while it has a member). A pid
-// now held by a process with another start time was reused: neither it nor its group is ours.
-func (r Run) alive() []int {
+// process groups while the group's leader is still the recorded process. A pid now held by a
+// process with another start time was reused: neither it nor its group is ours. Members of a
+// group whose leader has ended are strays: the group id may be another's by now.
+func (r Run) alive() (pids, strays []int) {
 	if len(r.Processes) == 0 || r.Boot == "" || r.Boot != bootID() {
-		return nil
+		return nil, nil
 	}
-	groups := map[int]uint64{} // recorded pid: its start time
+	leaders := map[int]bool{}  // recorded and still itself
+	orphaned := map[int]bool{} // recorded, ended: its group's members are not to be trusted
+	starts := map[int]uint64{}
 	for _, p := range r.Processes {
-		if start, err := proc.StartTime(p.PID); err == nil && start != p.Start {
-			continue
+		start, err := proc.StartTime(p.PID)
+		switch {
+		case err == nil && start == p.Start:
+			leaders[p.PID], starts[p.PID] = true, p.Start
+		case err != nil:
+			orphaned[p.PID], starts[p.PID] = true, p.Start
 		}
-		groups[p.PID] = p.Start
 	}
-	var pids []int
 	for _, id := range proc.All() {
 		if id.PID == os.Getpid() {
 			continue
 		}
-		if start, ok := groups[id.PID]; ok && id.Start == start {
+		switch {
+		case leaders[id.PID]:
 			pids = append(pids, id.PID)
-		} else if start, ok := groups[id.Group]; ok && id.Start >= start {
+		case leaders[id.Group] && id.Start >= starts[id.Group]:
 			pids = append(pids, id.PID)
+		case orphaned[id.Group] && id.Start >= starts[id.Group]:
+			strays = append(strays, id.PID)
 		}
 	}
-	return pids
+	return pids, strays
 }
 
 // Clean stops the dead run's recorded processes (SIGKILL by pid), detaches its mounts and loop
@@ -282,6 +336,7 @@ func (d Dead) Clean() error {
 		return fmt.Errorf("%s: its lock file does not say persistlab made this directory (an older persistlab's run?): nothing removed; remove %s yourself once nothing uses it", d.Dir, LockName)
 	}
 	var errs []error
+	d.Processes, d.Strays = d.Run.alive() // again: time has passed since Find
 	for _, pid := range d.Processes {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 			errs = append(errs, fmt.Errorf("kill %d: %w", pid, err))

@@ -1,9 +1,13 @@
 package leftover
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -138,5 +142,86 @@ func TestLiveRunsAreNotLeftovers(t *testing.T) {
 	l.Release()
 	if _, err := os.Stat(filepath.Join(l.Dir(), LockName)); !os.IsNotExist(err) {
 		t.Errorf("lock after release: %v", err)
+	}
+}
+
+// A record anyone else could have written (a lock file or directory writable by others, a
+// directory that is a link) is no record: clean touches nothing there.
+func TestARecordOthersCouldWriteIsNotTrusted(t *testing.T) {
+	for _, spoil := range []func(l *Lock) string{
+		func(l *Lock) string { os.Chmod(filepath.Join(l.Dir(), LockName), 0o666); return l.Dir() },
+		func(l *Lock) string { os.Chmod(l.Dir(), 0o777); return l.Dir() },
+		func(l *Lock) string {
+			link := filepath.Join(t.TempDir(), "persistlab-link")
+			os.Symlink(l.Dir(), link)
+			return link
+		},
+	} {
+		l, err := CreateTemp(t.TempDir(), "persistlab-test-", Run{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(l.Dir(), "data"), []byte("x"), 0o644)
+		dir := spoil(l)
+		abandon(l)
+		dead := Find(nil, []string{dir})
+		for _, d := range dead {
+			if d.Made {
+				t.Errorf("%s: taken for persistlab's", dir)
+			}
+			d.Clean()
+			d.Close()
+		}
+		if _, err := os.Stat(filepath.Join(l.Dir(), "data")); err != nil {
+			t.Errorf("%s: removed: %v", dir, err)
+		}
+	}
+}
+
+// A recorded process group is stopped whole while its leader is the recorded process; once the
+// leader has ended, its group's id may be another's, and the members are named, not stopped.
+func TestProcessGroupsOnlyWhileTheirLeaderLives(t *testing.T) {
+	for _, leaderDies := range []bool{false, true} {
+		l, err := CreateTemp(t.TempDir(), "persistlab-test-", Run{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leader := exec.Command("sh", "-c", "sleep 60 & echo $!; wait")
+		leader.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		out, _ := leader.StdoutPipe()
+		if err := leader.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var member int
+		fmt.Fscan(out, &member)
+		t.Cleanup(func() { syscall.Kill(member, syscall.SIGKILL); leader.Process.Kill(); leader.Wait() })
+		l.Record(leader.Process.Pid)
+		if leaderDies {
+			leader.Process.Kill()
+			leader.Wait()
+		}
+		abandon(l)
+		dead := Find(nil, []string{filepath.Dir(l.Dir())})
+		if len(dead) != 1 {
+			t.Fatalf("found %+v", dead)
+		}
+		if err := dead[0].Clean(); err != nil {
+			t.Fatal(err)
+		}
+		dead[0].Close()
+		memberAlive := func() bool {
+			stat, err := os.ReadFile("/proc/" + strconv.Itoa(member) + "/stat")
+			return err == nil && !strings.Contains(string(stat), ") Z ")
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for !leaderDies && memberAlive() && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if leaderDies && (!memberAlive() || !slices.Contains(dead[0].Strays, member)) {
+			t.Errorf("leader gone: the member %d was stopped (alive %v) or not named (strays %v)", member, memberAlive(), dead[0].Strays)
+		}
+		if !leaderDies && memberAlive() {
+			t.Errorf("leader alive: the member %d of its group still runs", member)
+		}
 	}
 }

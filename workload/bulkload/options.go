@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 
 	"persistlab/scenario"
 )
@@ -13,19 +14,22 @@ import (
 // backend, keeps it on loopback without a password, and sets its buffer pool and binary log from
 // parameters. An allowlist, not a denylist: mariadbd accepts any unambiguous prefix of an option's
 // name (`bind` for bind-address, `innodb_data_home` for innodb_data_home_dir), so only an exact
-// name known to be harmless can be let through.
+// name known to be harmless can be let through. Buffers mariadbd allocates at start besides the
+// pool (key, Aria, query cache, log buffer, pool chunks) are left out: buffer_pool's bound assumes
+// the rest of memory is mariadbd's own. persistlab's InnoDB settings (flush method, doublewrite,
+// flush at commit, redo size) may be set here: a variant of the seed's configuration.
 var performanceOptions = func() map[string]bool {
 	m := map[string]bool{}
 	for _, name := range []string{
 		// InnoDB: flushing, I/O, logging, memory, purge, statistics, page format.
 		"innodb_adaptive_flushing", "innodb_adaptive_flushing_lwm", "innodb_adaptive_hash_index", "innodb_adaptive_hash_index_parts",
-		"innodb_autoextend_increment", "innodb_autoinc_lock_mode", "innodb_buffer_pool_chunk_size", "innodb_buffer_pool_dump_at_shutdown",
+		"innodb_autoextend_increment", "innodb_autoinc_lock_mode", "innodb_buffer_pool_dump_at_shutdown",
 		"innodb_buffer_pool_dump_pct", "innodb_buffer_pool_load_at_startup", "innodb_change_buffer_max_size", "innodb_change_buffering",
 		"innodb_checksum_algorithm", "innodb_compression_algorithm", "innodb_compression_default", "innodb_compression_failure_threshold_pct",
 		"innodb_compression_level", "innodb_compression_pad_pct_max", "innodb_deadlock_detect", "innodb_default_row_format", "innodb_doublewrite",
 		"innodb_fast_shutdown", "innodb_file_per_table", "innodb_fill_factor", "innodb_flush_log_at_timeout", "innodb_flush_log_at_trx_commit",
 		"innodb_flush_method", "innodb_flush_neighbors", "innodb_flush_sync", "innodb_flushing_avg_loops", "innodb_io_capacity",
-		"innodb_io_capacity_max", "innodb_linux_aio", "innodb_lock_wait_timeout", "innodb_log_buffer_size", "innodb_log_file_buffering",
+		"innodb_io_capacity_max", "innodb_linux_aio", "innodb_lock_wait_timeout", "innodb_log_file_buffering",
 		"innodb_log_file_mmap", "innodb_log_file_size", "innodb_log_spin_wait_delay", "innodb_log_write_ahead_size", "innodb_lru_scan_depth",
 		"innodb_max_dirty_pages_pct", "innodb_max_dirty_pages_pct_lwm", "innodb_max_purge_lag", "innodb_max_purge_lag_delay",
 		"innodb_max_purge_lag_wait", "innodb_max_undo_log_size", "innodb_old_blocks_pct", "innodb_old_blocks_time", "innodb_open_files",
@@ -40,8 +44,8 @@ var performanceOptions = func() map[string]bool {
 		// The load's connection and the server's caches and threads.
 		"bulk_insert_buffer_size", "max_allowed_packet", "net_buffer_length", "net_read_timeout", "net_write_timeout",
 		"sort_buffer_size", "join_buffer_size", "read_buffer_size", "read_rnd_buffer_size", "tmp_table_size", "max_heap_table_size",
-		"key_buffer_size", "aria_pagecache_buffer_size", "table_open_cache", "table_definition_cache", "thread_cache_size",
-		"thread_handling", "thread_pool_size", "max_connections", "query_cache_type", "query_cache_size", "performance_schema",
+		"table_open_cache", "table_definition_cache", "thread_cache_size",
+		"thread_handling", "thread_pool_size", "max_connections", "query_cache_type", "performance_schema",
 		"flush", "flush_time", "transaction_isolation",
 	} {
 		m[name] = true
@@ -117,8 +121,10 @@ func checkServerOptions(settings map[string]string) error {
 		fail := func(allowed string) error {
 			return &scenario.FieldError{Field: "workload.server." + k, Value: v, Allowed: allowed}
 		}
-		if strings.ContainsAny(k+v, "\n\r") {
-			return fail("one line")
+		// mysys reads an option file line by line through a 4 KiB buffer (a longer line goes on as a
+		// line of its own) and ends a value at an unquoted '#': either would let a value set another option.
+		if len(k)+len(v) > maxOptionBytes || strings.ContainsAny(k+v, "#") || strings.ContainsFunc(k+v, unicode.IsControl) {
+			return fail(fmt.Sprintf("one line of at most %d bytes, without '#' or control characters", maxOptionBytes))
 		}
 		if !optionNameChars.MatchString(k) {
 			return fail("an option name of letters, digits, - and _")
@@ -144,6 +150,9 @@ func checkServerOptions(settings map[string]string) error {
 	}
 	return nil
 }
+
+// maxOptionBytes bounds an option's name and value together, well inside mysys's line buffer.
+const maxOptionBytes = 1024
 
 // PerformanceOptions lists the options the section `server` may set, sorted.
 func PerformanceOptions() []string {

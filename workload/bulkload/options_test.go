@@ -166,3 +166,20 @@ func TestFailedStartQuotesTheLogsErrors(t *testing.T) {
 		t.Errorf("mariadbd failing: %v, want its log's [ERROR] lines", err)
 	}
 }
+
+// mysys reads option files through a 4 KiB line buffer and ends a value at '#': a long or
+// commented value could smuggle in a line of its own (bind-address=0.0.0.0), so it is refused;
+// buffers allocated besides the pool are not on the list.
+func TestServerValuesCannotSmuggleALine(t *testing.T) {
+	for _, section := range []map[string]any{
+		{"innodb_flush_method": strings.Repeat("A", 4070) + "bind-address=0.0.0.0"},
+		{"innodb_io_capacity": "1000 # bind-address=0.0.0.0"},
+		{"innodb_io_capacity": "1000\x00"},
+		{"key_buffer_size": "8G"},
+		{"innodb_buffer_pool_chunk_size": "1G"},
+	} {
+		if _, err := serverSettings(section); err == nil {
+			t.Errorf("%.80v: accepted", section)
+		}
+	}
+}

@@ -154,8 +154,8 @@ func quote(s string) string {
 // parseJob reads a job file as fio does (fio's __parse_jobs_ini): after leading blanks, a line
 // starting with ';' or '#' is a comment, '[name]' starts a section, a line starting with
 // "include" (any text after it, '=' too) includes a file, and any other is an option, name=value
-// or a bare name, fio's name ending at the first '='. fio matches names exactly (case too); the
-// value is taken whole (fio keeps a ';' in it).
+// or a bare name, fio's name ending at the first '='. fio matches names exactly (case too); fio
+// ends a value at ';' or '#', so a value holding either is refused (checkOption).
 func parseJob(text string) ([]jobSection, error) {
 	var sections []jobSection
 	for i, raw := range strings.Split(text, "\n") {

@@ -107,6 +107,9 @@ var fileKeywords = []string{"$jobname", "$jobnum", "$filenum", "$clientuid"}
 // returns fio's name for it and, if it is refused, what is allowed and whether the value (not
 // the name) is at fault.
 func checkOption(name, value string) (canonical, problem string, ofValue bool) {
+	if strings.ContainsAny(value, ";#") { // fio's strip_blank_end ends a value at either
+		return name, "a value without ';' or '#' (fio ends the value there, so it would read another)", true
+	}
 	if !optionName.MatchString(name) {
 		return name, "an option name (letters, digits, _)", false
 	}

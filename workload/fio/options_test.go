@@ -224,7 +224,7 @@ func TestCheckLeavesNothingInTmp(t *testing.T) {
 func TestLegitimateJobFileAndExtraStillPass(t *testing.T) {
 	body := "; a job of my own\n# two comment styles\n[global]\n  readwrite = randrw\nblocksize=4k\nrwmixread=70\n" +
 		"ioengine=libaio\nuserspace_reap\ndirect=1\nnorandommap\nrandom_distribution=zipf:1.2\n\n" +
-		"[a]\nfilename=shared.data\nsize=1m\nnumjobs=2\ndescription=reads; and writes\n\n" +
+		"[a]\nfilename=shared.data\nsize=1m\nnumjobs=2\ndescription=reads and writes\n\n" +
 		"[b.2]\nfilename_format=$jobname.$jobnum.$filenum\nnr_files=2\nfilesize=64k\ntimeout=1s\nend_fsync=1\n"
 	if err := jobFileCheck(t, body); err != nil {
 		t.Fatalf("a legitimate job file: %v", err)
@@ -234,7 +234,7 @@ func TestLegitimateJobFileAndExtraStillPass(t *testing.T) {
 	text, err := UserJob(path, "/mnt/target")
 	want := "; persistlab: the job's files live on the backend under test\n[global]\ndirectory=/mnt/target\nlat_percentiles=1\n\n" +
 		"[global]\nrw=randrw\nbs=4k\nrwmixread=70\nioengine=libaio\nuserspace_reap\ndirect=1\nnorandommap\nrandom_distribution=zipf:1.2\n\n" +
-		"[a]\nfilename=shared.data\nsize=1m\nnumjobs=2\ndescription=reads; and writes\n\n" +
+		"[a]\nfilename=shared.data\nsize=1m\nnumjobs=2\ndescription=reads and writes\n\n" +
 		"[b.2]\nfilename_format=$jobname.$jobnum.$filenum\nnrfiles=2\nfilesize=64k\nruntime=1s\nend_fsync=1\n"
 	if err != nil || text != want {
 		t.Errorf("UserJob: %v\n%s\nwant\n%s", err, text, want)
@@ -285,5 +285,19 @@ func TestOptionNamesAreFios(t *testing.T) {
 		if got := nameOf(alias); got != name {
 			t.Errorf("alias %s: fio's option %q, want %q", alias, got, name)
 		}
+	}
+}
+
+// fio ends a value at ';' or '#' (tried: filename=/tmp/a;b wrote /tmp/a): a value holding either
+// would be another value than the one checked, so it is refused, in extra and in a job file.
+func TestValuesHoldingACommentMarkAreRefused(t *testing.T) {
+	for _, v := range []string{"/tmp/a;b", "x#y"} {
+		if _, problem, ofValue := checkOption("description", v); problem == "" || !ofValue {
+			t.Errorf("description=%s: accepted", v)
+		}
+	}
+	j := Job{Name: "j", Directory: "/data/run#2", RW: "read", BS: 4096, NumJobs: 1, IODepth: 1}
+	if err := j.Validate(); err == nil || !strings.Contains(err.Error(), "';' or '#'") {
+		t.Errorf("a directory with '#': %v", err)
 	}
 }

@@ -131,8 +131,8 @@ func (j Job) lines() error {
 		values = append(values, [2]string{"Extra option " + strconv.Quote(e[0]), e[0] + "=" + e[1]})
 	}
 	for _, v := range values {
-		if strings.ContainsAny(v[1], "\n\r\x00") {
-			return fmt.Errorf("fio job %q: %s %q: want a value on one line", j.Name, v[0], v[1])
+		if strings.ContainsAny(v[1], "\n\r\x00;#") {
+			return fmt.Errorf("fio job %q: %s %q: want a value on one line, without ';' or '#' (fio ends a value at either)", j.Name, v[0], v[1])
 		}
 	}
 	return nil
