@@ -69,7 +69,7 @@ func counterDifferences(w io.Writer, r *Results) {
 			parts = append(parts, fmt.Sprintf("the instance's CPU limit (cpu_quota %s, app and %s together) ran out in %.0f-%.0f%% of its periods; each time every thread waits for the next period, which lengthens the tails of both backends",
 				quota, strings.Join(r.backendOrder(), " or "), 100*lo, 100*hi))
 		}
-	} else if cpus, _ := r.Scenario.Workload.Param("cpus"); cpus != "" && cpus != "0" {
+	} else if cpus, _ := r.Scenario.Workload.Param("cpus"); cpus != "" && cpus != "0" && r.workloadType() == "counter" {
 		parts = append(parts, fmt.Sprintf("the app is pinned to %s core(s) (cpus) for the seed's 1 vCPU; a CPU quota instead (cpu_quota) was tried and moves nothing toward the seed (docs/design.md)", cpus))
 	}
 	if len(parts) == 0 {
