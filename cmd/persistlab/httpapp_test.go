@@ -125,3 +125,43 @@ warmup: 0s
 		t.Errorf("failure %q, ok %v, errors %v, bucket %v", c.Failure, c.M("ok"), c.M("errors"), c.BackendStats)
 	}
 }
+
+// Seed 000's own app, the Rails counter, runs its experiment on the local disk and replicated by
+// Litestream, driven by the seed's own k6 script: every 200 answer k6 counted is a count the
+// database holds, and Litestream's bucket received the database.
+func TestRailsCounterRunsSeed000(t *testing.T) {
+	work := t.TempDir()
+	out := filepath.Join(work, "r.json")
+	stdout, stderr, err := persistlab(t, "run", "cloudrun-sqlite-rails", "--backend", "local,litestream", "--vus", "2", "--duration", "2s",
+		"--warmup", "0s", "--repeat", "1", "--out", out, "--workdir", filepath.Join(work, "w"), "--keep")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	r, err := report.Load(out)
+	if err != nil || len(r.Cells) != 2 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	for _, c := range r.Cells {
+		if c.Failure != "" || c.M("ok") < 1 || c.M("errors") != 0 {
+			t.Errorf("%s: failure %q, ok %v, errors %v", c.Backend, c.Failure, c.M("ok"), c.M("errors"))
+		}
+		if c.Backend == "litestream" && c.BackendStats["bucket_class_a"] < 1 {
+			t.Errorf("litestream uploaded nothing: %v", c.BackendStats)
+		}
+	}
+	dbs, _ := filepath.Glob(filepath.Join(work, "w", "*local*", "data", "counter.db"))
+	if len(dbs) != 1 {
+		t.Fatalf("the local cell's database: %v", dbs)
+	}
+	count, err := exec.Command("sqlite3", dbs[0], "SELECT count FROM counters WHERE id = 'count_up'").Output()
+	local := r.Cells[0]
+	if local.Backend != "local" {
+		local = r.Cells[1]
+	}
+	if err != nil || strings.TrimSpace(string(count)) != strconv.Itoa(int(local.M("ok"))) {
+		t.Errorf("the Rails app's database holds %q (%v); k6 counted %v answers of 200", count, err, local.M("ok"))
+	}
+	if !strings.Contains(stdout, "beside the seed") {
+		t.Errorf("no seed table:\n%s", stdout)
+	}
+}

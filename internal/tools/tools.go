@@ -45,6 +45,25 @@ func Find(program string) (string, error) {
 	return "", fmt.Errorf("%s not found on PATH or in .tools/bin or .venv/bin (run scripts/setup, or set %s)", program, env)
 }
 
+// FindDir returns the checkout's directory rel (examples, say), found as Find finds the install
+// directories: from the executable's and the working directory's parents.
+func FindDir(rel string) (string, error) {
+	var roots []string
+	if exe, err := os.Executable(); err == nil {
+		roots = append(roots, ancestors(filepath.Dir(exe))...)
+	}
+	if wd, err := os.Getwd(); err == nil {
+		roots = append(roots, ancestors(wd)...)
+	}
+	for _, root := range roots {
+		p := filepath.Join(root, rel)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return filepath.Abs(p)
+		}
+	}
+	return "", fmt.Errorf("%s not found beside persistlab's executable or the working directory (a checkout of persistlab has it)", rel)
+}
+
 func ancestors(dir string) []string {
 	var out []string
 	for i := 0; i < 4; i++ {

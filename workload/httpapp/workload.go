@@ -78,6 +78,9 @@ const (
 	DirPlaceholder  = "{dir}"  // the backend's directory, where the app keeps its data
 	PortPlaceholder = "{port}" // the loopback port persistlab chose for the app
 	HostPlaceholder = "{host}" // the loopback address the app must bind: 127.0.0.1
+	// ExamplesPlaceholder is persistlab's examples directory (its built-in apps, like seed 000's
+	// Rails counter).
+	ExamplesPlaceholder = "{examples}"
 )
 
 const host = "127.0.0.1"
@@ -86,6 +89,7 @@ const host = "127.0.0.1"
 type Workload struct {
 	command, prepare []string
 	env              []string // NAME=value
+	examples         string   // the examples directory, when a setting names it
 }
 
 var _ workload.Workload = (*Workload)(nil)
@@ -109,6 +113,19 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+	}
+	if uses := func(args []string) bool {
+		return slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, ExamplesPlaceholder) })
+	}; uses(w.command) || uses(w.prepare) || uses(w.env) {
+		var err error
+		if w.examples, err = tools.FindDir("examples"); err != nil {
+			return nil, &scenario.FieldError{Field: "workload.command", Value: ExamplesPlaceholder, Allowed: "a persistlab checkout's examples directory: " + err.Error()}
+		}
+		for _, args := range [][]string{w.command, w.prepare, w.env} {
+			for i := range args {
+				args[i] = strings.ReplaceAll(args[i], ExamplesPlaceholder, w.examples)
+			}
 		}
 	}
 	if len(w.command) == 0 {
@@ -210,6 +227,13 @@ func read(p workload.Params) (settings, error) {
 		}
 	}
 	if s.k6Script = p["k6_script"]; s.k6Script != "" {
+		if strings.Contains(s.k6Script, ExamplesPlaceholder) {
+			examples, err := tools.FindDir("examples")
+			if err != nil {
+				return s, &scenario.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: "a persistlab checkout's examples directory: " + err.Error()}
+			}
+			s.k6Script = strings.ReplaceAll(s.k6Script, ExamplesPlaceholder, examples)
+		}
 		abs, err := filepath.Abs(s.k6Script)
 		if err != nil {
 			return s, &scenario.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: "a path: " + err.Error()}
