@@ -53,8 +53,10 @@ type CrashSummary struct {
 	RecoveryMedianMs  float64 `json:"recovery_median_ms"`
 	AckedPerS         float64 `json:"acked_per_s"` // acknowledged writes per second of load, median over runs: what the durability costs in pace
 	IntegrityFailures int     `json:"integrity_failures"`
-	BelowPosition     int     `json:"below_position"`          // recoveries below the recorded replica position: must be 0
-	ClassAPerS        float64 `json:"class_a_per_s,omitempty"` // median over runs, during load
+	BelowPosition     int     `json:"below_position"`              // recoveries below the recorded replica position: must be 0
+	Positions         int     `json:"positions,omitempty"`         // runs with a replica position recorded (a workload that can count its data)
+	IntegrityChecked  int     `json:"integrity_checked,omitempty"` // runs whose recovered data was checked
+	ClassAPerS        float64 `json:"class_a_per_s,omitempty"`     // median over runs, during load
 	Costs             []Cost  `json:"costs,omitempty"`
 }
 
@@ -86,11 +88,17 @@ func summarizeCrashes(r *Results) {
 			if c.MaxAcked > 0 && c.Lost == c.MaxAcked {
 				s.LostEverything++
 			}
-			if c.Integrity != "ok" {
-				s.IntegrityFailures++
+			if c.Integrity != "" { // "": the workload could not check (an app without a named SQLite file)
+				s.IntegrityChecked++
+				if c.Integrity != "ok" {
+					s.IntegrityFailures++
+				}
 			}
-			if c.Position != nil && c.Recovered < *c.Position {
-				s.BelowPosition++
+			if c.Position != nil {
+				s.Positions++
+				if c.Recovered < *c.Position {
+					s.BelowPosition++
+				}
 			}
 		}
 		if len(aps) > 0 {
@@ -122,8 +130,15 @@ func writeCrashTable(w io.Writer, r *Results) {
 		if len(s.Costs) > 0 {
 			cost = fmt.Sprintf("%.2f", s.Costs[0].USDPerMonth)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%d\t%.0f\t%d\t%d/%d\t%.0f\t%.0f / %.0f\t%.0f\t%d\t%d\t%.2f\t%s\t\n", s.Backend, s.Point, s.Runs, s.AckedPerS, s.LostMin, s.LostMedian, s.LostMax,
-			s.LostEverything, s.Runs, s.WindowMedianMs, s.ReachMedianMs, s.ReachMaxMs, s.RecoveryMedianMs, s.IntegrityFailures, s.BelowPosition, s.ClassAPerS, cost)
+		integrity, below := "-", "-" // not checked, or no replica position recorded: nothing to count
+		if s.IntegrityChecked > 0 {
+			integrity = fmt.Sprint(s.IntegrityFailures)
+		}
+		if s.Positions > 0 {
+			below = fmt.Sprint(s.BelowPosition)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%d\t%.0f\t%d\t%d/%d\t%.0f\t%.0f / %.0f\t%.0f\t%s\t%s\t%.2f\t%s\t\n", s.Backend, s.Point, s.Runs, s.AckedPerS, s.LostMin, s.LostMedian, s.LostMax,
+			s.LostEverything, s.Runs, s.WindowMedianMs, s.ReachMedianMs, s.ReachMaxMs, s.RecoveryMedianMs, integrity, below, s.ClassAPerS, cost)
 	}
 	tw.Flush()
 	for _, s := range r.CrashSummaries {

@@ -103,8 +103,10 @@ func (r *run) crashCell(ctx context.Context, cell scenario.Cell, killAfter time.
 		if err := p.RestorePosition(ctx, posDB); err != nil {
 			return fail(err)
 		}
-		n := inspector.Inspect("", posDB).Count
-		out.Position = &n
+		if s := inspector.Inspect("", posDB); s.Counted { // a count the workload can read from the data
+			n := s.Count
+			out.Position = &n
+		}
 	}
 
 	// A new instance starts from what persisted.

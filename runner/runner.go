@@ -326,7 +326,11 @@ func prepare(ctx context.Context, spec *scenario.Spec, opts Options) (*run, erro
 			continue
 		}
 		checked[point] = true
-		if err := wl.Check(ctx, r.params(c)); err != nil {
+		err := wl.Check(ctx, r.params(c))
+		if cc, ok := wl.(workload.CrashChecker); ok && err == nil && spec.Crash != nil {
+			err = cc.CheckCrash(r.params(c))
+		}
+		if err != nil {
 			var fe *scenario.FieldError
 			if errors.As(err, &fe) {
 				fe.Scenario = spec.Name

@@ -185,7 +185,14 @@ type Acknowledged interface {
 type Survivor struct {
 	Exists    bool
 	Count     int64
+	Counted   bool   // Count was read from the data (a workload that cannot leaves it false)
 	Integrity string // "ok" or the check's report
+}
+
+// CrashChecker is a workload that can tell, from a cell's parameters, before anything starts,
+// whether its crash runs can measure what a recovery lost (an app that states what it acknowledged).
+type CrashChecker interface {
+	CheckCrash(p Params) error
 }
 
 // Inspector is a workload that can read what its data holds in a directory or file.

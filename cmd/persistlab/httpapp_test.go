@@ -165,3 +165,60 @@ func TestRailsCounterRunsSeed000(t *testing.T) {
 		t.Errorf("no seed table:\n%s", stdout)
 	}
 }
+
+// An app that states what it acknowledged (ack) and what persisted (recover) gets crash runs as
+// the counter does: every acknowledged write is recovered or counted lost; without them a crash
+// run is refused before anything starts.
+func TestOwnAppCrashRuns(t *testing.T) {
+	work := t.TempDir()
+	spec := filepath.Join(work, "own.yaml")
+	text := `name: own-app-crash
+workload:
+  type: http
+  command: [` + binary + `, app, counter, --db, "{dir}/app.db", --listen, "{host}:{port}"]
+  ready: /count
+  method: POST
+  path: /count_up
+  sqlite: app.db
+  ack: count
+  recover: /count
+backends: [{name: local}, {name: litestream, options: {sync_interval: 200ms, model: no-delay}}]
+sweep: {vus: 2}
+duration: 2s
+crash: {count: 2, after: 2s..3s, seed: 5}
+`
+	os.WriteFile(spec, []byte(text), 0o644)
+	out := filepath.Join(work, "r.json")
+	stdout, stderr, err := persistlab(t, "run", spec, "--out", out)
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	r, err := report.Load(out)
+	if err != nil || len(r.Crashes) != 4 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	acked := 0
+	for _, c := range r.Crashes {
+		if c.Failure != "" || c.Integrity != "ok" {
+			t.Errorf("%s crash %d: failure %q, integrity %q", c.Backend, c.Repeat, c.Failure, c.Integrity)
+			continue
+		}
+		if c.Recovered+c.Lost-c.UnackedKept != c.MaxAcked || c.UnackedKept > 2 {
+			t.Errorf("%s crash %d: acked %d, recovered %d, lost %d, unacked kept %d", c.Backend, c.Repeat, c.MaxAcked, c.Recovered, c.Lost, c.UnackedKept)
+		}
+		if c.Backend == "local" && c.Lost != c.MaxAcked {
+			t.Errorf("local crash %d: lost %d of %d (its disk was thrown away)", c.Repeat, c.Lost, c.MaxAcked)
+		}
+		if c.MaxAcked > 0 {
+			acked++
+		}
+	}
+	if acked == 0 {
+		t.Error("no crash acknowledged anything: nothing was measured")
+	}
+	os.WriteFile(spec, []byte(strings.Replace(text, "  ack: count\n", "", 1)), 0o644)
+	_, stderr, err = persistlab(t, "run", spec, "--out", filepath.Join(work, "r2.json"))
+	if err == nil || !strings.Contains(stderr, "workload.ack") {
+		t.Errorf("a crash run of an app that states no acknowledgement: %v %s", err, stderr)
+	}
+}

@@ -40,6 +40,9 @@ type Config struct {
 	GracefulStop time.Duration // how long in-flight requests may finish after Duration
 	// RecordAcks keeps every acknowledged count with its time (crash runs date their losses).
 	RecordAcks bool
+	// AckField names the JSON field of a 200 answer that carries the acknowledged count ("":
+	// "count", as the counter answers {"count":N}).
+	AckField string
 	// NetworkRTT is a constant network round trip each request spends before it is sent: the
 	// server sees it that much later and its latency includes it, as a client across a network
 	// measures (0: loopback only).
@@ -125,6 +128,7 @@ type vu struct {
 	lastAck  time.Time
 	acks     []Ack // nil unless acks are recorded
 	samples  []string
+	ackKey   []byte // `"FIELD":`, made once per run
 }
 
 func (v *vu) fail(err error) {
@@ -146,7 +150,7 @@ func (v *vu) answer(status int, body []byte, latency time.Duration, at time.Time
 	v.lastAck = at
 	v.latency.Record(latency)
 	v.timeline.Record(at, latency)
-	if n, ok := countValue(body); ok {
+	if n, ok := fieldValue(body, v.ackKey); ok {
 		v.maxAcked = max(v.maxAcked, n)
 		if v.acks != nil {
 			v.acks = append(v.acks, Ack{Count: n, At: at})
@@ -171,13 +175,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	u, _ := url.Parse(cfg.URL)
 	path := u.RequestURI()
+	if cfg.AckField == "" {
+		cfg.AckField = "count"
+	}
+	ackKey := []byte(`"` + cfg.AckField + `":`)
 
 	start := time.Now()
 	timeline := measure.NewTimeline(start, cfg.Duration+cfg.GracefulStop, TimelineWidth)
 	vus := make([]*vu, cfg.VUs)
 	for i := range vus {
 		vus[i] = &vu{conn: newHTTPConn(u.Host, cfg.Method, path), latency: measure.NewRecorder(),
-			service: measure.NewRecorder(), timeline: timeline, statuses: map[int]int64{}}
+			service: measure.NewRecorder(), timeline: timeline, statuses: map[int]int64{}, ackKey: ackKey}
 		if cfg.RecordAcks {
 			vus[i].acks = make([]Ack, 0, 4096)
 		}

@@ -223,12 +223,20 @@ func asciiEqualFold(b []byte, s string) bool {
 }
 
 // countValue extracts N from a body like {"count":N}; ok is false if there is none.
-func countValue(body []byte) (int64, bool) {
-	i := bytes.Index(body, []byte(`"count":`))
+func countValue(body []byte) (int64, bool) { return fieldValue(body, countKey) }
+
+var countKey = []byte(`"count":`)
+
+// FieldValue extracts N from a JSON body holding "field":N, key being `"field":`; ok is false if
+// there is none. It allocates nothing: the driver calls it on every answer.
+func FieldValue(body, key []byte) (int64, bool) { return fieldValue(body, key) }
+
+func fieldValue(body, key []byte) (int64, bool) {
+	i := bytes.Index(body, key)
 	if i < 0 {
 		return 0, false
 	}
-	rest := bytes.TrimLeft(body[i+len(`"count":`):], " ")
+	rest := bytes.TrimLeft(body[i+len(key):], " ")
 	end := 0
 	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
 		end++

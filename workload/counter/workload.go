@@ -184,7 +184,7 @@ func (w *Workload) Inspect(dir, file string) workload.Survivor {
 		file = filepath.Join(dir, DBFile)
 	}
 	in := appcounter.Inspect(file)
-	return workload.Survivor{Exists: in.Exists, Count: in.Count, Integrity: in.Integrity}
+	return workload.Survivor{Exists: in.Exists, Count: in.Count, Counted: true, Integrity: in.Integrity} // no database counts 0
 }
 
 // Start prepares the database as a Rails 8 container's entrypoint does (`bin/rails db:prepare`:

@@ -8,11 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -22,6 +24,7 @@ import (
 	"persistlab/backend"
 	"persistlab/internal/proc"
 	"persistlab/internal/tools"
+	"persistlab/measure"
 	"persistlab/scenario"
 	"persistlab/workload"
 	"persistlab/workload/counter"
@@ -45,6 +48,8 @@ var Params = []scenario.Param{
 	{Name: "cpu_period", Kind: scenario.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota"},
 	{Name: "k6_script", Kind: scenario.KindString, Default: "", Help: "your own k6 script, run by the real k6 with the app's URL in __ENV." + URLVariable + " (a relative path is read from the directory persistlab runs in); persistlab's vus and duration replace the script's"},
 	{Name: "sqlite", Kind: scenario.KindString, Default: "", Help: "the SQLite file the app keeps in {dir}, by name (fixed in the scenario): backends that replicate one database (Litestream) replicate it"},
+	{Name: "ack", Kind: scenario.KindString, Default: "", Help: "the JSON field of a 200 answer that carries a count or id growing with every write the app acknowledged (crash runs: what a recovery lost)"},
+	{Name: "recover", Kind: scenario.KindString, Default: "", Help: "a path answering GET with the highest persisted count, in the ack field (crash runs)"},
 	{Name: "network_rtt", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "a constant network round trip per request, counted in its latency"},
 }
 
@@ -90,6 +95,7 @@ type Workload struct {
 	command, prepare []string
 	env              []string // NAME=value
 	examples         string   // the examples directory, when a setting names it
+	sqlite           string   // the app's SQLite file in its directory, if named
 }
 
 var _ workload.Workload = (*Workload)(nil)
@@ -98,6 +104,7 @@ var _ workload.Workload = (*Workload)(nil)
 // env, a mapping of variables.
 func New(spec scenario.Workload) (workload.Workload, error) {
 	w := &Workload{}
+	w.sqlite, _ = spec.Param("sqlite")
 	for name, section := range spec.Sections {
 		var err error
 		switch name {
@@ -202,6 +209,7 @@ type settings struct {
 	vus, cpus                         int
 	mode, method, path, ready         string
 	k6Script                          string // absolute; "" for persistlab's own driver
+	ack, recover                      string
 	rate                              float64
 	timeout, readyTimeout, networkRTT time.Duration
 }
@@ -220,7 +228,15 @@ func read(p workload.Params) (settings, error) {
 	s.timeout, _ = time.ParseDuration(p["timeout"])
 	s.readyTimeout, _ = time.ParseDuration(p["ready_timeout"])
 	s.networkRTT, _ = time.ParseDuration(p["network_rtt"])
-	for _, f := range []struct{ name, path string }{{"path", s.path}, {"ready", s.ready}} {
+	s.ack, s.recover = p["ack"], p["recover"]
+	if s.ack != "" && !ackField.MatchString(s.ack) {
+		return s, &scenario.FieldError{Field: "workload.ack", Value: s.ack, Allowed: "a JSON field name of letters, digits and _, like count or id"}
+	}
+	paths := []struct{ name, path string }{{"path", s.path}, {"ready", s.ready}}
+	if s.recover != "" {
+		paths = append(paths, struct{ name, path string }{"recover", s.recover})
+	}
+	for _, f := range paths {
 		// The path follows the app's own loopback address: nothing may turn it into another host.
 		if !strings.HasPrefix(f.path, "/") || strings.HasPrefix(f.path, "//") || strings.ContainsAny(f.path, " \t\r\n\x00#@\\") {
 			return s, &scenario.FieldError{Field: "workload." + f.name, Value: f.path, Allowed: "a path on the app, starting with a single /, without spaces, '#', '@' or '\\'"}
@@ -255,6 +271,36 @@ func read(p workload.Params) (settings, error) {
 		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "no rate for a closed-loop workload (its rate is what it measures)"}
 	}
 	return s, nil
+}
+
+var ackField = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+// CheckCrash implements workload.CrashChecker: a crash run needs the app to state what it
+// acknowledged (ack) and what persisted (recover), and persistlab's own driver, which reads every
+// answer.
+func (w *Workload) CheckCrash(p workload.Params) error {
+	s, err := read(p)
+	switch {
+	case err != nil:
+		return err
+	case s.ack == "" || s.recover == "":
+		return &scenario.FieldError{Field: "workload.ack", Value: s.ack, Allowed: "a JSON field and a recover path for crash runs: the app must state what it acknowledged and what persisted (without them a crash run cannot count what was lost)"}
+	case s.k6Script != "":
+		return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "none in crash runs: persistlab's driver reads every acknowledgement"}
+	}
+	return nil
+}
+
+// Inspect implements workload.Inspector: whether the app's SQLite file (sqlite) exists, and
+// SQLite's integrity_check of it; what count it holds only the app can say (recover).
+func (w *Workload) Inspect(dir, file string) workload.Survivor {
+	if file == "" {
+		if w.sqlite == "" {
+			return workload.Survivor{} // no SQLite file named: nothing to check (Integrity "")
+		}
+		file = filepath.Join(dir, w.sqlite)
+	}
+	return integrity(file)
 }
 
 // Check implements workload.Workload.
@@ -460,7 +506,56 @@ func lastLines(s string, n int) string {
 
 func (in *instance) config(d time.Duration) counter.Config {
 	return counter.Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: in.s.vus, Rate: in.s.rate,
-		Duration: d, Timeout: in.s.timeout, NetworkRTT: in.s.networkRTT}
+		Duration: d, Timeout: in.s.timeout, NetworkRTT: in.s.networkRTT, AckField: in.s.ack}
+}
+
+// DriveAcked implements workload.Acknowledged: persistlab's driver with every acknowledged count
+// (the ack field of each 200 answer) recorded, until d passes or ctx ends (a crash run's kill).
+func (in *instance) DriveAcked(ctx context.Context, d time.Duration) (*workload.Result, *measure.AckLog, error) {
+	if in.s.ack == "" {
+		return nil, nil, errors.New("workload.ack: unset: the app states no acknowledged count")
+	}
+	c := in.config(d)
+	c.RecordAcks = true
+	r, err := counter.Run(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return in.result(r), measure.NewAckLog(r.Acks), nil
+}
+
+// Kill implements workload.Acknowledged: SIGKILL to the app's process group, without waiting.
+func (in *instance) Kill() { in.child.SignalKill() }
+
+// Exited implements workload.Acknowledged.
+func (in *instance) Exited() <-chan struct{} { return in.child.Done() }
+
+// Count implements workload.Acknowledged: the ack field of the app's answer to GET recover.
+func (in *instance) Count(ctx context.Context) (int64, error) {
+	if in.s.recover == "" {
+		return 0, errors.New("workload.recover: unset: the app states no persisted count")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.url+in.s.recover, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET %s: HTTP %d: %.200s", in.s.recover, resp.StatusCode, body)
+	}
+	n, ok := counter.FieldValue(body, []byte(`"`+in.s.ack+`":`))
+	if !ok {
+		return 0, fmt.Errorf("GET %s: no %q number in the answer: %.200s", in.s.recover, in.s.ack, body)
+	}
+	return n, nil
 }
 
 // Drive runs the load for d.
