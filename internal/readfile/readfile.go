@@ -9,10 +9,21 @@ import (
 	"syscall"
 )
 
+// NotRegularError is a path that is not a regular file; Kind says what it is ("a directory").
+type NotRegularError struct{ Kind string }
+
+func (e *NotRegularError) Error() string { return "not a regular file: " + e.Kind }
+
+// TooLargeError is a file larger than the limit it was read through.
+type TooLargeError struct{ Limit int64 }
+
+func (e *TooLargeError) Error() string { return fmt.Sprintf("larger than %d KiB", e.Limit>>10) }
+
 // Regular reads path whole if it is a regular file of at most limit bytes (a symlink to one is
-// followed). The open never blocks: a FIFO is refused, not waited on.
+// followed). The open never blocks: a FIFO is refused, not waited on. Errors other than the two
+// above are the open's or the read's, as the os package gives them.
 func Regular(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -22,33 +33,32 @@ func Regular(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, kind(st.Mode()))
+		return nil, &NotRegularError{Kind: Kind(st.Mode())}
 	}
 	if st.Size() > limit {
-		return nil, fmt.Errorf("%s is %d bytes: want at most %d", path, st.Size(), limit)
+		return nil, &TooLargeError{Limit: limit}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s grew past %d bytes while read", path, limit)
+	if int64(len(data)) > limit { // it grew while read
+		return nil, &TooLargeError{Limit: limit}
 	}
 	return data, nil
 }
 
-func kind(m os.FileMode) string {
+// Kind names what a file that is not a regular one is.
+func Kind(m os.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
 	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a block device"
+		return "a named pipe (FIFO)"
 	case m&os.ModeSocket != 0:
 		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
 	}
-	return m.Type().String()
+	return "a special file"
 }

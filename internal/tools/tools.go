@@ -27,14 +27,7 @@ func Find(program string) (string, error) {
 	if p, err := exec.LookPath(program); err == nil {
 		return p, nil
 	}
-	var roots []string
-	if exe, err := os.Executable(); err == nil {
-		roots = append(roots, ancestors(filepath.Dir(exe))...)
-	}
-	if wd, err := os.Getwd(); err == nil {
-		roots = append(roots, ancestors(wd)...)
-	}
-	for _, root := range roots {
+	for _, root := range checkoutRoots() {
 		for _, d := range installDirs {
 			p := filepath.Join(root, d, program)
 			if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
@@ -48,6 +41,18 @@ func Find(program string) (string, error) {
 // FindDir returns the checkout's directory rel (examples, say), found as Find finds the install
 // directories: from the executable's and the working directory's parents.
 func FindDir(rel string) (string, error) {
+	for _, root := range checkoutRoots() {
+		p := filepath.Join(root, rel)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return filepath.Abs(p)
+		}
+	}
+	return "", fmt.Errorf("%s not found beside persistlab's executable or the working directory (a checkout of persistlab has it)", rel)
+}
+
+// checkoutRoots are where a persistlab checkout may be: the executable's and the working
+// directory's parents.
+func checkoutRoots() []string {
 	var roots []string
 	if exe, err := os.Executable(); err == nil {
 		roots = append(roots, ancestors(filepath.Dir(exe))...)
@@ -55,13 +60,7 @@ func FindDir(rel string) (string, error) {
 	if wd, err := os.Getwd(); err == nil {
 		roots = append(roots, ancestors(wd)...)
 	}
-	for _, root := range roots {
-		p := filepath.Join(root, rel)
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return filepath.Abs(p)
-		}
-	}
-	return "", fmt.Errorf("%s not found beside persistlab's executable or the working directory (a checkout of persistlab has it)", rel)
+	return roots
 }
 
 func ancestors(dir string) []string {

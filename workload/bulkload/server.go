@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -255,12 +256,18 @@ const maxErrorLines = 8
 // logErrors is the [ERROR] lines the error log gained after offset, without their timestamps,
 // joined; "" if none.
 func logErrors(path string, offset int64) string {
-	b, err := os.ReadFile(path)
-	if err != nil || offset > int64(len(b)) {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	// A failed start writes a few KiB; a megabyte of it is more than any start says.
+	b, err := io.ReadAll(io.LimitReader(io.NewSectionReader(f, offset, 1<<20), 1<<20))
+	if err != nil {
 		return ""
 	}
 	var found []string
-	for _, line := range strings.Split(string(b[offset:]), "\n") {
+	for _, line := range strings.Split(string(b), "\n") {
 		if i := strings.Index(line, "[ERROR]"); i >= 0 {
 			found = append(found, strings.TrimSpace(line[i:]))
 		}

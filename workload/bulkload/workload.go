@@ -175,6 +175,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	}
 	// The CSV goes to the cell's directory; the tables, their indexes and the binary log about
 	// half as much again on the target, and InnoDB's own files (redo, doublewrite, undo) besides.
+	// Assumed, not measured: the estimate only decides whether a run is refused for want of room.
 	csv := s.rows * int64(s.rowBytes) * int64(s.loaders)
 	if err := disk.Room(env.CellDir, csv, "the load's CSV"); err != nil {
 		return nil, err

@@ -281,7 +281,7 @@ func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Resul
 	out.Metrics["count_delta"] = float64(after - before)
 	out.Metrics["lost_updates"] = float64(max(0, r.OK-(after-before)))
 	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
-	out.Metrics["app_cpu_util"] = cpuUtil(cpuAfter-cpuBefore, r.Elapsed, in.cpus)
+	out.Metrics["app_cpu_util"] = CPUUtil(cpuAfter-cpuBefore, r.Elapsed, in.cpus)
 	return out, nil
 }
 
@@ -311,12 +311,17 @@ func (in *instance) DriveShare(ctx context.Context, d time.Duration, share workl
 }
 
 // result turns the driver's measurements into a workload result.
-func (in *instance) result(r *Result) *workload.Result {
+func (in *instance) result(r *Result) *workload.Result { return ResultOf(r, in.s.mode == ModeOpen) }
+
+// ResultOf turns a run of the driver into a workload result: latency (and, in an open loop,
+// service time and late starts), answers by status, the highest acknowledged count, and the
+// series of the run's timeline. Any workload that drives HTTP with this driver reports this way.
+func ResultOf(r *Result, open bool) *workload.Result {
 	out := workload.NewResult()
 	out.Elapsed = r.Elapsed
 	r.Latency.Summarize(r.Elapsed).Metrics("", out.Metrics)
 	out.Histograms["latency"] = r.Latency
-	if in.s.mode == ModeOpen {
+	if open {
 		r.Service.Summarize(r.Elapsed).Metrics("service_", out.Metrics)
 		out.Histograms["service"] = r.Service
 		out.Metrics["late"] = float64(r.Late)
@@ -344,9 +349,9 @@ const (
 	SeriesRate       = "rate"
 )
 
-// cpuUtil is CPU time over elapsed as a share of the CPUs the app was pinned to (all CPUs when it
+// CPUUtil is CPU time over elapsed as a share of the CPUs the app was pinned to (all CPUs when it
 // was not pinned).
-func cpuUtil(cpu, elapsed time.Duration, cpus int) float64 {
+func CPUUtil(cpu, elapsed time.Duration, cpus int) float64 {
 	if cpus == 0 {
 		cpus = runtime.NumCPU()
 	}

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 
+	"persistlab/internal/readfile"
 	"persistlab/scenario"
 )
 
@@ -80,28 +79,16 @@ func readJobFile(jobPath string) ([]byte, error) {
 	bad := func(allowed string) error {
 		return &scenario.FieldError{Field: "workload.job_file", Value: jobPath, Allowed: allowed}
 	}
-	st, err := os.Stat(jobPath)
-	if err != nil {
-		return nil, bad("a readable fio job file: " + pathErr(err))
-	}
-	if !st.Mode().IsRegular() {
-		return nil, bad("a regular file, not " + fileKind(st.Mode()))
-	}
-	// O_NONBLOCK: a FIFO put in the file's place since the Stat must not block the open.
-	f, err := os.OpenFile(jobPath, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, bad("a readable fio job file: " + pathErr(err))
-	}
-	defer f.Close()
-	if st, err = f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, bad("a regular file, not one that changed into something else while read")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxJobFileBytes+1))
-	if err != nil {
-		return nil, bad("a readable fio job file: " + pathErr(err))
-	}
-	if len(data) > MaxJobFileBytes {
+	data, err := readfile.Regular(jobPath, MaxJobFileBytes)
+	var notRegular *readfile.NotRegularError
+	var tooLarge *readfile.TooLargeError
+	switch {
+	case errors.As(err, &notRegular):
+		return nil, bad("a regular file, not " + notRegular.Kind)
+	case errors.As(err, &tooLarge):
 		return nil, bad(fmt.Sprintf("a job file of at most %d KiB", MaxJobFileBytes>>10))
+	case err != nil:
+		return nil, bad("a readable fio job file: " + pathErr(err))
 	}
 	return data, nil
 }
@@ -113,20 +100,6 @@ func pathErr(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }
 
 // lineError is a problem on one line of a job file: quote is what of the line may be shown

@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,35 +32,37 @@ import (
 // Name is the workload's name in scenarios.
 const Name = "http"
 
-// Params are the load's (as the counter's) and how the app is started and found ready.
-var Params = []scenario.Param{
-	{Name: "vus", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 10000, Unit: "VUs", Help: "virtual users (closed loop) or connections (open loop)"},
-	{Name: "mode", Kind: scenario.KindEnum, Default: counter.ModeClosed, Allowed: []string{counter.ModeClosed, counter.ModeOpen}, Help: "closed: k6 constant-vus; open: constant arrival rate"},
-	{Name: "rate", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1e6, Unit: "requests/s", Help: "open loop: requests started per second"},
-	{Name: "method", Kind: scenario.KindEnum, Default: "GET", Allowed: []string{"GET", "POST", "PUT", "DELETE", "PATCH"}},
-	{Name: "path", Kind: scenario.KindString, Default: "/", Help: "the path every request asks for"},
-	{Name: "timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.001, Max: 3600, Help: "per request (k6's default 60s)"},
-	{Name: "ready", Kind: scenario.KindString, Default: "/", Help: "a path polled with GET until it answers below 500: then the app is ready"},
-	{Name: "ready_timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.1, Max: 3600, Help: "how long the app may take to become ready"},
-	{Name: "cpus", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin the app to this many CPUs (0: not pinned); the driver gets the others"},
-	{Name: "cpu_quota", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on the instance (app and its backend's helper): CFS bandwidth (0: none)"},
-	{Name: "cpu_period", Kind: scenario.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota"},
-	{Name: "k6_script", Kind: scenario.KindString, Default: "", Help: "your own k6 script, run by the real k6 with the app's URL in __ENV." + URLVariable + " (a relative path is read from the directory persistlab runs in); persistlab's vus and duration replace the script's"},
-	{Name: "sqlite", Kind: scenario.KindString, Default: "", Help: "the SQLite file the app keeps in {dir}, by name (fixed in the scenario): backends that replicate one database (Litestream) replicate it"},
-	{Name: "ack", Kind: scenario.KindString, Default: "", Help: "the JSON field of a 200 answer that carries a count or id growing with every write the app acknowledged (crash runs: what a recovery lost)"},
-	{Name: "recover", Kind: scenario.KindString, Default: "", Help: "a path answering GET with the highest persisted count, in the ack field (crash runs)"},
-	{Name: "network_rtt", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "a constant network round trip per request, counted in its latency"},
+// Params are the load's, declared as the counter declares them (one driver), and how the app is
+// started, found ready and asked what it acknowledged.
+var Params = append(loadParams(),
+	scenario.Param{Name: "ready", Kind: scenario.KindString, Default: "/", Help: "a path polled with GET until it answers below 500: then the app is ready"},
+	scenario.Param{Name: "ready_timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.1, Max: 3600, Help: "how long the app may take to become ready"},
+	scenario.Param{Name: "k6_script", Kind: scenario.KindString, Default: "", Help: "your own k6 script, run by the real k6 with the app's URL in __ENV." + URLVariable + " (a relative path is read from the directory persistlab runs in); persistlab's vus and duration replace the script's"},
+	scenario.Param{Name: "sqlite", Kind: scenario.KindString, Default: "", Help: "the SQLite file the app keeps in {dir}, by name (fixed in the scenario): backends that replicate one database (Litestream) replicate it"},
+	scenario.Param{Name: "ack", Kind: scenario.KindString, Default: "", Help: "the JSON field of a 200 answer that carries a count or id growing with every write the app acknowledged (crash runs: what a recovery lost)"},
+	scenario.Param{Name: "recover", Kind: scenario.KindString, Default: "", Help: "a path answering GET with the highest persisted count, in the ack field (crash runs)"},
+)
+
+// loadParams are the counter's declarations of the load and of the instance's CPUs; only the
+// request differs (any app: GET / unless told otherwise).
+func loadParams() []scenario.Param {
+	var out []scenario.Param
+	for _, name := range []string{"vus", "mode", "rate", "method", "path", "timeout", "cpus", "cpu_quota", "cpu_period", "network_rtt"} {
+		p, _ := scenario.FindParam(counter.Params, name)
+		switch name {
+		case "method":
+			p.Default = "GET"
+		case "path":
+			p.Default, p.Help = "/", "the path every request asks for"
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
-// Metrics are what a cell reports.
-var Metrics = []workload.Metric{
-	{Name: "med_ms", Unit: "ms"}, {Name: "avg_ms", Unit: "ms"}, {Name: "p90_ms", Unit: "ms"}, {Name: "p95_ms", Unit: "ms"},
-	{Name: "p99_ms", Unit: "ms"}, {Name: "min_ms", Unit: "ms"}, {Name: "max_ms", Unit: "ms"},
-	{Name: "rate", Unit: "requests/s", HigherBetter: true, Help: "200 answers per second"},
-	{Name: "ok", Unit: "count", Help: "200 answers"},
-	{Name: "errors", Unit: "count", Help: "other answers, and requests without an answer"},
-	{Name: "app_cpu_util", Unit: "share", Help: "the app's CPU time over the run, as a share of its CPUs"},
-}
+// Metrics are the counter's but lost_updates, which only an app whose count persistlab reads can
+// report.
+var Metrics = slices.DeleteFunc(slices.Clone(counter.Metrics), func(m workload.Metric) bool { return m.Name == "lost_updates" })
 
 func init() {
 	workload.Register(workload.Info{
@@ -587,43 +588,18 @@ func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Resul
 		return nil, fmt.Errorf("the app exited during the load; the end of %s:\n%s", in.log, tailFile(in.log, 10))
 	}
 	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
-	out.Metrics["app_cpu_util"] = cpuUtil(cpuAfter-cpuBefore, elapsed, in.cpus)
+	out.Metrics["app_cpu_util"] = counter.CPUUtil(cpuAfter-cpuBefore, elapsed, in.cpus)
 	return out, nil
 }
 
-// result turns persistlab's driver's measurements into a workload result.
+// result turns persistlab's driver's measurements into a workload result; an acknowledged count
+// only where the app states one.
 func (in *instance) result(r *counter.Result) *workload.Result {
-	out := workload.NewResult()
-	out.Elapsed = r.Elapsed
-	r.Latency.Summarize(r.Elapsed).Metrics("", out.Metrics)
-	out.Histograms["latency"] = r.Latency
-	if in.s.mode == counter.ModeOpen {
-		r.Service.Summarize(r.Elapsed).Metrics("service_", out.Metrics)
-		out.Histograms["service"] = r.Service
-		out.Metrics["late"] = float64(r.Late)
-	}
-	out.Metrics["ok"] = float64(r.OK)
-	out.Metrics["errors"] = float64(r.Errors())
-	out.Metrics["transport_errors"] = float64(r.TransportErrors)
-	for code, n := range r.Statuses {
-		out.Counters["http_"+strconv.Itoa(code)] = n
-	}
-	out.Errors = r.ErrorSamples
-	if r.Timeline != nil {
-		maxMs, avgMs, perSecond := r.Timeline.Series()
-		out.Series[counter.SeriesLatencyMax], out.Series[counter.SeriesLatencyAvg], out.Series[counter.SeriesRate] = maxMs, avgMs, perSecond
+	out := counter.ResultOf(r, in.s.mode == counter.ModeOpen)
+	if in.s.ack == "" {
+		delete(out.Metrics, "max_acked")
 	}
 	return out
-}
-
-func cpuUtil(cpu, elapsed time.Duration, cpus int) float64 {
-	if cpus == 0 {
-		cpus = runtime.NumCPU()
-	}
-	if elapsed <= 0 {
-		return 0
-	}
-	return cpu.Seconds() / elapsed.Seconds() / float64(cpus)
 }
 
 // Stop stops the app by its process id and group (SIGTERM, then SIGKILL after 10 s).
