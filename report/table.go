@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -38,6 +39,7 @@ func WriteTables(w io.Writer, r *Results) {
 	}
 	writeFailures(w, r)
 	writeVerdict(w, r)
+	writeThresholds(w, r)
 }
 
 // writeFailures lists each failed cell and why.
@@ -288,8 +290,9 @@ func (r *Results) sameParam(backend, name, ours, theirs string) bool {
 	return x != 0 && x == y
 }
 
-// Verdict is how a run ended, for its exit status: cells that failed, and rows whose share of
-// failed requests passed the scenario's max_error_rate.
+// Verdict is how a run ended, for its exit status: cells that failed, and what crossed a
+// threshold: rows whose share of failed requests passed the scenario's max_error_rate, and the
+// scenario's thresholds that a row crossed or no row could judge.
 func (r *Results) Verdict() (failed int, crossed []string) {
 	for _, c := range r.Cells {
 		if c.Failure != "" {
@@ -301,13 +304,32 @@ func (r *Results) Verdict() (failed int, crossed []string) {
 			failed++
 		}
 	}
+	for _, row := range r.errorRateCrossed() {
+		crossed = append(crossed, "max_error_rate "+strconv.FormatFloat(r.Scenario.ErrorRateLimit(), 'g', -1, 64)+": "+row)
+	}
+	for _, j := range r.Judge() {
+		switch {
+		case j.Err != nil:
+			crossed = append(crossed, j.Threshold.Text+": "+j.Err.Error())
+		case len(j.Crossed) > 0:
+			crossed = append(crossed, j.Threshold.Text+": crossed in "+strings.Join(j.Crossed, "; "))
+		case j.Held == 0:
+			crossed = append(crossed, j.Threshold.Text+": no row measured it")
+		}
+	}
+	return failed, crossed
+}
+
+// errorRateCrossed names the rows whose share of failed requests passed max_error_rate.
+func (r *Results) errorRateCrossed() []string {
+	var crossed []string
 	limit := r.Scenario.ErrorRateLimit()
 	for _, a := range r.Aggregates {
 		if share, ok := errorShare(a); ok && share > limit {
 			crossed = append(crossed, fmt.Sprintf("%s %s: %.1f%% of requests failed", a.Backend, a.Point, 100*share))
 		}
 	}
-	return failed, crossed
+	return crossed
 }
 
 // errorShare is the share of a row's requests that failed, where the workload counts requests.
@@ -322,7 +344,7 @@ func errorShare(a Aggregate) (float64, bool) {
 
 // writeVerdict says which rows crossed the error threshold.
 func writeVerdict(w io.Writer, r *Results) {
-	if _, crossed := r.Verdict(); len(crossed) > 0 {
+	if crossed := r.errorRateCrossed(); len(crossed) > 0 {
 		fmt.Fprintf(w, "\n%d row(s) over the error threshold (max_error_rate %g): their latency describes failures, not storage\n  %s\n",
 			len(crossed), r.Scenario.ErrorRateLimit(), strings.Join(crossed, "\n  "))
 	}

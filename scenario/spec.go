@@ -52,8 +52,11 @@ type Spec struct {
 	ShareBackend bool `yaml:"share_backend,omitempty" json:"share_backend,omitempty"`
 	// MaxErrorRate is the share of failed requests (errors over answered and failed) above which a
 	// row is marked and the run exits non-zero, like a k6 threshold; DefaultMaxErrorRate if unset.
-	MaxErrorRate *float64    `yaml:"max_error_rate,omitempty" json:"max_error_rate,omitempty"`
-	Published    []Published `yaml:"published,omitempty" json:"published,omitempty"`
+	MaxErrorRate *float64 `yaml:"max_error_rate,omitempty" json:"max_error_rate,omitempty"`
+	// Thresholds are criteria every row must meet, like k6's ("p95_ms < 200ms"); a crossed one
+	// marks the row and the run exits non-zero.
+	Thresholds Thresholds  `yaml:"thresholds,omitempty" json:"thresholds,omitempty"`
+	Published  []Published `yaml:"published,omitempty" json:"published,omitempty"`
 }
 
 // DefaultMaxErrorRate is the error share a run tolerates unless the scenario says otherwise.

@@ -14,7 +14,9 @@ import (
 // the backends.
 type Known struct {
 	Workloads map[string][]Param
-	Backends  []string
+	// Metrics are each workload's declared metrics and their units, for thresholds.
+	Metrics  map[string]map[string]string
+	Backends []string
 }
 
 func (k Known) workloadNames() []string {
@@ -189,6 +191,14 @@ func (s *Spec) Validate(known Known) error {
 			return fail("crash.after", c.After.String(), durRangeSyntax)
 		}
 	}
+	if len(s.Thresholds) > MaxThresholds {
+		return fail("thresholds", strconv.Itoa(len(s.Thresholds)), fmt.Sprintf("at most %d thresholds", MaxThresholds))
+	}
+	for i := range s.Thresholds {
+		if err := s.Thresholds[i].Resolve(fmt.Sprintf("thresholds[%d]", i), known.Metrics[w.Type], s.Crash != nil); err != nil {
+			return named(err)
+		}
+	}
 	for i, p := range s.Published {
 		if len(p.Columns) == 0 {
 			return fail(fmt.Sprintf("published[%d].columns", i), "", "a list of parameter and metric names")
@@ -247,6 +257,8 @@ type Overrides struct {
 	ShareBackend bool
 	// MaxErrorRate replaces max_error_rate when set.
 	MaxErrorRate *float64
+	// Thresholds are added to the scenario's.
+	Thresholds []string
 	// RepeatSet, RateSet and CrashesSet say the flag was given, so 0 is refused rather than ignored.
 	RepeatSet, RateSet, CrashesSet bool
 }
@@ -372,6 +384,13 @@ func (s *Spec) Apply(o Overrides) error {
 	if o.MaxErrorRate != nil {
 		v := *o.MaxErrorRate
 		s.MaxErrorRate = &v
+	}
+	for _, text := range o.Thresholds {
+		t, err := ParseThreshold(text)
+		if err != nil {
+			return &FieldError{Scenario: s.Name, Field: "--threshold", Value: text, Allowed: thresholdSyntax}
+		}
+		s.Thresholds = append(s.Thresholds, t)
 	}
 	if o.Repeat != 0 {
 		s.Repeat = o.Repeat

@@ -163,6 +163,19 @@ func Declared() map[string][]scenario.Param {
 	return out
 }
 
+// DeclaredMetrics is every registered workload's metrics by name, with their units.
+func DeclaredMetrics() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for n, info := range registry {
+		units := map[string]string{}
+		for _, m := range info.Metrics {
+			units[m.Name] = m.Unit
+		}
+		out[n] = units
+	}
+	return out
+}
+
 // Share is an instance's part of the load when several instances share one backend.
 type Share struct {
 	Index, Of int

@@ -71,7 +71,7 @@ func main() {
 // Exit statuses of `persistlab run` besides 0 (complete) and 1 (could not run: bad input, set-up).
 const (
 	exitCellsFailed = 3 // some cells failed; the others' results were kept
-	exitThreshold   = 4 // every cell ran, but a row's share of failed requests passed max_error_rate
+	exitThreshold   = 4 // every cell ran, but a row crossed a threshold (thresholds:, --threshold, max_error_rate)
 )
 
 // exitError carries an exit status: 3, 4, or 128 + the signal that interrupted the run.

@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"persistlab/report"
+	"persistlab/scenario"
 )
 
 func cmdReport(args []string) error {
@@ -15,6 +17,8 @@ func cmdReport(args []string) error {
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	csvOut := fs.String("csv", "", "also write every cell's summary as CSV to this file")
 	force := fs.Bool("force", false, "replace existing --html and --csv files")
+	var added listFlag
+	fs.Var(&added, "threshold", `judge the file's rows by one more criterion, e.g. "p95 < 200ms" (repeatable); a crossed threshold exits 4, as run does`)
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -48,6 +52,21 @@ func cmdReport(args []string) error {
 	if err != nil {
 		return err
 	}
+	if r.Scenario == nil {
+		return fmt.Errorf("%s: the results file records no scenario", positional[0])
+	}
+	for _, text := range added {
+		t, err := scenario.ParseThreshold(text)
+		if err != nil {
+			return &scenario.FieldError{Field: "--threshold", Value: text, Allowed: err.(*scenario.FieldError).Allowed}
+		}
+		r.Scenario.Thresholds = append(r.Scenario.Thresholds, t)
+	}
+	for _, j := range r.Judge() {
+		if j.Err != nil { // a metric this file's rows do not carry: said before any table
+			return j.Err
+		}
+	}
 	report.WriteTables(terminalSafe(os.Stdout), r)
 	for _, o := range outputs {
 		write := func(w io.Writer) error { return report.WriteHTML(w, r) }
@@ -58,6 +77,9 @@ func cmdReport(args []string) error {
 			return fmt.Errorf("%s %s: %w", o.flag, o.path, err)
 		}
 		fmt.Printf("wrote %s\n", o.path)
+	}
+	if _, crossed := r.Verdict(); len(crossed) > 0 {
+		return &exitError{code: exitThreshold, err: fmt.Errorf("thresholds crossed:\n  %s", strings.Join(crossed, "\n  "))}
 	}
 	return nil
 }

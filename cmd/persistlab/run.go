@@ -30,7 +30,8 @@ func cmdRun(args []string) error {
 	var o scenario.Overrides
 	backends := fs.String("backend", "", "comma-separated backends to run (replaces the scenario's list)")
 	fs.StringVar(&o.VUs, "vus", "", "virtual users: a list 2,4,8 or a range 2..20/2 (shorthand for --sweep vus=...)")
-	var sets, sweeps listFlag
+	var sets, sweeps, thresholds listFlag
+	fs.Var(&thresholds, "threshold", `a criterion every row must meet, like k6's, e.g. "p95_ms < 200ms", "error_rate < 1%", "lost_acked == 0" (repeatable; added to the scenario's thresholds; a crossed one exits 4)`)
 	fs.Var(&sets, "set", "fix a workload parameter, NAME=VALUE (repeatable), e.g. --set bs=1M")
 	fs.Var(&sweeps, "sweep", "sweep a workload parameter, NAME=VALUES (repeatable), e.g. --sweep rw=read,randread")
 	fs.StringVar(&o.Duration, "duration", "", "measured time per run, e.g. 120s")
@@ -54,7 +55,7 @@ func cmdRun(args []string) error {
 	if len(positional) != 1 {
 		return fmt.Errorf("want one scenario name or YAML file (built-ins: %s)", strings.Join(scenario.Builtins(), ", "))
 	}
-	o.Set, o.Sweep = sets, sweeps
+	o.Set, o.Sweep, o.Thresholds = sets, sweeps, thresholds
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "repeat":
@@ -156,7 +157,7 @@ func cmdRun(args []string) error {
 	case failed > 0:
 		return &exitError{code: exitCellsFailed, err: fmt.Errorf("%d cell(s) failed; their logs are in %s", failed, dir)}
 	case len(crossed) > 0:
-		return &exitError{code: exitThreshold, err: fmt.Errorf("%d row(s) over the error threshold (max_error_rate %g)", len(crossed), spec.ErrorRateLimit())}
+		return &exitError{code: exitThreshold, err: fmt.Errorf("thresholds crossed:\n  %s", strings.Join(crossed, "\n  "))}
 	}
 	return nil
 }

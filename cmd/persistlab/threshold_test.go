@@ -1,0 +1,58 @@
+package main
+
+import (
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"persistlab/report"
+)
+
+func TestACrossedThresholdExitsFourAndKeepsTheResults(t *testing.T) {
+	work := t.TempDir()
+	out := filepath.Join(work, "r.json")
+	// A latency is never 0 ms or below, and a run of 1 s answers at least one request: the first
+	// threshold is crossed and the second held on any machine.
+	stdout, stderr, err := persistlab(t, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "2", "--duration", "1s",
+		"--warmup", "0s", "--repeat", "1", "--out", out, "--threshold", "min <= 0ms", "--threshold", "ok > 0")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 4 {
+		t.Fatalf("exit %v; want status 4\n%s\n%s", err, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "min <= 0ms: crossed in local vus=2") || strings.Contains(stderr, "ok > 0") {
+		t.Errorf("stderr names what crossed:\n%s", stderr)
+	}
+	if verdict(stdout, "min <= 0ms") != "CROSSED" || verdict(stdout, "ok > 0") != "ok" {
+		t.Errorf("thresholds table:\n%s", stdout)
+	}
+	r, err := report.Load(out)
+	if err != nil || r.Status != report.StatusComplete || len(r.Scenario.Thresholds) != 2 {
+		t.Fatalf("results: %v %+v", err, r)
+	}
+	// The results file judges alike when read back.
+	if js := r.Judge(); len(js) != 2 || len(js[0].Crossed) != 1 || js[1].Held != 1 {
+		t.Errorf("judged from the file: %+v", js)
+	}
+	// report judges the file as run did, with any threshold added.
+	stdout, stderr, err = persistlab(t, "report", out, "--threshold", "max > 0ms")
+	if !errors.As(err, &exit) || exit.ExitCode() != 4 || verdict(stdout, "max > 0ms") != "ok" {
+		t.Errorf("report: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if _, stderr, err = persistlab(t, "report", out, "--threshold", "speed < 3"); err == nil || !strings.Contains(stderr, "speed < 3") || !strings.Contains(stderr, "p95_ms") {
+		t.Errorf("report with a metric the file lacks: %v\n%s", err, stderr)
+	}
+}
+
+// verdict is the thresholds table's verdict for a threshold ("" if the table lacks it).
+func verdict(tables, threshold string) string {
+	for _, line := range strings.Split(tables, "\n") {
+		if rest, ok := strings.CutPrefix(line, threshold+"  "); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				return f[0]
+			}
+		}
+	}
+	return ""
+}
