@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 
 	"persistlab/measure"
@@ -37,6 +38,7 @@ func counterTables(w io.Writer, r *Results) {
 	}
 	fmt.Fprintf(w, "%s loop, %s per run, %d run(s) per row, each column the median over runs; latency in ms\n",
 		mode, r.Scenario.Duration, r.Scenario.Repeat)
+	judged := r.Judge()
 	for _, b := range r.backendOrder() {
 		rows := r.aggregatesOf(b)
 		if len(rows) == 0 {
@@ -57,7 +59,7 @@ func counterTables(w io.Writer, r *Results) {
 			}
 			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.0f\t%s\t%.0f%%\t%s\t%s\n",
 				a.Params["vus"], m["med_ms"], m["avg_ms"], m["p90_ms"], m["p95_ms"], m["p99_ms"], m["min_ms"], m["max_ms"], m["rate"],
-				a.Total["errors"], lost, m["app_cpu_util"]*100, helper, rowMark(a, r.Scenario.ErrorRateLimit()))
+				a.Total["errors"], lost, m["app_cpu_util"]*100, helper, rowMark(a, r.Scenario.ErrorRateLimit(), judged))
 		}
 		tw.Flush()
 	}
@@ -85,12 +87,23 @@ func counterTables(w io.Writer, r *Results) {
 	writeMoments(w, r)
 }
 
-// rowMark flags a row whose share of failed requests passed the threshold.
-func rowMark(a Aggregate, limit float64) string {
+// rowMark flags a row whose share of failed requests passed the threshold, that crossed one of
+// the scenario's thresholds, or whose k6 script's own checks failed.
+func rowMark(a Aggregate, limit float64, judged []Judgement) string {
+	var marks []string
 	if share, ok := errorShare(a); ok && share > limit {
-		return fmt.Sprintf("! %.1f%% errors", 100*share)
+		marks = append(marks, fmt.Sprintf("%.1f%% errors", 100*share))
 	}
-	return ""
+	if crossed := crossedBy(judged, a); len(crossed) > 0 {
+		marks = append(marks, "crossed "+strings.Join(crossed, ", "))
+	}
+	if n := a.Total["checks_failed"]; n > 0 {
+		marks = append(marks, fmt.Sprintf("%.0f k6 checks failed", n))
+	}
+	if len(marks) == 0 {
+		return ""
+	}
+	return "! " + strings.Join(marks, "; ")
 }
 
 // counterFits is seed 000's slope of avg latency against VUs per backend, over every run.

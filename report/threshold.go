@@ -14,6 +14,8 @@ type Judgement struct {
 	Threshold scenario.Threshold
 	Held      int      // rows whose value holds it
 	Crossed   []string // "backend point: value", per row that does not
+	// crossedRows holds "backend point" of each row in Crossed, for marking the row in its table.
+	crossedRows map[string]bool
 	// Unjudged names rows that carry no such figure (a cost where no bucket was written).
 	Unjudged []string
 	// Err is set when the threshold cannot be read against this run's metrics at all.
@@ -48,6 +50,10 @@ func (r *Results) Judge() []Judgement {
 				j.Held++
 			default:
 				j.Crossed = append(j.Crossed, fmt.Sprintf("%s: %s", row, fmtThresholdValue(v, r.unitOf(t.Metric))))
+				if j.crossedRows == nil {
+					j.crossedRows = map[string]bool{}
+				}
+				j.crossedRows[row] = true
 			}
 		}
 		if crash {
@@ -62,6 +68,17 @@ func (r *Results) Judge() []Judgement {
 			}
 		}
 		out = append(out, j)
+	}
+	return out
+}
+
+// crossedBy lists the thresholds a row crossed.
+func crossedBy(js []Judgement, a Aggregate) []string {
+	var out []string
+	for _, j := range js {
+		if j.crossedRows[a.Backend+" "+a.Point] {
+			out = append(out, j.Threshold.Text)
+		}
 	}
 	return out
 }

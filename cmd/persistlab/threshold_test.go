@@ -24,7 +24,7 @@ func TestACrossedThresholdExitsFourAndKeepsTheResults(t *testing.T) {
 	if !strings.Contains(stderr, "min <= 0ms: crossed in local vus=2") || strings.Contains(stderr, "ok > 0") {
 		t.Errorf("stderr names what crossed:\n%s", stderr)
 	}
-	if verdict(stdout, "min <= 0ms") != "CROSSED" || verdict(stdout, "ok > 0") != "ok" {
+	if verdict(stdout, "min <= 0ms") != "CROSSED" || verdict(stdout, "ok > 0") != "ok" || !strings.Contains(stdout, "! crossed min <= 0ms") {
 		t.Errorf("thresholds table:\n%s", stdout)
 	}
 	r, err := report.Load(out)
