@@ -132,10 +132,11 @@ func counterFits(r *Results) {
 	}
 }
 
-// writeInstancesNote says how runs with several instances on one backend ended.
+// writeInstancesNote says how runs with several instances on one backend ended: lost updates
+// where the workload counts its data (the counter), integrity where a SQLite file was checked.
 func writeInstancesNote(w io.Writer, r *Results) {
 	for _, b := range r.backendOrder() {
-		var runs, lostRuns, failed, instances int
+		var runs, counted, lostRuns, checked, failed, instances int
 		var lost, ok float64
 		for _, c := range r.Cells {
 			if c.Backend != b || c.M("instances") < 2 || c.Failure != "" {
@@ -143,19 +144,32 @@ func writeInstancesNote(w io.Writer, r *Results) {
 			}
 			runs++
 			instances = int(c.M("instances"))
-			lost += c.M("lost_updates")
-			ok += c.M("ok")
-			if c.M("lost_updates") > 0 {
-				lostRuns++
+			if _, has := c.Metrics["lost_updates"]; has {
+				counted++
+				lost += c.M("lost_updates")
+				ok += c.M("ok")
+				if c.M("lost_updates") > 0 {
+					lostRuns++
+				}
 			}
-			if c.Facts["integrity"] != "ok" {
-				failed++
+			if integrity := c.Facts["integrity"]; integrity != "" {
+				checked++
+				if integrity != "ok" {
+					failed++
+				}
 			}
 		}
 		if runs == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s shared by %d instances at once: %d of %d runs lost updates (%.0f of %.0f answered writes, %.1f%%); integrity_check failed in %d\n",
-			b, instances, lostRuns, runs, lost, ok, 100*lost/max(ok, 1), failed)
+		lostText := "lost updates not measured (the app states no count persistlab reads from its data)"
+		if counted > 0 {
+			lostText = fmt.Sprintf("%d of %d runs lost updates (%.0f of %.0f answered writes, %.1f%%)", lostRuns, counted, lost, ok, 100*lost/max(ok, 1))
+		}
+		integrityText := "integrity not checked (no SQLite file named)"
+		if checked > 0 {
+			integrityText = fmt.Sprintf("integrity_check failed in %d of %d", failed, checked)
+		}
+		fmt.Fprintf(w, "\n%s shared by %d instances at once: %s; %s\n", b, instances, lostText, integrityText)
 	}
 }

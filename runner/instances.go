@@ -131,14 +131,19 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 		return fail(err)
 	}
 	after := inspector.Inspect(fresh.Dir, "")
-	delta := after.Count - before.Count
 	merged.Metrics["instances"] = float64(n)
 	if len(life.limits) > 0 {
 		r.recordThrottling(throttledBefore, throttledAfter, merged.Metrics)
 	}
-	merged.Metrics["count_delta"] = float64(delta)
-	merged.Metrics["lost_updates"] = max(0, merged.Metrics["ok"]-float64(delta))
-	merged.Facts["integrity"] = after.Integrity
+	// Lost updates where the workload can count its data (the counter); another app's integrity only.
+	if before.Counted && after.Counted {
+		delta := after.Count - before.Count
+		merged.Metrics["count_delta"] = float64(delta)
+		merged.Metrics["lost_updates"] = max(0, merged.Metrics["ok"]-float64(delta))
+	}
+	if after.Integrity != "" {
+		merged.Facts["integrity"] = after.Integrity
+	}
 	if err := fill(&out, merged); err != nil {
 		return fail(err)
 	}

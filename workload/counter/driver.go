@@ -1,6 +1,7 @@
 // Package counter drives seed 000's workload: HTTP requests against the counter app, in a closed
 // loop of virtual users (k6's constant-vus, the seed's model) or an open loop at a constant
 // arrival rate whose latency counts from each request's intended start (no coordinated omission).
+// A run sends one request, or picks each from a weighted list (Config.Requests).
 package counter
 
 import (
@@ -47,6 +48,10 @@ type Config struct {
 	// server sees it that much later and its latency includes it, as a client across a network
 	// measures (0: loopback only).
 	NetworkRTT time.Duration
+	// Requests, when set, are what the run sends instead of Method and URL's path (URL gives
+	// the host and port): each iteration one, picked by weight, by a virtual user's own
+	// deterministic random numbers (closed loop) or by the arrival's slot (open loop).
+	Requests []Request
 }
 
 // Ack is one acknowledged count and when its answer arrived.
@@ -73,6 +78,9 @@ type Result struct {
 	Acks []Ack `json:"-"`
 	// Timeline is the 200 answers' latency per window of the run, by when each answer arrived.
 	Timeline *measure.Timeline `json:"-"`
+	// ByRequest counts each entry of Config.Requests' answers, in the list's order (nil without
+	// a list); they sum to OK and Errors().
+	ByRequest []RequestCount `json:"requests,omitempty"`
 }
 
 // TimelineWidth is the narrowest window of a run's timeline: the interval at which the runner
@@ -111,12 +119,23 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("rate %v: open mode needs a rate above 0 requests/s", c.Rate)
 	case c.Duration <= 0:
 		return fmt.Errorf("duration %v: want more than 0", c.Duration)
+	case len(c.Requests) > maxRequests:
+		return fmt.Errorf("requests: %d entries, want at most %d", len(c.Requests), maxRequests)
+	}
+	for i, r := range c.Requests {
+		if err := r.validate(); err != nil {
+			return fmt.Errorf("requests[%d] (%s): %w", i, r.DisplayName(), err)
+		}
 	}
 	return nil
 }
 
 type vu struct {
 	conn     *httpConn
+	picker   *picker // shared, read-only
+	rng      uint64  // closed loop: the state of the user's random numbers
+	reqOK    []int64 // by request
+	reqErrs  []int64
 	latency  *measure.Recorder
 	service  *measure.Recorder
 	timeline *measure.Timeline // shared by every VU
@@ -131,22 +150,25 @@ type vu struct {
 	ackKey   []byte // `"FIELD":`, made once per run
 }
 
-func (v *vu) fail(err error) {
+func (v *vu) fail(req int, err error) {
 	v.errs++
+	v.reqErrs[req]++
 	if len(v.samples) < maxErrorSamples {
 		v.samples = append(v.samples, err.Error())
 	}
 }
 
-func (v *vu) answer(status int, body []byte, latency time.Duration, at time.Time) {
+func (v *vu) answer(req, status int, body []byte, latency time.Duration, at time.Time) {
 	if status != 200 {
 		v.statuses[status]++
+		v.reqErrs[req]++
 		if len(v.samples) < maxErrorSamples {
 			v.samples = append(v.samples, fmt.Sprintf("HTTP %d: %.200s", status, body))
 		}
 		return
 	}
 	v.ok++
+	v.reqOK[req]++
 	v.lastAck = at
 	v.latency.Record(latency)
 	v.timeline.Record(at, latency)
@@ -180,12 +202,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	ackKey := []byte(`"` + cfg.AckField + `":`)
 
+	// Every request's bytes are built once; the connections share them.
+	reqs := cfg.Requests
+	if len(reqs) == 0 {
+		reqs = []Request{{Method: cfg.Method, Path: path}}
+	}
+	wire := make([]wireRequest, len(reqs))
+	for i, r := range reqs {
+		wire[i] = r.wire(u.Host)
+	}
+	pick := newPicker(reqs)
+
 	start := time.Now()
 	timeline := measure.NewTimeline(start, cfg.Duration+cfg.GracefulStop, TimelineWidth)
 	vus := make([]*vu, cfg.VUs)
 	for i := range vus {
-		vus[i] = &vu{conn: newHTTPConn(u.Host, cfg.Method, path), latency: measure.NewRecorder(),
-			service: measure.NewRecorder(), timeline: timeline, statuses: map[int]int64{}, ackKey: ackKey}
+		vus[i] = &vu{conn: newConn(u.Host, wire), picker: &pick, rng: vuSeed(i), reqOK: make([]int64, len(reqs)), reqErrs: make([]int64, len(reqs)),
+			latency: measure.NewRecorder(), service: measure.NewRecorder(), timeline: timeline, statuses: map[int]int64{}, ackKey: ackKey}
 		if cfg.RecordAcks {
 			vus[i].acks = make([]Ack, 0, 4096)
 		}
@@ -233,8 +266,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	res := &Result{Latency: measure.NewRecorder(), Service: measure.NewRecorder(), Elapsed: elapsed, Statuses: map[int]int64{}, Timeline: timeline}
+	if len(cfg.Requests) > 0 {
+		res.ByRequest = make([]RequestCount, len(cfg.Requests))
+		for i, r := range cfg.Requests {
+			res.ByRequest[i].Name = r.DisplayName()
+		}
+	}
 	seen := map[string]bool{}
 	for _, v := range vus {
+		for i := range res.ByRequest {
+			res.ByRequest[i].OK += v.reqOK[i]
+			res.ByRequest[i].Errors += v.reqErrs[i]
+		}
 		res.Latency.Merge(v.latency)
 		res.Service.Merge(v.service)
 		res.OK += v.ok
@@ -267,18 +310,19 @@ func closedLoop(v *vu, stopped *atomic.Bool, end time.Time, timeout, rtt time.Du
 		if !t0.Before(end) {
 			return
 		}
+		req := v.picker.pick(splitmix64(&v.rng))
 		if rtt > 0 {
 			time.Sleep(rtt)
 		}
-		status, body, err := v.conn.do(t0.Add(timeout))
+		status, body, err := v.conn.doRequest(req, t0.Add(timeout))
 		done := time.Now()
 		if err != nil {
 			if !stopped.Load() {
-				v.fail(err)
+				v.fail(req, err)
 			}
 			continue
 		}
-		v.answer(status, body, done.Sub(t0), done)
+		v.answer(req, status, body, done.Sub(t0), done)
 	}
 }
 
@@ -287,10 +331,12 @@ func closedLoop(v *vu, stopped *atomic.Bool, end time.Time, timeout, rtt time.Du
 // slot's time, so a slow server cannot hide its queue from the measurement.
 func openLoop(v *vu, stopped *atomic.Bool, seq *atomic.Int64, start, end time.Time, interval, timeout, rtt time.Duration) {
 	for !stopped.Load() {
-		intended := start.Add(time.Duration(seq.Add(1)-1) * interval)
+		slot := seq.Add(1) - 1
+		intended := start.Add(time.Duration(slot) * interval)
 		if !intended.Before(end) {
 			return
 		}
+		req := v.picker.pick(slotRandom(slot))
 		if wait := time.Until(intended); wait > 0 {
 			time.Sleep(wait)
 		}
@@ -301,17 +347,17 @@ func openLoop(v *vu, stopped *atomic.Bool, seq *atomic.Int64, start, end time.Ti
 		if rtt > 0 {
 			time.Sleep(rtt)
 		}
-		status, body, err := v.conn.do(sent.Add(timeout))
+		status, body, err := v.conn.doRequest(req, sent.Add(timeout))
 		done := time.Now()
 		if err != nil {
 			if !stopped.Load() {
-				v.fail(err)
+				v.fail(req, err)
 			}
 			continue
 		}
 		if status == 200 {
 			v.service.Record(done.Sub(sent))
 		}
-		v.answer(status, body, done.Sub(intended), done)
+		v.answer(req, status, body, done.Sub(intended), done)
 	}
 }

@@ -8,18 +8,26 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // httpConn is a keep-alive HTTP/1.1 client connection that reuses its buffers, so a request in the
-// measuring loop allocates nothing. It speaks just what a load driver needs: one fixed request,
-// responses framed by Content-Length or chunked encoding, and reconnection after Connection: close.
+// measuring loop allocates nothing. It speaks just what a load driver needs: a fixed set of
+// requests built once, responses framed by Content-Length or chunked encoding, and reconnection
+// after Connection: close.
 type httpConn struct {
-	addr    string
-	request []byte
-	conn    net.Conn
-	br      *bufio.Reader
-	body    []byte
+	addr     string
+	requests []wireRequest // shared, read-only: built once per run
+	conn     net.Conn
+	br       *bufio.Reader
+	body     []byte
+}
+
+// wireRequest is one request as it is sent.
+type wireRequest struct {
+	bytes []byte
+	head  bool // a HEAD request: its answer has no body whatever its headers say
 }
 
 // maxBody bounds how much of a response body is kept; the rest is read and discarded.
@@ -27,14 +35,45 @@ const maxBody = 64 << 10
 
 var errMalformed = errors.New("malformed HTTP response")
 
+// newHTTPConn is a connection for one request without headers or body.
 func newHTTPConn(addr, method, path string) *httpConn {
-	req := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: persistlab\r\nContent-Length: 0\r\n\r\n", method, path, addr)
-	return &httpConn{addr: addr, request: []byte(req), body: make([]byte, 0, 512)}
+	return newConn(addr, []wireRequest{Request{Method: method, Path: path}.wire(addr)})
 }
 
-// do sends the request and reads the response. The returned body aliases an internal buffer that
-// the next call overwrites.
+func newConn(addr string, requests []wireRequest) *httpConn {
+	return &httpConn{addr: addr, requests: requests, body: make([]byte, 0, 512)}
+}
+
+// wire builds the request's bytes for host: the request line, Host, User-Agent (persistlab's
+// unless the request has its own), the request's headers in order, Content-Length and the body.
+func (r Request) wire(host string) wireRequest {
+	method := r.method()
+	var b bytes.Buffer
+	b.Grow(128 + len(r.Path) + len(r.Body))
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, r.Path, host)
+	ownAgent := false
+	for _, h := range r.Headers {
+		ownAgent = ownAgent || strings.EqualFold(h[0], "User-Agent")
+	}
+	if !ownAgent {
+		b.WriteString("User-Agent: persistlab\r\n")
+	}
+	for _, h := range r.Headers {
+		b.WriteString(h[0] + ": " + h[1] + "\r\n")
+	}
+	fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n", len(r.Body))
+	b.Write(r.Body)
+	return wireRequest{bytes: b.Bytes(), head: method == "HEAD"}
+}
+
+// do sends the first request and reads the response.
 func (c *httpConn) do(deadline time.Time) (status int, body []byte, err error) {
+	return c.doRequest(0, deadline)
+}
+
+// doRequest sends request i and reads the response. The returned body aliases an internal buffer
+// that the next call overwrites.
+func (c *httpConn) doRequest(i int, deadline time.Time) (status int, body []byte, err error) {
 	if c.conn == nil {
 		conn, err := net.DialTimeout("tcp", c.addr, time.Until(deadline))
 		if err != nil {
@@ -54,11 +93,12 @@ func (c *httpConn) do(deadline time.Time) (status int, body []byte, err error) {
 		c.close()
 		return 0, nil, err
 	}
-	if _, err := c.conn.Write(c.request); err != nil {
+	req := &c.requests[i]
+	if _, err := c.conn.Write(req.bytes); err != nil {
 		c.close()
 		return 0, nil, err
 	}
-	status, keepAlive, err := c.readResponse()
+	status, keepAlive, err := c.readResponse(req.head)
 	if err != nil {
 		c.close()
 		return 0, nil, err
@@ -76,7 +116,7 @@ func (c *httpConn) close() {
 	}
 }
 
-func (c *httpConn) readResponse() (status int, keepAlive bool, err error) {
+func (c *httpConn) readResponse(head bool) (status int, keepAlive bool, err error) {
 	line, err := c.br.ReadSlice('\n')
 	if err != nil {
 		return 0, false, err
@@ -121,6 +161,7 @@ func (c *httpConn) readResponse() (status int, keepAlive bool, err error) {
 	}
 	c.body = c.body[:0]
 	switch {
+	case head: // the headers describe the body a GET would have had
 	case chunked:
 		err = c.readChunked()
 	case contentLength >= 0:

@@ -6,8 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +22,7 @@ import (
 	"persistlab/internal/tools"
 	"persistlab/measure"
 	"persistlab/workload"
+	"persistlab/workload/counter"
 )
 
 // MaxScriptBytes bounds a k6 script read.
@@ -27,10 +31,20 @@ const MaxScriptBytes = 1 << 20
 // URLVariable is the environment variable a k6 script reads the app's URL from (__ENV.BASE_URL).
 const URLVariable = "BASE_URL"
 
-// offLoopback is every address but 127.0.0.0/8: k6 refuses to connect to them, so a script can
-// load only the app (IPv6 is refused whole: the app's URL is IPv4).
-var offLoopback = []string{"0.0.0.0/2", "64.0.0.0/3", "96.0.0.0/4", "112.0.0.0/5", "120.0.0.0/6", "124.0.0.0/7",
-	"126.0.0.0/8", "128.0.0.0/1", "::/0"}
+// elsewhere is every address but the app's, 127.0.0.1: k6 refuses to connect to them, so a script
+// can reach no other machine and no other loopback address (IPv6 is refused whole: the app's URL
+// is IPv4). Another port of 127.0.0.1 k6 cannot refuse: driveK6 fails the cell if one was requested.
+var elsewhere = func() []string {
+	out := []string{"::/0"}
+	// The complement of 127.0.0.1/32: at each prefix length, the half that does not hold it.
+	const app = uint32(127)<<24 | 1
+	for bits := 1; bits <= 32; bits++ {
+		other := app ^ (1 << (32 - bits)) // flip the bit this length adds
+		other &^= (1 << (32 - bits)) - 1  // and clear the bits below it
+		out = append(out, fmt.Sprintf("%d.%d.%d.%d/%d", other>>24, other>>16&0xff, other>>8&0xff, other&0xff, bits))
+	}
+	return out
+}()
 
 // checkScript reads the script as k6 would (a regular file, within a limit) and has k6 parse it.
 func checkScript(ctx context.Context, path string) (bin string, err error) {
@@ -56,28 +70,39 @@ type k6Point struct {
 		Tags  struct {
 			Status string `json:"status"`
 			Error  string `json:"error"`
+			URL    string `json:"url"`
+			Check  string `json:"check"`
 		} `json:"tags"`
 	} `json:"data"`
 }
 
 // driveK6 runs the user's k6 script against the app for d with vus virtual users (k6's flags
-// replace the script's own vus and duration), reading k6's per-request points through a FIFO as
+// replace the script's own vus and duration; in an open loop, vus serve iterations that start at
+// rate per second, k6's constant-arrival-rate), reading k6's per-request points through a FIFO as
 // they come: http_req_duration of each 200 answer into the latency histogram, every other answer
 // and failure counted.
-func (in *instance) driveK6(ctx context.Context, d time.Duration) (*workload.Result, error) {
+func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate float64) (*workload.Result, error) {
 	fifo := filepath.Join(in.cellDir, "k6-points.fifo")
 	os.Remove(fifo)
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		return nil, fmt.Errorf("k6 output: %w", err)
 	}
 	defer os.Remove(fifo)
-	args := []string{"run", "--quiet", "--no-usage-report", "--no-color", "--no-summary",
-		"--vus", strconv.Itoa(in.s.vus), "--duration", d.String(), "--out", "json=" + fifo,
+	args := []string{"run", "--quiet", "--no-usage-report", "--no-color", "--no-summary", "--out", "json=" + fifo,
 		"--env", URLVariable + "=" + in.url}
-	for _, cidr := range offLoopback {
+	for _, cidr := range elsewhere {
 		args = append(args, "--blacklist-ip", cidr)
 	}
-	args = append(args, in.s.k6Script)
+	script := in.s.k6Script
+	if in.s.mode == counter.ModeOpen {
+		var err error
+		if script, err = writeArrivalScript(in.cellDir, in.s.k6Script, rate, vus, d); err != nil {
+			return nil, err
+		}
+	} else {
+		args = append(args, "--vus", strconv.Itoa(vus), "--duration", d.String())
+	}
+	args = append(args, script)
 	log, err := os.OpenFile(filepath.Join(in.cellDir, "k6.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -92,7 +117,7 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration) (*workload.Res
 	proc.Started(cmd)
 	// Opening a FIFO waits for the writer; k6 failing before it opens its output must not hang us.
 	read := make(chan k6Tally, 1)
-	go func() { read <- tallyK6(fifo) }()
+	go func() { read <- tallyK6(fifo, in.port) }()
 	waitErr := cmd.Wait()
 	var tally k6Tally
 	select {
@@ -114,6 +139,10 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration) (*workload.Res
 	if tally.err != nil {
 		return nil, fmt.Errorf("k6 output: %w", tally.err)
 	}
+	if tally.offApp > 0 {
+		return nil, fmt.Errorf("the k6 script made %d request(s) to what is not the app (%s): persistlab loads only the app it started, at %s (__ENV.%s)",
+			tally.offApp, strings.Join(tally.offAppURLs, ", "), in.url, URLVariable)
+	}
 	out := workload.NewResult()
 	out.Elapsed = elapsed
 	tally.latency.Summarize(elapsed).Metrics("", out.Metrics)
@@ -130,6 +159,17 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration) (*workload.Res
 	if code := cmd.ProcessState.ExitCode(); code == 99 {
 		out.Facts["k6_thresholds"] = "crossed (k6 exited 99)"
 	}
+	// The script's own checks: they fail no request, as in k6; a threshold (checks_failed == 0)
+	// can gate on them.
+	if in.s.mode == counter.ModeOpen {
+		out.Metrics["dropped"] = float64(tally.dropped)
+	}
+	out.Metrics["checks_passed"] = float64(tally.checksPassed)
+	out.Metrics["checks_failed"] = float64(tally.checksFailed)
+	if tally.checksFailed > 0 {
+		out.Facts["k6_checks_failed"] = fmt.Sprintf("%d of %d checks failed: %s", tally.checksFailed,
+			tally.checksFailed+tally.checksPassed, strings.Join(tally.failedChecks, ", "))
+	}
 	return out, nil
 }
 
@@ -139,11 +179,22 @@ type k6Tally struct {
 	ok, transport int64
 	statuses      map[int]int64
 	samples       []string
-	err           error
+	// checksPassed and checksFailed count the script's own check() results; failedChecks names
+	// the first checks that failed.
+	checksPassed, checksFailed int64
+	failedChecks               []string
+	// offApp counts requests k6 made to anything but the app (another port of 127.0.0.1, which
+	// k6's address blacklist cannot refuse); offAppURLs names the first of them.
+	offApp     int64
+	offAppURLs []string
+	// dropped counts iterations k6's arrival-rate executor could not start: every VU was busy.
+	dropped int64
+	err     error
 }
 
-// tallyK6 reads k6's JSON lines from path until k6 closes it.
-func tallyK6(path string) k6Tally {
+// tallyK6 reads k6's JSON lines from path until k6 closes it; appPort is the app's port, the
+// only one a request may go to.
+func tallyK6(path string, appPort int) k6Tally {
 	t := k6Tally{latency: measure.NewRecorder(), statuses: map[int]int64{}}
 	f, err := os.Open(path)
 	if err != nil {
@@ -153,17 +204,39 @@ func tallyK6(path string) k6Tally {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	want := []byte(`"metric":"http_req_duration"`)
+	duration, checks, dropped := []byte(`"metric":"http_req_duration"`), []byte(`"metric":"checks"`), []byte(`"metric":"dropped_iterations"`)
 	for sc.Scan() {
 		line := sc.Bytes()
-		if !bytes.Contains(line, want) {
+		isDuration, isCheck, isDropped := bytes.Contains(line, duration), bytes.Contains(line, checks), bytes.Contains(line, dropped)
+		if !isDuration && !isCheck && !isDropped {
 			continue // k6 writes a dozen metrics per request; one is the request's duration
 		}
 		var p k6Point
 		if err := json.Unmarshal(line, &p); err != nil || p.Type != "Point" {
 			continue
 		}
+		if isDropped {
+			t.dropped += int64(p.Data.Value)
+			continue
+		}
+		if isCheck {
+			if p.Data.Value == 0 {
+				t.checksFailed++
+				if len(t.failedChecks) < 5 && !slices.Contains(t.failedChecks, p.Data.Tags.Check) {
+					t.failedChecks = append(t.failedChecks, p.Data.Tags.Check)
+				}
+			} else {
+				t.checksPassed++
+			}
+			continue
+		}
 		status, _ := strconv.Atoi(p.Data.Tags.Status)
+		if !isAppURL(p.Data.Tags.URL, appPort) && !strings.Contains(p.Data.Tags.Error, "blacklisted") {
+			t.offApp++ // sent, or attempted, somewhere persistlab did not start
+			if len(t.offAppURLs) < 3 && !slices.Contains(t.offAppURLs, p.Data.Tags.URL) {
+				t.offAppURLs = append(t.offAppURLs, p.Data.Tags.URL)
+			}
+		}
 		switch {
 		case status == 200:
 			t.ok++
@@ -180,8 +253,52 @@ func tallyK6(path string) k6Tally {
 	return t
 }
 
+// isAppURL says whether a URL k6 requested is the app's: the app's port on 127.0.0.1.
+func isAppURL(raw string, appPort int) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" {
+		return false
+	}
+	host := u.Hostname()
+	return (host == "127.0.0.1" || host == "localhost") && u.Port() == strconv.Itoa(appPort)
+}
+
 func (t *k6Tally) sample(s string) {
 	if len(t.samples) < 5 && !strings.Contains(strings.Join(t.samples, "\x00"), s) {
 		t.samples = append(t.samples, s)
 	}
+}
+
+// writeArrivalScript writes a module that runs the user's script at a constant arrival rate (k6's
+// open model: iterations start at rate per second whatever the app's answers, on at most vus
+// VUs; one that finds every VU busy is dropped and counted). It re-exports everything the script
+// exports (setup, teardown, handleSummary, its options but the execution ones it replaces).
+func writeArrivalScript(dir, script string, rate float64, vus int, d time.Duration) (string, error) {
+	from, err := json.Marshal(script)
+	if err != nil {
+		return "", err
+	}
+	perUnit, unit := k6Rate(rate)
+	text := fmt.Sprintf(`// Written by persistlab: %[1]s at a constant arrival rate.
+export * from %[1]s;
+import * as user from %[1]s;
+const { vus, duration, stages, iterations, scenarios, ...rest } = user.options || {};
+export const options = Object.assign({}, rest, { scenarios: { persistlab: {
+  executor: 'constant-arrival-rate', rate: %[2]d, timeUnit: '%[3]s', duration: '%[4]s',
+  preAllocatedVUs: %[5]d, maxVUs: %[5]d, exec: 'default' } } });
+export default user.default;
+`, from, perUnit, unit, d, vus)
+	path := filepath.Join(dir, "k6-arrival.js")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		return "", fmt.Errorf("k6 arrival script: %w", err)
+	}
+	return path, nil
+}
+
+// k6Rate writes a rate in requests per second as k6's whole iterations per time unit.
+func k6Rate(rate float64) (int, string) {
+	if rate == math.Trunc(rate) && rate < math.MaxInt32 {
+		return int(rate), "1s"
+	}
+	return int(math.Round(rate * 1000)), "1000s"
 }

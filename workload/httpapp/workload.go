@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"persistlab/backend"
 	"persistlab/internal/proc"
@@ -47,13 +50,15 @@ var Params = append(loadParams(),
 // request differs (any app: GET / unless told otherwise).
 func loadParams() []scenario.Param {
 	var out []scenario.Param
-	for _, name := range []string{"vus", "mode", "rate", "method", "path", "timeout", "cpus", "cpu_quota", "cpu_period", "network_rtt"} {
+	for _, name := range []string{"vus", "mode", "rate", "method", "path", "timeout", "instances", "cpus", "cpu_quota", "cpu_period", "network_rtt"} {
 		p, _ := scenario.FindParam(counter.Params, name)
 		switch name {
 		case "method":
-			p.Default = "GET"
+			p.Default, p.Help = "GET", "the method of every request (with a requests list, each entry has its own)"
 		case "path":
-			p.Default, p.Help = "/", "the path every request asks for"
+			p.Default, p.Help = "/", "the path every request asks for (with a requests list, each entry has its own)"
+		case "rate":
+			p.Help += "; with a k6_script, iterations of its default function started per second (k6's constant-arrival-rate, vus its VUs)"
 		}
 		out = append(out, p)
 	}
@@ -61,8 +66,11 @@ func loadParams() []scenario.Param {
 }
 
 // Metrics are the counter's but lost_updates, which only an app whose count persistlab reads can
-// report.
-var Metrics = slices.DeleteFunc(slices.Clone(counter.Metrics), func(m workload.Metric) bool { return m.Name == "lost_updates" })
+// report, and the k6 script's own checks.
+var Metrics = append(slices.DeleteFunc(slices.Clone(counter.Metrics), func(m workload.Metric) bool { return m.Name == "lost_updates" }),
+	workload.Metric{Name: "checks_failed", Unit: "count", Help: "check() calls of the k6 script that failed (k6_script only)"},
+	workload.Metric{Name: "checks_passed", Unit: "count", Help: "check() calls of the k6 script that passed (k6_script only)"},
+	workload.Metric{Name: "dropped", Unit: "count", Help: "iterations k6's arrival-rate executor could not start because every VU was busy (k6_script in an open loop)"})
 
 func init() {
 	workload.Register(workload.Info{
@@ -97,12 +105,21 @@ type Workload struct {
 	env              []string // NAME=value
 	examples         string   // the examples directory, when a setting names it
 	sqlite           string   // the app's SQLite file in its directory, if named
+	// requests is the list of requests, if any, and requestKeys each entry's name in its
+	// counters' keys.
+	requests    []counter.Request
+	requestKeys []string
 }
 
-var _ workload.Workload = (*Workload)(nil)
+var (
+	_ workload.Workload     = (*Workload)(nil)
+	_ workload.Inspector    = (*Workload)(nil)
+	_ workload.Shared       = (*instance)(nil)
+	_ workload.Acknowledged = (*instance)(nil)
+)
 
 // New reads the sections: command (required) and prepare, argv lists (never a shell string);
-// env, a mapping of variables.
+// env, a mapping of variables; requests, a list of weighted requests.
 func New(spec scenario.Workload) (workload.Workload, error) {
 	w := &Workload{}
 	w.sqlite, _ = spec.Param("sqlite")
@@ -115,13 +132,18 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 			w.prepare, err = argv("workload.prepare", section)
 		case "env":
 			w.env, err = environment(section)
+		case "requests":
+			w.requests, w.requestKeys, err = requestList(section)
 		default:
 			err = &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section),
-				Allowed: "command, prepare (argv lists), env (a mapping), or a parameter: " + paramNames()}
+				Allowed: "command, prepare (argv lists), env (a mapping), requests (a list of requests), or a parameter: " + paramNames()}
 		}
 		if err != nil {
 			return nil, err
 		}
+	}
+	if err := w.checkRequestParams(spec.Params); err != nil {
+		return nil, err
 	}
 	if uses := func(args []string) bool {
 		return slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, ExamplesPlaceholder) })
@@ -205,9 +227,206 @@ func paramNames() string {
 	return strings.Join(names, ", ")
 }
 
+// Bounds of a list of requests.
+const (
+	maxRequests = 100
+	maxWeight   = 1_000_000
+	maxBody     = 64 << 10
+	maxName     = 100
+)
+
+// requestList reads the requests section: 1 to maxRequests entries, each a mapping of method
+// (default GET), path (required), body, headers, weight (default 1) and name (default "METHOD
+// path"; unique). It returns the entries and their names as they go into counters' keys.
+func requestList(section any) ([]counter.Request, []string, error) {
+	const field = "workload.requests"
+	list, ok := section.([]any)
+	if !ok || len(list) == 0 || len(list) > maxRequests {
+		return nil, nil, &scenario.FieldError{Field: field, Value: fmt.Sprint(section),
+			Allowed: fmt.Sprintf("a list of 1 to %d requests, like [{method: POST, path: /count_up, weight: 9}, {path: /count}]", maxRequests)}
+	}
+	reqs, keys := make([]counter.Request, len(list)), make([]string, len(list))
+	names, keyOwner := map[string]int{}, map[string]int{}
+	for i, item := range list {
+		at := fmt.Sprintf("%s[%d]", field, i)
+		r, err := requestEntry(at, item)
+		if err != nil {
+			return nil, nil, err
+		}
+		if r.Name == "" {
+			r.Name = r.Method + " " + r.Path
+		}
+		key := metricKey(r.Name)
+		switch j, dup := names[r.Name]; {
+		case dup:
+			return nil, nil, &scenario.FieldError{Field: at + ".name", Value: r.Name, Allowed: fmt.Sprintf("a name no other request has (%s[%d] has it; a name defaults to \"METHOD path\")", field, j)}
+		case key == "":
+			return nil, nil, &scenario.FieldError{Field: at + ".name", Value: r.Name, Allowed: "a name with an ASCII letter or digit (its counters are req_NAME_ok and req_NAME_errors)"}
+		}
+		if j, dup := keyOwner[key]; dup {
+			return nil, nil, &scenario.FieldError{Field: at + ".name", Value: r.Name,
+				Allowed: fmt.Sprintf("a name whose letters and digits differ from %s[%d]'s (%q): both would count in req_%s_ok", field, j, reqs[j].Name, key)}
+		}
+		names[r.Name], keyOwner[key] = i, i
+		reqs[i], keys[i] = r, key
+	}
+	return reqs, keys, nil
+}
+
+var methodToken = regexp.MustCompile(`^[A-Z]{1,20}$`)
+
+// requestEntry reads one entry of the requests section; at names it (workload.requests[2]).
+func requestEntry(at string, item any) (counter.Request, error) {
+	r := counter.Request{Method: "GET", Weight: 1}
+	entry, ok := item.(map[string]any)
+	if !ok {
+		return r, &scenario.FieldError{Field: at, Value: fmt.Sprint(item), Allowed: "a mapping of method, path and optionally body, headers, weight and name, like {method: POST, path: /count_up, weight: 9}"}
+	}
+	fail := func(key string, value any, allowed string) error {
+		return &scenario.FieldError{Field: at + "." + key, Value: fmt.Sprint(value), Allowed: allowed}
+	}
+	for _, key := range slices.Sorted(maps.Keys(entry)) { // the first error is the same in every run
+		v := entry[key]
+		text, isText := v.(string)
+		switch key {
+		case "method":
+			if !isText || !methodToken.MatchString(text) || text == "CONNECT" {
+				return r, fail(key, v, "an HTTP method in capital letters, like GET, POST or PUT (not CONNECT)")
+			}
+			r.Method = text
+		case "path":
+			if !isText || !appPath(text) {
+				return r, fail(key, v, pathAllowed)
+			}
+			r.Path = text
+		case "body":
+			if !isText || len(text) > maxBody {
+				return r, fail(key, v, "text of at most 64 KiB (persistlab sets Content-Length from it)")
+			}
+			r.Body = []byte(text)
+		case "headers":
+			headers, ok := v.(map[string]any)
+			if !ok {
+				return r, fail(key, v, "a mapping of header names to values, like {Content-Type: application/json}")
+			}
+			for _, name := range slices.Sorted(maps.Keys(headers)) {
+				value, ok := scalarText(headers[name])
+				switch {
+				case !counter.IsToken(name):
+					return r, fail(key+"."+name, headers[name], "a header name that is an HTTP token: letters, digits and !#$%&'*+-.^_`|~")
+				case counter.ReservedHeader(name):
+					return r, fail(key+"."+name, headers[name], "none: persistlab sets Host, Content-Length, Transfer-Encoding and Connection itself, and sends no Expect or Upgrade (its client reads one final answer per request)")
+				case !ok || strings.ContainsAny(value, "\r\n\x00"):
+					return r, fail(key+"."+name, headers[name], "a value: text or a number, without CR, LF or NUL")
+				}
+				r.Headers = append(r.Headers, [2]string{name, value})
+			}
+		case "weight":
+			n, ok := wholeNumber(v)
+			if !ok || n < 1 || n > maxWeight {
+				return r, fail(key, v, "a whole number from 1 to 1000000: the entry's share of the requests against the others' weights")
+			}
+			r.Weight = int(n)
+		case "name":
+			if !isText || text == "" || len(text) > maxName || strings.ContainsFunc(text, unicode.IsControl) {
+				return r, fail(key, v, fmt.Sprintf("text of 1 to %d characters on one line, unique among the requests", maxName))
+			}
+			r.Name = text
+		default:
+			return r, fail(key, v, "none: an entry has method, path, body, headers, weight and name")
+		}
+	}
+	if r.Path == "" {
+		return r, fail("path", "", pathAllowed+" (every request names its path)")
+	}
+	return r, nil
+}
+
+// scalarText is a YAML or JSON scalar as the text it was written as: a header's value.
+func scalarText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case int:
+		return strconv.Itoa(x), true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case uint64:
+		return strconv.FormatUint(x, 10), true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+// wholeNumber is a YAML integer or a JSON number without a fraction.
+func wholeNumber(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint64:
+		return int64(min(x, math.MaxInt64)), true
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x), true
+		}
+	}
+	return 0, false
+}
+
+// metricKey is a request's name as it goes into counters' keys: ASCII letters (lowercased) and
+// digits, every run of anything else one underscore, none at either end ("POST /count_up":
+// post_count_up).
+func metricKey(name string) string {
+	var b strings.Builder
+	gap := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		default:
+			gap = true
+			continue
+		}
+		if gap && b.Len() > 0 {
+			b.WriteByte('_')
+		}
+		gap = false
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// checkRequestParams refuses, with a list of requests, the parameters it replaces: a method or
+// path other than the default (each entry has its own), and a k6 script (it says what it
+// requests).
+func (w *Workload) checkRequestParams(params map[string]string) error {
+	if len(w.requests) == 0 {
+		return nil
+	}
+	for _, d := range Params {
+		v, set := params[d.Name]
+		switch {
+		case !set:
+		case (d.Name == "method" || d.Name == "path") && v != d.Default:
+			return &scenario.FieldError{Field: "workload." + d.Name, Value: v, Allowed: "its default (" + d.Default + ") with a list of requests (workload.requests): each entry has its own"}
+		case d.Name == "k6_script" && v != "":
+			return &scenario.FieldError{Field: "workload.requests", Value: fmt.Sprintf("%d requests", len(w.requests)),
+				Allowed: "no list of requests with a k6_script (" + v + "): the script says what it requests"}
+		}
+	}
+	return nil
+}
+
 // settings are one cell's parameters, read.
 type settings struct {
-	vus, cpus                         int
+	vus, cpus, instances              int
 	mode, method, path, ready         string
 	k6Script                          string // absolute; "" for persistlab's own driver
 	ack, recover                      string
@@ -224,6 +443,9 @@ func read(p workload.Params) (settings, error) {
 	}
 	s.vus, _ = strconv.Atoi(p["vus"])
 	s.cpus, _ = strconv.Atoi(p["cpus"])
+	if s.instances, _ = strconv.Atoi(p["instances"]); s.instances > s.vus {
+		return s, &scenario.FieldError{Field: "workload.instances", Value: p["instances"], Allowed: fmt.Sprintf("at most vus (%d): the VUs are split between the instances, at least one each", s.vus)}
+	}
 	s.mode, s.method, s.path, s.ready = p["mode"], p["method"], p["path"], p["ready"]
 	s.rate, _ = strconv.ParseFloat(p["rate"], 64)
 	s.timeout, _ = time.ParseDuration(p["timeout"])
@@ -238,9 +460,8 @@ func read(p workload.Params) (settings, error) {
 		paths = append(paths, struct{ name, path string }{"recover", s.recover})
 	}
 	for _, f := range paths {
-		// The path follows the app's own loopback address: nothing may turn it into another host.
-		if !strings.HasPrefix(f.path, "/") || strings.HasPrefix(f.path, "//") || strings.ContainsAny(f.path, " \t\r\n\x00#@\\") {
-			return s, &scenario.FieldError{Field: "workload." + f.name, Value: f.path, Allowed: "a path on the app, starting with a single /, without spaces, '#', '@' or '\\'"}
+		if !appPath(f.path) {
+			return s, &scenario.FieldError{Field: "workload." + f.name, Value: f.path, Allowed: pathAllowed}
 		}
 	}
 	if s.k6Script = p["k6_script"]; s.k6Script != "" {
@@ -256,9 +477,9 @@ func read(p workload.Params) (settings, error) {
 			return s, &scenario.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: "a path: " + err.Error()}
 		}
 		s.k6Script = abs
-		for _, d := range Params { // the script says what it requests and how
-			if (d.Name == "method" || d.Name == "path" || d.Name == "mode" || d.Name == "rate" || d.Name == "network_rtt") && p[d.Name] != d.Default {
-				return s, &scenario.FieldError{Field: "workload." + d.Name, Value: p[d.Name], Allowed: "its default (" + d.Default + ") with a k6_script: the script says what it requests, persistlab gives it vus and duration"}
+		for _, d := range Params { // the script says what it requests; persistlab gives it vus, duration and a rate
+			if (d.Name == "method" || d.Name == "path" || d.Name == "network_rtt") && p[d.Name] != d.Default {
+				return s, &scenario.FieldError{Field: "workload." + d.Name, Value: p[d.Name], Allowed: "its default (" + d.Default + ") with a k6_script: the script says what it requests, persistlab gives it vus, duration and, in an open loop, a rate"}
 			}
 		}
 	}
@@ -275,6 +496,14 @@ func read(p workload.Params) (settings, error) {
 }
 
 var ackField = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+// appPath says whether a path stays on the app: it follows the app's own loopback address, and
+// nothing may turn it into another host.
+func appPath(path string) bool {
+	return strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "//") && !strings.ContainsAny(path, " \t\r\n\x00#@\\")
+}
+
+const pathAllowed = "a path on the app, starting with a single /, without spaces, '#', '@' or '\\'"
 
 // CheckCrash implements workload.CrashChecker: a crash run needs the app to state what it
 // acknowledged (ack) and what persisted (recover), and persistlab's own driver, which reads every
@@ -306,12 +535,30 @@ func (w *Workload) Inspect(dir, file string) workload.Survivor {
 
 // Check implements workload.Workload.
 func (w *Workload) Check(ctx context.Context, p workload.Params) error {
+	if err := w.checkRequestParams(p); err != nil {
+		return err
+	}
 	s, err := read(p)
 	if err != nil || s.k6Script == "" {
 		return err
 	}
-	if _, err := checkScript(ctx, s.k6Script); err != nil {
+	bin, err := checkScript(ctx, s.k6Script)
+	if err != nil {
 		return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "a k6 script k6 can read: " + err.Error()}
+	}
+	if s.mode == counter.ModeOpen { // the script must run under k6's arrival-rate executor too
+		dir, err := os.MkdirTemp("", "persistlab-k6-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		wrapper, err := writeArrivalScript(dir, s.k6Script, s.rate, s.vus, time.Second)
+		if err != nil {
+			return err
+		}
+		if out, err := proc.Command(ctx, bin, "inspect", "--execution-requirements", wrapper).CombinedOutput(); err != nil {
+			return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "a script with a default function for an open loop (mode open runs it under k6's constant-arrival-rate): " + lastLines(string(out), 3)}
+		}
 	}
 	return nil
 }
@@ -333,6 +580,9 @@ func substitute(args []string, dir string, port int) []string {
 // waits until it answers.
 func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
 	s, err := read(env.Params)
+	if err == nil {
+		err = w.checkRequestParams(env.Params)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +619,8 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{s: s, child: child, url: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), port: port, log: log, cpus: len(env.CPUs), cellDir: env.CellDir}
+	in := &instance{s: s, child: child, url: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), port: port, log: log, cpus: len(env.CPUs), cellDir: env.CellDir,
+		requests: w.requests, requestKeys: w.requestKeys}
 	if s.k6Script != "" {
 		if in.k6, err = tools.Find("k6"); err != nil {
 			in.Stop(context.WithoutCancel(ctx))
@@ -408,10 +659,14 @@ type instance struct {
 	cpus  int
 	// cellDir holds k6's log and output; k6 is its path when the load is the user's k6 script.
 	cellDir, k6 string
+	// requests is the list of requests, if any (then s.method and s.path are unused), and
+	// requestKeys their names in counters' keys.
+	requests    []counter.Request
+	requestKeys []string
 }
 
 // waitReady polls the ready path until the app answers below 500, then checks it listens on
-// loopback only. The app exiting first, or the timeout passing, fails with its last log lines.
+// loopback only, and that what answers is the app (its process group holds the listener). The app exiting first, or the timeout passing, fails with its last log lines.
 func (in *instance) waitReady(ctx context.Context) error {
 	client := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(in.s.readyTimeout)
@@ -424,7 +679,10 @@ func (in *instance) waitReady(ctx context.Context) error {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode < 500 {
-				return checkLoopbackOnly(in.port)
+				if err := checkLoopbackOnly(in.port); err != nil {
+					return err
+				}
+				return checkListenerIsTheApp(in.port, in.child.Pid())
 			}
 		}
 		select {
@@ -505,9 +763,23 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func (in *instance) config(d time.Duration) counter.Config {
-	return counter.Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: in.s.vus, Rate: in.s.rate,
-		Duration: d, Timeout: in.s.timeout, NetworkRTT: in.s.networkRTT, AckField: in.s.ack}
+func (in *instance) config(d time.Duration, share workload.Share) counter.Config {
+	vus, rate := in.load(share)
+	return counter.Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: vus, Rate: rate,
+		Duration: d, Timeout: in.s.timeout, NetworkRTT: in.s.networkRTT, AckField: in.s.ack, Requests: in.requests}
+}
+
+// load is this instance's share of the VUs and of the rate, when several instances share a
+// backend (as the counter splits them).
+func (in *instance) load(share workload.Share) (vus int, rate float64) {
+	if share.Of <= 1 {
+		return in.s.vus, in.s.rate
+	}
+	vus = in.s.vus / share.Of
+	if share.Index < in.s.vus%share.Of {
+		vus++
+	}
+	return vus, in.s.rate / float64(share.Of)
 }
 
 // DriveAcked implements workload.Acknowledged: persistlab's driver with every acknowledged count
@@ -516,7 +788,7 @@ func (in *instance) DriveAcked(ctx context.Context, d time.Duration) (*workload.
 	if in.s.ack == "" {
 		return nil, nil, errors.New("workload.ack: unset: the app states no acknowledged count")
 	}
-	c := in.config(d)
+	c := in.config(d, workload.Share{})
 	c.RecordAcks = true
 	r, err := counter.Run(ctx, c)
 	if err != nil {
@@ -561,6 +833,12 @@ func (in *instance) Count(ctx context.Context) (int64, error) {
 
 // Drive runs the load for d.
 func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Result, error) {
+	return in.DriveShare(ctx, d, workload.Share{})
+}
+
+// DriveShare implements workload.Shared: this instance's share of the VUs and of the rate, while
+// other instances of the app on other mounts of one backend take theirs.
+func (in *instance) DriveShare(ctx context.Context, d time.Duration, share workload.Share) (*workload.Result, error) {
 	if in.child.Exited() {
 		return nil, fmt.Errorf("the app exited before the load began; the end of %s:\n%s", in.log, tailFile(in.log, 10))
 	}
@@ -568,13 +846,14 @@ func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Resul
 	var out *workload.Result
 	var elapsed time.Duration
 	if in.k6 != "" {
-		r, err := in.driveK6(ctx, d)
+		vus, rate := in.load(share)
+		r, err := in.driveK6(ctx, d, vus, rate)
 		if err != nil {
 			return nil, err
 		}
 		out, elapsed = r, r.Elapsed
 	} else {
-		r, err := counter.Run(ctx, in.config(d))
+		r, err := counter.Run(ctx, in.config(d, share))
 		if err != nil {
 			return nil, err
 		}
@@ -593,11 +872,16 @@ func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Resul
 }
 
 // result turns persistlab's driver's measurements into a workload result; an acknowledged count
-// only where the app states one.
+// only where the app states one; with a list of requests, each entry's 200 answers and errors
+// as counters req_NAME_ok and req_NAME_errors.
 func (in *instance) result(r *counter.Result) *workload.Result {
 	out := counter.ResultOf(r, in.s.mode == counter.ModeOpen)
 	if in.s.ack == "" {
 		delete(out.Metrics, "max_acked")
+	}
+	for i, c := range r.ByRequest {
+		out.Counters["req_"+in.requestKeys[i]+"_ok"] = c.OK
+		out.Counters["req_"+in.requestKeys[i]+"_errors"] = c.Errors
 	}
 	return out
 }

@@ -2,11 +2,19 @@ package httpapp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -194,11 +202,236 @@ func TestK6ScriptIsCheckedFirst(t *testing.T) {
 		{"k6_script": "/dev/zero"},
 		{"k6_script": bad},
 		{"k6_script": "testdata/elsewhere.js", "path": "/x"},
-		{"k6_script": "testdata/elsewhere.js", "mode": "open", "rate": "5"},
+		{"k6_script": "testdata/nodefault.js", "mode": "open", "rate": "5"}, // k6's arrival rate runs the default function
 	} {
 		var fe *scenario.FieldError
 		if err := w.Check(context.Background(), workload.Resolve(Params, set, nil)); !errors.As(err, &fe) {
 			t.Errorf("%v: %v", set, err)
 		}
+	}
+}
+
+// TestHelperApp is an app for the tests below, not a test: run as a command with
+// HTTPAPP_TEST_APP=1, it serves HTTPAPP_TEST_PORT on loopback until it is stopped. It answers
+// {"count":N} (503 on /fail), and GET /stats tells, by "METHOD request-target", how many
+// requests it served and each distinct body and headers they came with.
+func TestHelperApp(t *testing.T) {
+	if os.Getenv("HTTPAPP_TEST_APP") != "1" {
+		return
+	}
+	type seen struct {
+		N    int64    `json:"n"`
+		Came []string `json:"came"`
+	}
+	var mu sync.Mutex
+	stats, served := map[string]*seen{}, int64(0)
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ready":
+			return
+		case "/stats":
+			mu.Lock()
+			defer mu.Unlock()
+			json.NewEncoder(w).Encode(stats)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		came := fmt.Sprintf("body=%s length=%d type=%q accept=%q num=%q agent=%q", body, r.ContentLength,
+			r.Header.Values("Content-Type"), r.Header.Values("Accept"), r.Header.Values("X-Num"), r.Header.Values("User-Agent"))
+		mu.Lock()
+		key := r.Method + " " + r.URL.RequestURI()
+		if stats[key] == nil {
+			stats[key] = &seen{}
+		}
+		st := stats[key]
+		st.N++
+		if !slices.Contains(st.Came, came) {
+			st.Came = append(st.Came, came)
+		}
+		served++
+		n := served
+		mu.Unlock()
+		if r.URL.Path == "/fail" {
+			http.Error(w, "failing on purpose", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintf(w, `{"count":%d}`, n)
+	})
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, os.Getenv("HTTPAPP_TEST_PORT")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Fatal(http.Serve(ln, handler))
+}
+
+// helperApp is the sections of a workload whose app is TestHelperApp, with requests.
+func helperApp(requests []any) map[string]any {
+	return map[string]any{
+		"command":  []any{os.Args[0], "-test.run=^TestHelperApp$"},
+		"env":      map[string]any{"HTTPAPP_TEST_APP": "1", "HTTPAPP_TEST_PORT": "{port}"},
+		"requests": requests,
+	}
+}
+
+// A list of requests loads the app: every entry reaches it with its body and headers as written,
+// in the ratio of the weights, and the result counts each entry's answers, summing to the totals.
+func TestRequestsListLoadsTheApp(t *testing.T) {
+	requests := []any{
+		map[string]any{"name": "count_up", "method": "POST", "path": "/count_up", "weight": 9},
+		map[string]any{"name": "read", "method": "GET", "path": "/count?x=1", "weight": 1, "headers": map[string]any{"Accept": "application/json", "User-Agent": "k6-like"}},
+		map[string]any{"method": "POST", "path": "/items", "body": `{"n":1}`, "weight": 1.0, "headers": map[string]any{"Content-Type": "application/json", "X-Num": 5}},
+		map[string]any{"method": "DELETE", "path": "/fail"},
+	}
+	want := []struct {
+		key, target, came string
+		weight            float64
+	}{
+		{"count_up", "POST /count_up", `body= length=0 type=[] accept=[] num=[] agent=["persistlab"]`, 9},
+		{"read", "GET /count?x=1", `body= length=0 type=[] accept=["application/json"] num=[] agent=["k6-like"]`, 1},
+		{"post_items", "POST /items", `body={"n":1} length=7 type=["application/json"] accept=[] num=["5"] agent=["persistlab"]`, 1},
+		{"delete_fail", "DELETE /fail", `body= length=0 type=[] accept=[] num=[] agent=["persistlab"]`, 1},
+	}
+	// An open loop: 200 arrivals in a second whatever this machine's speed, each slot's entry the
+	// same in every run.
+	const slots = 200
+	in, err := start(t, helperApp(requests), map[string]string{"vus": "2", "mode": "open", "rate": "200", "ready": "/ready", "ack": "count"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Stop(context.Background())
+	r, err := in.Drive(context.Background(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(in.(*instance).url + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stats map[string]struct {
+		N    int64    `json:"n"`
+		Came []string `json:"came"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&stats)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var ok, errs int64
+	for i, w := range want {
+		gotOK, gotErrs := r.Counters["req_"+w.key+"_ok"], r.Counters["req_"+w.key+"_errors"]
+		ok, errs = ok+gotOK, errs+gotErrs
+		st := stats[w.target]
+		if st.N < 1 || gotOK+gotErrs != st.N || (i == 3) != (gotErrs > 0) || (i == 3) != (gotOK == 0) {
+			t.Errorf("%s: the app served %d, counted %d ok and %d errors (counters %v)", w.target, st.N, gotOK, gotErrs, r.Counters)
+		}
+		if len(st.Came) != 1 || st.Came[0] != w.came {
+			t.Errorf("%s arrived as %q, want %q", w.target, st.Came, w.came)
+		}
+		if p := w.weight / 12; math.Abs(float64(st.N)-slots*p) > 6*math.Sqrt(slots*p*(1-p))+1 {
+			t.Errorf("%s: %d of %d requests, want about %.1f (weight %v of 12)", w.target, st.N, slots, slots*p, w.weight)
+		}
+	}
+	if len(stats) != len(want) {
+		t.Errorf("the app saw %v", stats)
+	}
+	if ok+errs != slots || float64(ok) != r.Metrics["ok"] || float64(errs) != r.Metrics["errors"] || errs != r.Counters["http_503"] {
+		t.Errorf("entries sum to %d ok and %d errors; the run %v ok, %v errors, %d 503s; %d slots", ok, errs, r.Metrics["ok"], r.Metrics["errors"], r.Counters["http_503"], slots)
+	}
+	if r.Metrics["max_acked"] < 1 {
+		t.Errorf("max acked %v: the ack field is read from every 200 answer", r.Metrics["max_acked"])
+	}
+}
+
+// A list of requests is read before any cell: each bad entry is refused naming its field, and so
+// are the parameters it replaces.
+func TestBadRequestsAreNamed(t *testing.T) {
+	cmd := []any{"sh", "{port}"}
+	entry := func(kv ...any) map[string]any {
+		m := map[string]any{"path": "/"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	many := make([]any, 101)
+	for i := range many {
+		many[i] = entry("name", strconv.Itoa(i))
+	}
+	for _, tc := range []struct {
+		requests any
+		params   map[string]string
+		field    string
+	}{
+		{"GET /", nil, "workload.requests"},
+		{[]any{}, nil, "workload.requests"},
+		{many, nil, "workload.requests"},
+		{[]any{"GET /"}, nil, "workload.requests[0]"},
+		{[]any{entry(), entry("method", "get", "path", "/x")}, nil, "workload.requests[1].method"},
+		{[]any{entry("method", "CONNECT")}, nil, "workload.requests[0].method"},
+		{[]any{entry("method", "PO ST")}, nil, "workload.requests[0].method"},
+		{[]any{entry("path", "//evil.example/x")}, nil, "workload.requests[0].path"},
+		{[]any{entry("path", "/a@b")}, nil, "workload.requests[0].path"},
+		{[]any{entry("path", "/a b")}, nil, "workload.requests[0].path"},
+		{[]any{map[string]any{"method": "POST"}}, nil, "workload.requests[0].path"},
+		{[]any{entry("body", strings.Repeat("x", 64<<10+1))}, nil, "workload.requests[0].body"},
+		{[]any{entry("body", 5)}, nil, "workload.requests[0].body"},
+		{[]any{entry("name", "a"), entry("name", "b"), entry("headers", map[string]any{"Host": "elsewhere"})}, nil, "workload.requests[2].headers.Host"},
+		{[]any{entry("headers", map[string]any{"content-length": "3"})}, nil, "workload.requests[0].headers.content-length"},
+		{[]any{entry("headers", map[string]any{"Transfer-Encoding": "chunked"})}, nil, "workload.requests[0].headers.Transfer-Encoding"},
+		{[]any{entry("headers", map[string]any{"Connection": "close"})}, nil, "workload.requests[0].headers.Connection"},
+		{[]any{entry("headers", map[string]any{"Bad Name": "x"})}, nil, "workload.requests[0].headers.Bad Name"},
+		{[]any{entry("headers", map[string]any{"X-A": "a\r\nHost: b"})}, nil, "workload.requests[0].headers.X-A"},
+		{[]any{entry("headers", map[string]any{"X-A": nil})}, nil, "workload.requests[0].headers.X-A"},
+		{[]any{entry("headers", "Accept: x")}, nil, "workload.requests[0].headers"},
+		{[]any{entry("weight", 0)}, nil, "workload.requests[0].weight"},
+		{[]any{entry("weight", 1000001)}, nil, "workload.requests[0].weight"},
+		{[]any{entry("weight", 1.5)}, nil, "workload.requests[0].weight"},
+		{[]any{entry("weight", "9")}, nil, "workload.requests[0].weight"},
+		{[]any{entry("path", "/a"), entry("path", "/a")}, nil, "workload.requests[1].name"},
+		{[]any{entry("name", "a-b"), entry("name", "A_B")}, nil, "workload.requests[1].name"},
+		{[]any{entry("name", "")}, nil, "workload.requests[0].name"},
+		{[]any{entry("name", "ééé")}, nil, "workload.requests[0].name"},
+		{[]any{entry("name", "a\nb")}, nil, "workload.requests[0].name"},
+		{[]any{entry("url", "http://elsewhere/")}, nil, "workload.requests[0].url"},
+		{[]any{entry()}, map[string]string{"method": "POST"}, "workload.method"},
+		{[]any{entry()}, map[string]string{"path": "/count_up"}, "workload.path"},
+		{[]any{entry()}, map[string]string{"k6_script": "testdata/elsewhere.js"}, "workload.requests"},
+	} {
+		_, err := New(scenario.Workload{Type: Name, Params: tc.params, Sections: map[string]any{"command": cmd, "requests": tc.requests}})
+		var fe *scenario.FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%.200v %v: %v, want an error for %s", tc.requests, tc.params, err, tc.field)
+		}
+	}
+
+	// A good list: defaults filled in, numbers as written, counters' keys safe.
+	w, err := New(scenario.Workload{Type: Name, Sections: map[string]any{"command": cmd, "requests": []any{
+		entry("path", "/count"),
+		entry("method", "POST", "path", "/items?x=1", "weight", 3.0, "headers", map[string]any{"X-Num": 5, "X-Ratio": 0.5, "X-On": true}, "body", `{"n":1}`),
+		entry("name", "Read it: ALL", "weight", 1000000),
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := w.(*Workload)
+	if r := got.requests[0]; r.Method != "GET" || r.Weight != 1 || r.Name != "GET /count" || r.Body != nil || r.Headers != nil {
+		t.Errorf("defaults: %+v", r)
+	}
+	if r := got.requests[1]; r.Weight != 3 || string(r.Body) != `{"n":1}` || fmt.Sprint(r.Headers) != "[[X-Num 5] [X-On true] [X-Ratio 0.5]]" {
+		t.Errorf("as written: %+v", r)
+	}
+	if !slices.Equal(got.requestKeys, []string{"get_count", "post_items_x_1", "read_it_all"}) {
+		t.Errorf("counter keys %q", got.requestKeys)
+	}
+	// A swept or --set method, path or k6 script is refused before any cell, as a fixed one.
+	for _, set := range []map[string]string{{"method": "POST"}, {"path": "/x"}, {"k6_script": "testdata/elsewhere.js"}} {
+		var fe *scenario.FieldError
+		if err := w.Check(context.Background(), workload.Resolve(Params, set, nil)); !errors.As(err, &fe) {
+			t.Errorf("%v with a list of requests: %v", set, err)
+		}
+	}
+	if err := w.Check(context.Background(), workload.Resolve(Params, nil, nil)); err != nil {
+		t.Errorf("defaults with a list of requests: %v", err)
 	}
 }
