@@ -167,7 +167,7 @@ func maxOf(v []float64) float64 {
 func WriteComparison(w io.Writer, aName, bName string, a, b *Results) {
 	fmt.Fprintf(w, "A: %s (%s, %s)\nB: %s (%s, %s)\n", aName, a.Scenario.Name, a.Started.Format("2006-01-02 15:04"),
 		bName, b.Scenario.Name, b.Started.Format("2006-01-02 15:04"))
-	if a.workloadType() != b.workloadType() {
+	if !comparable(a, b) {
 		fmt.Fprintf(w, "nothing to compare: A ran workload %q and B workload %q, whose cells measure different things\n", a.workloadType(), b.workloadType())
 		return
 	}
@@ -186,4 +186,67 @@ func WriteComparison(w io.Writer, aName, bName string, a, b *Results) {
 	for _, m := range missing {
 		fmt.Fprintln(w, m)
 	}
+	writeSlopesBeside(w, a, b)
+}
+
+// comparable says whether a's and b's cells measure the same things: one workload, or two of one
+// family (seed 000's Go counter and a real app under the same HTTP load).
+func comparable(a, b *Results) bool {
+	if a.workloadType() == b.workloadType() {
+		return true
+	}
+	fa, fb := presenterOf(a).Family, presenterOf(b).Family
+	return fa != "" && fa == fb
+}
+
+// writeSlopesBeside sets seed 000's slopes of A, B and the seed side by side, per backend and for
+// each pair of backends: whether one app stands in for another where the seed is the judge.
+func writeSlopesBeside(w io.Writer, a, b *Results) {
+	if len(a.Fits) == 0 || len(b.Fits) == 0 {
+		return
+	}
+	fitOf := func(r *Results, backend string) (Fit, bool) {
+		for _, f := range r.Fits {
+			if f.Backend == backend {
+				return f, true
+			}
+		}
+		return Fit{}, false
+	}
+	var both []string
+	for _, f := range a.Fits {
+		if _, ok := fitOf(b, f.Backend); ok {
+			both = append(both, f.Backend)
+		}
+	}
+	if len(both) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nslope of avg latency against VUs, ms per VU (least squares through 0, every run)\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "backend\tA\tB\tseed\tB/A\t")
+	seedOf := func(fa, fb Fit) float64 { return max(fa.Published, fb.Published) }
+	for _, name := range both {
+		fa, _ := fitOf(a, name)
+		fb, _ := fitOf(b, name)
+		seed := "-"
+		if p := seedOf(fa, fb); p > 0 {
+			seed = fmt.Sprintf("%.2f", p)
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%s\t%.2fx\t\n", name, fa.AvgMsPerVU, fb.AvgMsPerVU, seed, fb.AvgMsPerVU/fa.AvgMsPerVU)
+	}
+	for i := 0; i < len(both); i++ {
+		for j := i + 1; j < len(both); j++ {
+			a1, _ := fitOf(a, both[i])
+			a2, _ := fitOf(a, both[j])
+			b1, _ := fitOf(b, both[i])
+			b2, _ := fitOf(b, both[j])
+			seed := "-"
+			if p1, p2 := seedOf(a1, b1), seedOf(a2, b2); p1 > 0 && p2 > 0 {
+				seed = fmt.Sprintf("%.2fx", p1/p2)
+			}
+			fmt.Fprintf(tw, "%s / %s\t%.2fx\t%.2fx\t%s\t\t\n", both[i], both[j], a1.AvgMsPerVU/a2.AvgMsPerVU, b1.AvgMsPerVU/b2.AvgMsPerVU, seed)
+		}
+	}
+	tw.Flush()
 }

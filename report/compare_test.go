@@ -146,3 +146,29 @@ func TestCSVQuotesFormulas(t *testing.T) {
 		t.Errorf("formula not neutralised:\n%s", buf.String())
 	}
 }
+
+// The Go counter and a real app under the same HTTP load are compared cell by cell, with the
+// seed's slopes beside both; workloads that measure different things are not.
+func TestCompareSetsAnAppBesideTheCounter(t *testing.T) {
+	a, b := scaled(1, 0), scaled(1, 0)
+	b.Scenario.Workload.Type = "http"
+	a.Fits = []Fit{{Backend: "x", AvgMsPerVU: 2, Published: 8}, {Backend: "y", AvgMsPerVU: 1, Published: 4}}
+	b.Fits = []Fit{{Backend: "x", AvgMsPerVU: 6, Published: 8}, {Backend: "y", AvgMsPerVU: 4, Published: 4}}
+	var out bytes.Buffer
+	WriteComparison(&out, "go.json", "app.json", a, b)
+	text := out.String()
+	for _, want := range []string{`workload "counter" against "http"`, "avg_ms", "x / y", "2.00x", "1.50x"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "nothing to compare") {
+		t.Errorf("refused:\n%s", text)
+	}
+	b.Scenario.Workload.Type = "fio"
+	out.Reset()
+	WriteComparison(&out, "go.json", "fio.json", a, b)
+	if !strings.Contains(out.String(), "nothing to compare") {
+		t.Errorf("counter against fio compared:\n%s", out.String())
+	}
+}

@@ -23,6 +23,7 @@ var counterPresenter = Presenter{
 	Charts:      counterCharts,
 	Summarize:   counterFits,
 	Differences: counterDifferences,
+	Family:      "http load",
 	Compare: []CompareMetric{{Name: "med_ms"}, {Name: "avg_ms"}, {Name: "p95_ms"}, {Name: "p99_ms"},
 		{Name: "rate", HigherBetter: true}},
 	Work: WorkUnit{Name: "app request", Units: func(c Cell) float64 { return c.M("ok") },

@@ -20,6 +20,9 @@ type Presenter struct {
 	Summarize func(r *Results)
 	// Differences says, after the seed's numbers beside ours, what still differs and why.
 	Differences func(w io.Writer, r *Results)
+	// Family names what the cells measure, where several workloads measure alike (the counter
+	// and any app under the same HTTP load), so compare can set their runs side by side.
+	Family string
 }
 
 // CompareMetric is a metric `compare` rates, and which way is better.
