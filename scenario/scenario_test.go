@@ -529,3 +529,17 @@ func TestBoundsAreWrittenPlainly(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// A workload's section written as a single value is refused saying what the section must be.
+func TestASectionWrittenAsOneValueSaysWhatItMustBe(t *testing.T) {
+	s, err := Parse([]byte("name: t\nworkload: {type: counter, pragmas: synchronous=FULL}\nbackends: [{name: local}]\nduration: 1s\nrepeat: 1\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := known
+	k.Sections = map[string]map[string]string{"counter": {"pragmas": "a list of SQLite pragmas"}}
+	var fe *FieldError
+	if err := s.Validate(k); !errors.As(err, &fe) || fe.Field != "workload.pragmas" || !strings.Contains(fe.Allowed, "a list of SQLite pragmas") {
+		t.Errorf("%v", err)
+	}
+}

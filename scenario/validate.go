@@ -15,7 +15,9 @@ import (
 type Known struct {
 	Workloads map[string][]Param
 	// Metrics are each workload's declared metrics and their units, for thresholds.
-	Metrics  map[string]map[string]string
+	Metrics map[string]map[string]string
+	// Sections are each workload's lists and mappings, with what each must be.
+	Sections map[string]map[string]string
 	Backends []string
 }
 
@@ -84,6 +86,9 @@ func (s *Spec) Validate(known Known) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		p, ok := FindParam(params, k)
+		if what, section := known.Sections[w.Type][k]; !ok && section {
+			return fail("workload."+k, w.Params[k], what+" (a section of workload "+w.Type+", not a single value)")
+		}
 		if !ok {
 			return fail("workload."+k, w.Params[k], "a parameter of workload "+w.Type+": "+paramNames(params))
 		}

@@ -56,6 +56,9 @@ type Info struct {
 	NeedsOf func(spec scenario.Workload) backend.Needs
 	// New checks the workload's settings (its sections and fixed parameters) and makes it.
 	New func(spec scenario.Workload) (Workload, error)
+	// Sections are the workload's own settings that are lists or mappings, by name, with what
+	// each must be (a single value there is refused saying so).
+	Sections map[string]string
 }
 
 // Params is one cell's parameters, every declared one present: defaults, then the scenario's
@@ -159,6 +162,15 @@ func Declared() map[string][]scenario.Param {
 	out := map[string][]scenario.Param{}
 	for n, info := range registry {
 		out[n] = info.Params
+	}
+	return out
+}
+
+// DeclaredSections is every registered workload's sections, with what each must be.
+func DeclaredSections() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for n, info := range registry {
+		out[n] = info.Sections
 	}
 	return out
 }

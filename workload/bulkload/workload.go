@@ -70,6 +70,7 @@ func init() {
 		Metrics:     Metrics,
 		Needs:       backend.Needs{MySQL: true},
 		New:         New,
+		Sections:    map[string]string{"server": "a mapping of further MariaDB options, like {innodb_io_capacity: 2000}"},
 	})
 }
 

@@ -67,6 +67,7 @@ func init() {
 		Timed:       true,
 		Needs:       backend.Needs{SQLite: DBFile},
 		New:         New,
+		Sections:    map[string]string{"pragmas": "a list of SQLite pragmas, like [synchronous=FULL, busy_timeout=5000]"},
 	})
 }
 

@@ -74,6 +74,7 @@ func init() {
 		Metrics:     Metrics,
 		Needs:       backend.Needs{},
 		New:         New,
+		Sections:    map[string]string{"extra": "a mapping of further fio options, like {rwmixread: 70}"},
 	})
 }
 

@@ -80,6 +80,12 @@ func init() {
 		Metrics:     Metrics,
 		Timed:       true,
 		New:         New,
+		Sections: map[string]string{
+			"command":  `the app's command as a list of words, like [python3, app.py, --port, "{port}"] (never a shell string)`,
+			"prepare":  `a command run before every start, as a list of words, like [bin/rails, db:prepare] (never a shell string)`,
+			"env":      "a mapping of environment variables to values, like {RAILS_ENV: production}",
+			"requests": "a list of requests, like [{method: POST, path: /count_up, weight: 9}]",
+		},
 		NeedsOf: func(spec scenario.Workload) backend.Needs {
 			name, _ := spec.Param("sqlite")
 			return backend.Needs{SQLite: name}
