@@ -82,12 +82,26 @@ type k6Point struct {
 // they come: http_req_duration of each 200 answer into the latency histogram, every other answer
 // and failure counted.
 func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate float64) (*workload.Result, error) {
-	fifo := filepath.Join(in.cellDir, "k6-points.fifo")
+	// Each instance's own files: several instances of the app may share a cell.
+	file := func(base, ext string) string { return filepath.Join(in.cellDir, base+in.tag+ext) }
+	fifo := file("k6-points", ".fifo")
 	os.Remove(fifo)
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		return nil, fmt.Errorf("k6 output: %w", err)
 	}
 	defer os.Remove(fifo)
+	// Our reader, and a writer of our own held until k6 has exited: no open ever waits for k6,
+	// and the reader's end of file comes only once k6 is done and every point it wrote is read.
+	points, err := os.OpenFile(fifo, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("k6 output: %w", err)
+	}
+	defer points.Close()
+	hold, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("k6 output: %w", err)
+	}
+	defer hold.Close()
 	args := []string{"run", "--quiet", "--no-usage-report", "--no-color", "--no-summary", "--out", "json=" + fifo,
 		"--env", URLVariable + "=" + in.url}
 	for _, cidr := range elsewhere {
@@ -95,15 +109,14 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate 
 	}
 	script := in.s.k6Script
 	if in.s.mode == counter.ModeOpen {
-		var err error
-		if script, err = writeArrivalScript(in.cellDir, in.s.k6Script, rate, vus, d); err != nil {
+		if script, err = writeArrivalScript(file("k6-arrival", ".js"), in.s.k6Script, rate, vus, d); err != nil {
 			return nil, err
 		}
 	} else {
 		args = append(args, "--vus", strconv.Itoa(vus), "--duration", d.String())
 	}
 	args = append(args, script)
-	log, err := os.OpenFile(filepath.Join(in.cellDir, "k6.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := os.OpenFile(file("k6", ".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -115,19 +128,11 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate 
 		return nil, fmt.Errorf("start k6: %w", err)
 	}
 	proc.Started(cmd)
-	// Opening a FIFO waits for the writer; k6 failing before it opens its output must not hang us.
 	read := make(chan k6Tally, 1)
-	go func() { read <- tallyK6(fifo, in.port) }()
+	go func() { read <- tallyK6(points, in.port) }()
 	waitErr := cmd.Wait()
-	var tally k6Tally
-	select {
-	case tally = <-read:
-	case <-time.After(5 * time.Second):
-		if w, err := os.OpenFile(fifo, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
-			w.Close() // lets the reader's open return, reading nothing
-		}
-		tally = <-read
-	}
+	hold.Close()
+	tally := <-read
 	elapsed := time.Since(start)
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
@@ -192,16 +197,10 @@ type k6Tally struct {
 	err     error
 }
 
-// tallyK6 reads k6's JSON lines from path until k6 closes it; appPort is the app's port, the
-// only one a request may go to.
-func tallyK6(path string, appPort int) k6Tally {
+// tallyK6 reads k6's JSON lines from f until its end; appPort is the app's port, the only one a
+// request may go to.
+func tallyK6(f *os.File, appPort int) k6Tally {
 	t := k6Tally{latency: measure.NewRecorder(), statuses: map[int]int64{}}
-	f, err := os.Open(path)
-	if err != nil {
-		t.err = err
-		return t
-	}
-	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	duration, checks, dropped := []byte(`"metric":"http_req_duration"`), []byte(`"metric":"checks"`), []byte(`"metric":"dropped_iterations"`)
@@ -273,7 +272,7 @@ func (t *k6Tally) sample(s string) {
 // open model: iterations start at rate per second whatever the app's answers, on at most vus
 // VUs; one that finds every VU busy is dropped and counted). It re-exports everything the script
 // exports (setup, teardown, handleSummary, its options but the execution ones it replaces).
-func writeArrivalScript(dir, script string, rate float64, vus int, d time.Duration) (string, error) {
+func writeArrivalScript(path, script string, rate float64, vus int, d time.Duration) (string, error) {
 	from, err := json.Marshal(script)
 	if err != nil {
 		return "", err
@@ -288,7 +287,6 @@ export const options = Object.assign({}, rest, { scenarios: { persistlab: {
   preAllocatedVUs: %[5]d, maxVUs: %[5]d, exec: 'default' } } });
 export default user.default;
 `, from, perUnit, unit, d, vus)
-	path := filepath.Join(dir, "k6-arrival.js")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		return "", fmt.Errorf("k6 arrival script: %w", err)
 	}

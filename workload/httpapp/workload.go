@@ -558,7 +558,7 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		wrapper, err := writeArrivalScript(dir, s.k6Script, s.rate, s.vus, time.Second)
+		wrapper, err := writeArrivalScript(filepath.Join(dir, "k6-arrival.js"), s.k6Script, s.rate, s.vus, time.Second)
 		if err != nil {
 			return err
 		}
@@ -609,9 +609,10 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	inInstance := func(args []string) []string {
 		return append(append(append([]string{}, env.Target.Wrap...), pin...), args...)
 	}
-	log := filepath.Join(env.CellDir, "app.log")
+	log, tag := filepath.Join(env.CellDir, "app.log"), ""
 	for i := 2; exists(log); i++ { // a second instance logs beside the first
-		log = filepath.Join(env.CellDir, fmt.Sprintf("app-%d.log", i))
+		tag = fmt.Sprintf("-%d", i)
+		log = filepath.Join(env.CellDir, "app"+tag+".log")
 	}
 	if len(w.prepare) > 0 {
 		args := inInstance(substitute(w.prepare, env.Target.Dir, port))
@@ -625,7 +626,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{s: s, child: child, url: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), port: port, log: log, cpus: len(env.CPUs), cellDir: env.CellDir,
+	in := &instance{s: s, tag: tag, child: child, url: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), port: port, log: log, cpus: len(env.CPUs), cellDir: env.CellDir,
 		requests: w.requests, requestKeys: w.requestKeys}
 	if s.k6Script != "" {
 		if in.k6, err = tools.Find("k6"); err != nil {
@@ -665,6 +666,8 @@ type instance struct {
 	cpus  int
 	// cellDir holds k6's log and output; k6 is its path when the load is the user's k6 script.
 	cellDir, k6 string
+	// tag tells this instance's files from another's in one cell: "" for the first, "-2", ...
+	tag string
 	// requests is the list of requests, if any (then s.method and s.path are unused), and
 	// requestKeys their names in counters' keys.
 	requests    []counter.Request
