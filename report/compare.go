@@ -189,6 +189,14 @@ func WriteComparison(w io.Writer, aName, bName string, a, b *Results) {
 	writeSlopesBeside(w, a, b)
 }
 
+// ratioText is x/y as "1.23x", or "-" where y gives no ratio (a slope of 0).
+func ratioText(x, y float64) string {
+	if y <= 0 || math.IsNaN(x) || math.IsNaN(y) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", x/y)
+}
+
 // comparable says whether a's and b's cells measure the same things: one workload, or two of one
 // family (seed 000's Go counter and a real app under the same HTTP load).
 func comparable(a, b *Results) bool {
@@ -233,7 +241,7 @@ func writeSlopesBeside(w io.Writer, a, b *Results) {
 		if p := seedOf(fa, fb); p > 0 {
 			seed = fmt.Sprintf("%.2f", p)
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%s\t%.2fx\t\n", name, fa.AvgMsPerVU, fb.AvgMsPerVU, seed, fb.AvgMsPerVU/fa.AvgMsPerVU)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%s\t%s\t\n", name, fa.AvgMsPerVU, fb.AvgMsPerVU, seed, ratioText(fb.AvgMsPerVU, fa.AvgMsPerVU))
 	}
 	for i := 0; i < len(both); i++ {
 		for j := i + 1; j < len(both); j++ {
@@ -245,7 +253,7 @@ func writeSlopesBeside(w io.Writer, a, b *Results) {
 			if p1, p2 := seedOf(a1, b1), seedOf(a2, b2); p1 > 0 && p2 > 0 {
 				seed = fmt.Sprintf("%.2fx", p1/p2)
 			}
-			fmt.Fprintf(tw, "%s / %s\t%.2fx\t%.2fx\t%s\t\t\n", both[i], both[j], a1.AvgMsPerVU/a2.AvgMsPerVU, b1.AvgMsPerVU/b2.AvgMsPerVU, seed)
+			fmt.Fprintf(tw, "%s / %s\t%s\t%s\t%s\t\t\n", both[i], both[j], ratioText(a1.AvgMsPerVU, a2.AvgMsPerVU), ratioText(b1.AvgMsPerVU, b2.AvgMsPerVU), seed)
 		}
 	}
 	tw.Flush()

@@ -157,13 +157,19 @@ func TestCompareSetsAnAppBesideTheCounter(t *testing.T) {
 	var out bytes.Buffer
 	WriteComparison(&out, "go.json", "app.json", a, b)
 	text := out.String()
-	for _, want := range []string{`workload "counter" against "http"`, "avg_ms", "x / y", "2.00x", "1.50x"} {
+	for _, want := range []string{`workload "counter" against "http"`, "avg_ms", "x / y  2.00x  1.50x  2.00x"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("comparison lacks %q:\n%s", want, text)
 		}
 	}
 	if strings.Contains(text, "nothing to compare") {
 		t.Errorf("refused:\n%s", text)
+	}
+	b.Fits[1].AvgMsPerVU = 0 // a slope of 0 gives no ratio
+	out.Reset()
+	WriteComparison(&out, "go.json", "app.json", a, b)
+	if strings.Contains(out.String(), "Inf") || strings.Contains(out.String(), "NaN") || !strings.Contains(out.String(), "x / y  2.00x     -  2.00x") {
+		t.Errorf("a zero slope:\n%s", out.String())
 	}
 	b.Scenario.Workload.Type = "fio"
 	out.Reset()

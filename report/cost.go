@@ -34,6 +34,15 @@ type Cost struct {
 	USDPerMonth float64 `json:"usd_per_month_at_measured_rate"`
 }
 
+// PriceListNames name the default price lists.
+func PriceListNames() []string {
+	var out []string
+	for _, p := range DefaultPrices {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
 func (r *Results) prices() []scenario.Price {
 	if r.Scenario != nil && len(r.Scenario.Prices) > 0 {
 		return r.Scenario.Prices

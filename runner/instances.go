@@ -115,9 +115,11 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 		h.Summarize(merged.Elapsed).Metrics(prefix, merged.Metrics)
 		merged.Histograms[name] = h
 	}
-	merged.Metrics["max_acked"] = 0
+	delete(merged.Metrics, "max_acked") // the highest, not the sum, where the instances state one
 	for _, res := range results {
-		merged.Metrics["max_acked"] = max(merged.Metrics["max_acked"], res.Metrics["max_acked"])
+		if v, ok := res.Metrics["max_acked"]; ok {
+			merged.Metrics["max_acked"] = max(merged.Metrics["max_acked"], v)
+		}
 	}
 	merged.Metrics["app_cpu_util"] = merged.Metrics["app_cpu_s"] / merged.Elapsed.Seconds() / float64(r.res.AppCPUCount())
 	// Every instance stops as Cloud Run stops it (SIGTERM): its data is closed and flushed.

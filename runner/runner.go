@@ -26,7 +26,7 @@ import (
 
 // Known is what this build can run, for scenario validation.
 func Known() scenario.Known {
-	return scenario.Known{Workloads: workload.Declared(), Metrics: workload.DeclaredMetrics(), Sections: workload.DeclaredSections(), Backends: backend.Names()}
+	return scenario.Known{Workloads: workload.Declared(), Metrics: workload.DeclaredMetrics(), Sections: workload.DeclaredSections(), PriceLists: report.PriceListNames(), Backends: backend.Names()}
 }
 
 // Options of one run.

@@ -51,7 +51,7 @@ func ParseThreshold(text string) (Threshold, error) {
 	switch t.unit {
 	case "", "%":
 	case "us", "µs", "ns", "ms", "s", "m", "h":
-		d, err := time.ParseDuration(m[4] + t.unit)
+		d, err := time.ParseDuration(strings.ReplaceAll(m[4], "_", "") + t.unit)
 		if err != nil {
 			return Threshold{}, &FieldError{Field: "thresholds", Value: text, Allowed: "a duration time.ParseDuration reads, like 200ms: " + err.Error()}
 		}
@@ -196,6 +196,9 @@ func (t *Threshold) Resolve(field string, metrics map[string]string, crash bool)
 	}
 	if t.Select != "" && !strings.HasPrefix(t.Metric, "usd_") {
 		return &FieldError{Field: field, Value: t.Text, Allowed: "a [price list] only after usd_per_month or usd_per_unit"}
+	}
+	if t.Metric == "error_rate" && !crash && (metrics["ok"] == "" || metrics["errors"] == "") {
+		return &FieldError{Field: field, Value: t.Text, Allowed: "error_rate only for a workload that counts its requests (ok and errors), like counter and http"}
 	}
 	switch t.unit {
 	case "":

@@ -7,7 +7,7 @@ import (
 )
 
 func TestThresholdsReadAsK6Writes(t *testing.T) {
-	units := map[string]string{"p95_ms": "ms", "rate": "requests/s", "app_cpu_util": "share", "ok": "count"}
+	units := map[string]string{"p95_ms": "ms", "rate": "requests/s", "app_cpu_util": "share", "ok": "count", "errors": "count"}
 	for _, tc := range []struct {
 		text, metric, op string
 		value            float64
@@ -16,6 +16,7 @@ func TestThresholdsReadAsK6Writes(t *testing.T) {
 		{"p95_ms < 200ms", "p95_ms", "<", 200, false},
 		{"p95 < 0.2s", "p95_ms", "<", 200, false}, // k6's p(95): the latency's
 		{"p95_ms<=1_000", "p95_ms", "<=", 1000, false},
+		{"p95 < 1_000ms", "p95_ms", "<", 1000, false},
 		{"error_rate < 1%", "error_rate", "<", 0.01, false},
 		{"error_rate < 0.01", "error_rate", "<", 0.01, false},
 		{"app_cpu_util >= 50%", "app_cpu_util", ">=", 0.5, false},
@@ -82,7 +83,8 @@ func TestScenarioThresholdsAreCheckedBeforeTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := known
-	k.Metrics = map[string]map[string]string{"counter": {"p95_ms": "ms"}}
+	k.Metrics = map[string]map[string]string{"counter": {"p95_ms": "ms", "ok": "count", "errors": "count"}}
+	k.PriceLists = []string{"GCS", "S3"}
 	if err := s.Validate(k); err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +101,21 @@ func TestScenarioThresholdsAreCheckedBeforeTheRun(t *testing.T) {
 	if err := s.Validate(k); err == nil || !strings.Contains(err.Error(), "thresholds[2]") {
 		t.Errorf("a metric the workload lacks: %v", err)
 	}
-	if err := s.Apply(Overrides{Thresholds: []string{"p99 <"}}); err == nil || !strings.Contains(err.Error(), "--threshold") {
+	if err := s.Apply(Overrides{Thresholds: []string{"p99 < 1e999"}}); err == nil || !strings.Contains(err.Error(), "--threshold") || !strings.Contains(err.Error(), "finite") {
 		t.Errorf("a malformed --threshold: %v", err)
+	}
+	for _, tc := range []struct{ threshold, want string }{
+		{"usd_per_month[Azure] < 5", "GCS, S3"},
+		{"error_rate < 1%", "counts its requests"},
+	} {
+		s, _ := Parse([]byte(base+"thresholds: [\""+tc.threshold+"\"]\n"), "t.yaml")
+		k2 := k
+		if tc.want == "counts its requests" {
+			k2.Metrics = map[string]map[string]string{"counter": {"read_mib_s": "MiB/s"}}
+		}
+		if err := s.Validate(k2); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want one naming %q", tc.threshold, err, tc.want)
+		}
 	}
 	if _, err := Parse([]byte(base+"thresholds: {p95: 200}\n"), "t.yaml"); err == nil || !strings.Contains(err.Error(), "thresholds") {
 		t.Errorf("a mapping: %v", err)

@@ -18,6 +18,8 @@ type Known struct {
 	Metrics map[string]map[string]string
 	// Sections are each workload's lists and mappings, with what each must be.
 	Sections map[string]map[string]string
+	// PriceLists name the list prices costs use unless a scenario sets its own (prices:).
+	PriceLists []string
 	Backends []string
 }
 
@@ -199,9 +201,21 @@ func (s *Spec) Validate(known Known) error {
 	if len(s.Thresholds) > MaxThresholds {
 		return fail("thresholds", strconv.Itoa(len(s.Thresholds)), fmt.Sprintf("at most %d thresholds", MaxThresholds))
 	}
+	prices := known.PriceLists
+	if len(s.Prices) > 0 {
+		prices = nil
+		for _, p := range s.Prices {
+			prices = append(prices, p.Name)
+		}
+	}
 	for i := range s.Thresholds {
-		if err := s.Thresholds[i].Resolve(fmt.Sprintf("thresholds[%d]", i), known.Metrics[w.Type], s.Crash != nil); err != nil {
+		t := &s.Thresholds[i]
+		field := fmt.Sprintf("thresholds[%d]", i)
+		if err := t.Resolve(field, known.Metrics[w.Type], s.Crash != nil); err != nil {
 			return named(err)
+		}
+		if t.Select != "" && !slices.ContainsFunc(prices, func(p string) bool { return strings.EqualFold(p, t.Select) }) {
+			return fail(field, t.Text, "a price list of this run in [ ]: "+strings.Join(prices, ", "))
 		}
 	}
 	for i, p := range s.Published {
@@ -392,8 +406,9 @@ func (s *Spec) Apply(o Overrides) error {
 	}
 	for _, text := range o.Thresholds {
 		t, err := ParseThreshold(text)
-		if err != nil {
-			return &FieldError{Scenario: s.Name, Field: "--threshold", Value: text, Allowed: thresholdSyntax}
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return &FieldError{Scenario: s.Name, Field: "--threshold", Value: text, Allowed: fe.Allowed}
 		}
 		s.Thresholds = append(s.Thresholds, t)
 	}

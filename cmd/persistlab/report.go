@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -57,8 +58,9 @@ func cmdReport(args []string) error {
 	}
 	for _, text := range added {
 		t, err := scenario.ParseThreshold(text)
-		if err != nil {
-			return &scenario.FieldError{Field: "--threshold", Value: text, Allowed: err.(*scenario.FieldError).Allowed}
+		var fe *scenario.FieldError
+		if errors.As(err, &fe) {
+			return &scenario.FieldError{Field: "--threshold", Value: text, Allowed: fe.Allowed}
 		}
 		r.Scenario.Thresholds = append(r.Scenario.Thresholds, t)
 	}

@@ -2,19 +2,26 @@ package httpapp
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"persistlab/internal/tools"
+	"persistlab/workload"
 )
 
-// The listener on a port is told to belong to a process group or not by who holds its socket.
+// The listener on a port is the app's only if every process holding it is in the app's process
+// group; a port nobody listens on is not yet listening, not an error.
 func TestListenerOwnerIsToldByProcessGroup(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -22,16 +29,16 @@ func TestListenerOwnerIsToldByProcessGroup(t *testing.T) {
 	}
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
-	if err := checkListenerIsTheApp(port, syscall.Getpgrp()); err != nil {
-		t.Errorf("the test's own listener, its own group: %v", err)
+	if listening, err := listenerOf(port, syscall.Getpgrp()); !listening || err != nil {
+		t.Errorf("the test's own listener, its own group: %v, %v", listening, err)
 	}
-	err = checkListenerIsTheApp(port, 1<<22+1) // no process group has this id (above pid_max)
+	_, err = listenerOf(port, 1<<22+1) // no process group has this id (above pid_max)
 	if err == nil || !strings.Contains(err.Error(), strconv.Itoa(os.Getpid())) {
 		t.Errorf("another group: %v; want the holder's pid named", err)
 	}
 	ln.Close()
-	if err := checkListenerIsTheApp(port, syscall.Getpgrp()); err == nil {
-		t.Error("a port nobody listens on passed")
+	if listening, err := listenerOf(port, syscall.Getpgrp()); listening || err != nil {
+		t.Errorf("a port nobody listens on: %v, %v", listening, err)
 	}
 }
 
@@ -184,5 +191,95 @@ func TestK6ScriptInAnOpenLoop(t *testing.T) {
 	requests := r.Metrics["ok"] + r.Metrics["errors"]
 	if started := requests + r.Metrics["dropped"]; started < 39 || started > 41 || r.Metrics["ok"] < 1 {
 		t.Errorf("%v requests and %v dropped iterations; want 40 arrivals in 2 s at 20/s", requests, r.Metrics["dropped"])
+	}
+}
+
+// k6's points are read to their end whatever they hold: a line over the reader's limit fails the
+// tally without leaving k6 blocked on a full pipe, and a point of any protocol that went anywhere
+// but the app is counted against the script.
+func TestK6PointsAreReadToTheirEnd(t *testing.T) {
+	const port = 8080
+	feed := func(lines ...string) (k6Tally, bool) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan bool)
+		go func() {
+			for _, l := range lines {
+				w.WriteString(l + "\n")
+			}
+			w.Close()
+			done <- true
+		}()
+		tally := tallyK6(r, port)
+		r.Close()
+		select {
+		case <-done:
+			return tally, true
+		case <-time.After(10 * time.Second):
+			return tally, false
+		}
+	}
+	point := func(metric, url, status string, value float64) string {
+		return fmt.Sprintf(`{"type":"Point","metric":%q,"data":{"value":%v,"tags":{"url":%q,"status":%q}}}`, metric, value, url, status)
+	}
+	tally, finished := feed(point("http_req_duration", "http://127.0.0.1:8080/count_up", "200", 3),
+		point("http_req_duration", "http://localhost:8080", "200", 4),
+		point("ws_connecting", "ws://127.0.0.1:9/", "", 1),
+		point("http_req_duration", "http://127.0.0.1:80801/", "200", 2),
+		point("grpc_req_duration", "127.0.0.1:8080/svc.Method", "0", 2))
+	if !finished || tally.ok != 3 || tally.offApp != 3 || !slices.Contains(tally.offAppURLs, "ws://127.0.0.1:9/") {
+		t.Errorf("ok %d, off the app %d %v", tally.ok, tally.offApp, tally.offAppURLs)
+	}
+	long := point("checks", strings.Repeat("x", 2<<20), "", 1)
+	tally, finished = feed(long, point("http_req_duration", "http://127.0.0.1:8080/", "200", 3), strings.Repeat("y", 256<<10))
+	if !finished || tally.err == nil {
+		t.Errorf("a line over the limit: finished %v, error %v", finished, tally.err)
+	}
+}
+
+// The open loop's module imports the user's script by a JavaScript string: any path k6 can open
+// stays one string, whatever quotes, separators or template marks it holds.
+func TestArrivalScriptImportsAnyPath(t *testing.T) {
+	bin, err := tools.Find("k6")
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	odd := filepath.Join(dir, "a\"b'c\u2028d\\e`${f}.js")
+	src, err := os.ReadFile("testdata/get.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(odd, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wrapper, err := writeArrivalScript(filepath.Join(dir, "arrival.js"), odd, 2.5, 3, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "inspect", "--execution-requirements", wrapper).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"rate": 2500`) || !strings.Contains(string(out), `"maxVUs": 3`) {
+		t.Errorf("k6 inspect: %v\n%s", err, out)
+	}
+}
+
+// Several instances split the VUs (the first ones take the remainder) and the rate.
+func TestInstancesSplitTheLoad(t *testing.T) {
+	in := &instance{s: settings{vus: 5, rate: 10}}
+	vus, total := 0, 0.0
+	for i, want := range []int{2, 2, 1} {
+		v, r := in.load(workload.Share{Index: i, Of: 3})
+		if v != want || r != 10.0/3 {
+			t.Errorf("share %d of 3: %d VUs at %v/s; want %d", i, v, r, want)
+		}
+		vus, total = vus+v, total+r
+	}
+	if vus != 5 || total < 9.999 || total > 10.001 {
+		t.Errorf("the shares add to %d VUs and %v/s", vus, total)
+	}
+	if v, r := in.load(workload.Share{}); v != 5 || r != 10 {
+		t.Errorf("one instance: %d, %v", v, r)
 	}
 }

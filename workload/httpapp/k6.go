@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"os"
@@ -102,7 +103,8 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate 
 		return nil, fmt.Errorf("k6 output: %w", err)
 	}
 	defer hold.Close()
-	args := []string{"run", "--quiet", "--no-usage-report", "--no-color", "--no-summary", "--out", "json=" + fifo,
+	// --address "": no REST API on 127.0.0.1:6565, through which anyone here could steer the run.
+	args := []string{"run", "--quiet", "--no-usage-report", "--no-color", "--no-summary", "--address", "", "--out", "json=" + fifo,
 		"--env", URLVariable + "=" + in.url}
 	for _, cidr := range elsewhere {
 		args = append(args, "--blacklist-ip", cidr)
@@ -203,16 +205,26 @@ func tallyK6(f *os.File, appPort int) k6Tally {
 	t := k6Tally{latency: measure.NewRecorder(), statuses: map[int]int64{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	defer io.Copy(io.Discard, f) // a line too long stops the scanner: k6 must still be read to its end
 	duration, checks, dropped := []byte(`"metric":"http_req_duration"`), []byte(`"metric":"checks"`), []byte(`"metric":"dropped_iterations"`)
+	app := appURLs(appPort)
 	for sc.Scan() {
 		line := sc.Bytes()
 		isDuration, isCheck, isDropped := bytes.Contains(line, duration), bytes.Contains(line, checks), bytes.Contains(line, dropped)
-		if !isDuration && !isCheck && !isDropped {
+		// Any protocol's point (k6/http, k6/ws, gRPC) names where it went: only the app is allowed.
+		offApp := bytes.Contains(line, urlTag) && !app.in(line)
+		if !isDuration && !isCheck && !isDropped && !offApp {
 			continue // k6 writes a dozen metrics per request; one is the request's duration
 		}
 		var p k6Point
 		if err := json.Unmarshal(line, &p); err != nil || p.Type != "Point" {
 			continue
+		}
+		if offApp && !isDuration && p.Data.Tags.URL != "" && !isAppURL(p.Data.Tags.URL, appPort) && !strings.Contains(p.Data.Tags.Error, "blacklisted") {
+			t.noteOffApp(p.Data.Tags.URL)
+		}
+		if !isDuration && !isCheck && !isDropped {
+			continue // read only for where it went
 		}
 		if isDropped {
 			t.dropped += int64(p.Data.Value)
@@ -231,10 +243,7 @@ func tallyK6(f *os.File, appPort int) k6Tally {
 		}
 		status, _ := strconv.Atoi(p.Data.Tags.Status)
 		if !isAppURL(p.Data.Tags.URL, appPort) && !strings.Contains(p.Data.Tags.Error, "blacklisted") {
-			t.offApp++ // sent, or attempted, somewhere persistlab did not start
-			if len(t.offAppURLs) < 3 && !slices.Contains(t.offAppURLs, p.Data.Tags.URL) {
-				t.offAppURLs = append(t.offAppURLs, p.Data.Tags.URL)
-			}
+			t.noteOffApp(p.Data.Tags.URL)
 		}
 		switch {
 		case status == 200:
@@ -252,10 +261,56 @@ func tallyK6(f *os.File, appPort int) k6Tally {
 	return t
 }
 
-// isAppURL says whether a URL k6 requested is the app's: the app's port on 127.0.0.1.
+// noteOffApp counts a request k6 sent, or attempted, somewhere persistlab did not start.
+func (t *k6Tally) noteOffApp(url string) {
+	t.offApp++
+	if len(t.offAppURLs) < 3 && !slices.Contains(t.offAppURLs, url) {
+		t.offAppURLs = append(t.offAppURLs, url)
+	}
+}
+
+var urlTag = []byte(`"url":"`)
+
+// appBases are the app's URLs as a point's url tag starts with them, for a quick test of a line.
+type appBases [][]byte
+
+func appURLs(port int) appBases {
+	var out appBases
+	for _, scheme := range []string{"http", "ws"} {
+		for _, host := range []string{"127.0.0.1", "localhost"} {
+			out = append(out, []byte(`"url":"`+scheme+"://"+host+":"+strconv.Itoa(port)))
+		}
+	}
+	return out
+}
+
+// in says whether every url tag of line is the app's (a base followed by /, ?, # or the end).
+func (bases appBases) in(line []byte) bool {
+	for rest := line; ; {
+		i := bytes.Index(rest, urlTag)
+		if i < 0 {
+			return true
+		}
+		rest = rest[i:]
+		ok := false
+		for _, b := range bases {
+			if bytes.HasPrefix(rest, b) && len(rest) > len(b) && strings.IndexByte(`/?#"`, rest[len(b)]) >= 0 {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+		rest = rest[len(urlTag):]
+	}
+}
+
+// isAppURL says whether a URL k6 requested is the app's: the app's port on 127.0.0.1, over HTTP
+// or a WebSocket.
 func isAppURL(raw string, appPort int) bool {
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "http" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "ws") {
 		return false
 	}
 	host := u.Hostname()

@@ -9,9 +9,10 @@ import (
 	"strings"
 )
 
-// listenerInode is the socket inode of the loopback listener on port, from /proc/net/tcp and
-// tcp6; 0 if nothing listens there.
-func listenerInode(port int) uint64 {
+// listenerInodes are the socket inodes of the listeners on port, from /proc/net/tcp and tcp6
+// (several with SO_REUSEPORT); none if nothing listens there.
+func listenerInodes(port int) []uint64 {
+	var out []uint64
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		f, err := os.Open(table)
 		if err != nil {
@@ -28,38 +29,36 @@ func listenerInode(port int) uint64 {
 				continue
 			}
 			if inode, err := strconv.ParseUint(fields[9], 10, 64); err == nil && inode != 0 {
-				f.Close()
-				return inode
+				out = append(out, inode)
 			}
 		}
 		f.Close()
 	}
-	return 0
+	return out
 }
 
-// checkListenerIsTheApp refuses a port answered by a program that is not the app: one that took
-// the port persistlab picked before the app bound it, or the app having handed it to a process
-// outside its own process group. Load goes only to what persistlab started.
-func checkListenerIsTheApp(port, pgid int) error {
-	inode := listenerInode(port)
-	if inode == 0 {
-		return fmt.Errorf("nothing listens on port %d although it answered: want the app listening there", port)
+// listenerOf says whether anything listens on port, and refuses a listener that is not wholly
+// the app's: one held by a process outside the app's process group (another program took the
+// port persistlab picked, or the app handed it to a process the group's stop would not reach).
+// Load, and the readiness probe, go only to what persistlab started.
+func listenerOf(port, pgid int) (listening bool, err error) {
+	inodes := listenerInodes(port)
+	for _, inode := range inodes {
+		holders, outsiders := holdersOf("socket:["+strconv.FormatUint(inode, 10)+"]", pgid)
+		if len(holders) == 0 || len(outsiders) > 0 {
+			who := "a process persistlab cannot see"
+			if len(outsiders) > 0 {
+				who = "process " + strings.Join(outsiders, ", ")
+			}
+			return true, fmt.Errorf("port %d is held by %s, not by the app alone (process group %d): another program took the port, or the app's server left its process group; persistlab loads only the app it started", port, who, pgid)
+		}
 	}
-	socket := "socket:[" + strconv.FormatUint(inode, 10) + "]"
-	holders, members := holdersOf(socket, pgid)
-	if members > 0 {
-		return nil
-	}
-	who := "a process persistlab cannot see"
-	if len(holders) > 0 {
-		who = "process " + strings.Join(holders, ", ")
-	}
-	return fmt.Errorf("port %d is answered by %s, not by the app (process group %d): another program took the port, or the app's server left its process group; persistlab loads only the app it started", port, who, pgid)
+	return len(inodes) > 0, nil
 }
 
-// holdersOf lists the processes holding socket open ("pid (name)"), and how many of them are in
+// holdersOf lists the processes holding socket open ("pid (name)"), and those of them outside
 // process group pgid.
-func holdersOf(socket string, pgid int) (holders []string, members int) {
+func holdersOf(socket string, pgid int) (holders, outsiders []string) {
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, dir := range procs {
 		fds, err := os.ReadDir(filepath.Join(dir, "fd"))
@@ -70,16 +69,16 @@ func holdersOf(socket string, pgid int) (holders []string, members int) {
 			if link, err := os.Readlink(filepath.Join(dir, "fd", fd.Name())); err != nil || link != socket {
 				continue
 			}
-			pid := filepath.Base(dir)
 			name, group := statOf(dir)
-			holders = append(holders, fmt.Sprintf("%s (%s)", pid, name))
-			if group == pgid {
-				members++
+			holder := fmt.Sprintf("%s (%s)", filepath.Base(dir), name)
+			holders = append(holders, holder)
+			if group != pgid {
+				outsiders = append(outsiders, holder)
 			}
 			break
 		}
 	}
-	return holders, members
+	return holders, outsiders
 }
 
 // statOf reads a process's name and process group from /proc/PID/stat.

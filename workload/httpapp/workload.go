@@ -470,7 +470,12 @@ func read(p workload.Params) (settings, error) {
 			return s, &scenario.FieldError{Field: "workload." + f.name, Value: f.path, Allowed: pathAllowed}
 		}
 	}
-	if s.k6Script = p["k6_script"]; s.k6Script != "" {
+	if s.k6Script = p["k6_script"]; strings.ContainsFunc(s.k6Script, func(r rune) bool { return r == '%' || unicode.IsControl(r) }) {
+		// k6 reads a path as a URL: it decodes %XX (the file it ran would not be the one
+		// persistlab checked) and refuses control characters.
+		return s, &scenario.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: "a path without '%' or control characters (k6 reads a path as a URL)"}
+	}
+	if s.k6Script != "" {
 		if strings.Contains(s.k6Script, ExamplesPlaceholder) {
 			examples, err := tools.FindDir("examples")
 			if err != nil {
@@ -677,21 +682,26 @@ type instance struct {
 // waitReady polls the ready path until the app answers below 500, then checks it listens on
 // loopback only, and that what answers is the app (its process group holds the listener). The app exiting first, or the timeout passing, fails with its last log lines.
 func (in *instance) waitReady(ctx context.Context) error {
-	client := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(in.s.readyTimeout)
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.url+in.s.ready, nil)
+		// Before any request: what listens on the port must be the app, on loopback only.
+		listening, err := listenerOf(in.port, in.child.Pid())
+		if err == nil && listening {
+			err = checkLoopbackOnly(in.port)
+		}
 		if err != nil {
 			return err
 		}
-		resp, err := client.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode < 500 {
-				if err := checkLoopbackOnly(in.port); err != nil {
-					return err
+		if listening {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.url+in.s.ready, nil)
+			if err != nil {
+				return err
+			}
+			if resp, err := appClient.Do(req); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode < 500 {
+					return nil
 				}
-				return checkListenerIsTheApp(in.port, in.child.Pid())
 			}
 		}
 		select {
@@ -705,6 +715,12 @@ func (in *instance) waitReady(ctx context.Context) error {
 			return fmt.Errorf("the app did not answer GET %s below 500 within %v (ready_timeout); the end of %s:\n%s", in.s.ready, in.s.readyTimeout, in.log, tailFile(in.log, 10))
 		}
 	}
+}
+
+// appClient asks the app itself: a redirect is an answer, never followed elsewhere.
+var appClient = &http.Client{
+	Timeout:       2 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 
 // checkLoopbackOnly refuses an app that listens on the port off loopback (0.0.0.0, ::, or an
@@ -821,7 +837,7 @@ func (in *instance) Count(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := appClient.Do(req)
 	if err != nil {
 		return 0, err
 	}

@@ -203,6 +203,8 @@ func TestK6ScriptIsCheckedFirst(t *testing.T) {
 		{"k6_script": bad},
 		{"k6_script": "testdata/elsewhere.js", "path": "/x"},
 		{"k6_script": "testdata/nodefault.js", "mode": "open", "rate": "5"}, // k6's arrival rate runs the default function
+		{"k6_script": "testdata/get%2Ejs"},                                  // k6 would run testdata/get.js, not the file checked
+		{"k6_script": "testdata/get\n.js"},
 	} {
 		var fe *scenario.FieldError
 		if err := w.Check(context.Background(), workload.Resolve(Params, set, nil)); !errors.As(err, &fe) {
