@@ -20,7 +20,7 @@ type Known struct {
 	Sections map[string]map[string]string
 	// PriceLists name the list prices costs use unless a scenario sets its own (prices:).
 	PriceLists []string
-	Backends []string
+	Backends   []string
 }
 
 func (k Known) workloadNames() []string {
