@@ -199,13 +199,7 @@ func ratioText(x, y float64) string {
 
 // comparable says whether a's and b's cells measure the same things: one workload, or two of one
 // family (seed 000's Go counter and a real app under the same HTTP load).
-func comparable(a, b *Results) bool {
-	if a.workloadType() == b.workloadType() {
-		return true
-	}
-	fa, fb := presenterOf(a).Family, presenterOf(b).Family
-	return fa != "" && fa == fb
-}
+func comparable(a, b *Results) bool { return Comparable(a.workloadType(), b.workloadType()) }
 
 // writeSlopesBeside sets seed 000's slopes of A, B and the seed side by side, per backend and for
 // each pair of backends: whether one app stands in for another where the seed is the judge.

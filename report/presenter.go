@@ -66,6 +66,15 @@ func RegisterPresenter(workload string, p Presenter) {
 }
 
 // presenterOf is r's workload's presenter, or the generic one.
+// Comparable says whether runs of workloads a and b measure the same things: one workload, or
+// two of one presenter family (the Go counter and an app under the same HTTP load).
+func Comparable(a, b string) bool {
+	presentersMu.RLock()
+	pa, pb := presenters[a], presenters[b]
+	presentersMu.RUnlock()
+	return a == b || (pa.Family != "" && pa.Family == pb.Family)
+}
+
 func presenterOf(r *Results) Presenter {
 	presentersMu.RLock()
 	p, ok := presenters[r.workloadType()]

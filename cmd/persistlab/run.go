@@ -48,6 +48,7 @@ func cmdRun(args []string) error {
 	maxErrorRate := fs.Float64("max-error-rate", -1, "share of failed requests above which a row is marked and the run exits 4 (default: the scenario's, else 0.01)")
 	workDir := fs.String("workdir", "", "scratch directory for databases and logs (default: a new temporary one, removed after unless a cell failed)")
 	keep := fs.Bool("keep", false, "keep the scratch directory (logs, databases) after the run")
+	beside := fs.String("beside", "", "first run this scenario too, with the same flags, and compare the two (e.g. cloudrun-sqlite beside cloudrun-sqlite-rails); its results go to OUT's name with .beside")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -92,6 +93,31 @@ func cmdRun(args []string) error {
 		return fmt.Errorf("--out %s: %w", *out, err)
 	}
 	defer unlockOut()
+	// The scenario run beside this one: read, checked and given a results file before either runs.
+	var besideSpec *scenario.Spec
+	var besideOut string
+	if *beside != "" {
+		if besideSpec, err = scenario.Load(*beside); err != nil {
+			return fmt.Errorf("--beside: %w", err)
+		}
+		if err := besideSpec.Apply(o); err != nil {
+			return fmt.Errorf("--beside: %w", err)
+		}
+		if err := besideSpec.Validate(runner.Known()); err != nil {
+			return fmt.Errorf("--beside: %w", err)
+		}
+		if !report.Comparable(besideSpec.Workload.Type, spec.Workload.Type) {
+			return &scenario.FieldError{Field: "--beside", Value: *beside, Allowed: "a scenario whose cells measure what " + spec.Name + "'s do (workload " + spec.Workload.Type + ", not " + besideSpec.Workload.Type + ")"}
+		}
+		if besideOut, err = report.OutPath(strings.TrimSuffix(outPath, ".json")+".beside.json", *force); err != nil {
+			return fmt.Errorf("--beside: %w", err)
+		}
+		unlockBeside, err := report.Lock(besideOut)
+		if err != nil {
+			return fmt.Errorf("--beside %s: %w", besideOut, err)
+		}
+		defer unlockBeside()
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -127,15 +153,46 @@ func cmdRun(args []string) error {
 	if isTerminal(os.Stderr) && os.Getenv("CI") == "" {
 		progress = os.Stderr
 	}
-	res, runErr := runner.Run(ctx, spec, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep})
 	failed, crossed := 0, []string(nil)
+	var besideRes *report.Results
+	if besideSpec != nil {
+		besideDir := filepath.Join(dir, "beside") // inside the run's own directory: its cells apart
+		if err := os.Mkdir(besideDir, 0o700); err != nil {
+			return err
+		}
+		var besideErr error
+		besideRes, besideErr = runner.Run(ctx, besideSpec, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, Command: os.Args, Keep: *keep})
+		if besideRes != nil {
+			failed, _ = besideRes.Verdict()
+		}
+		if besideErr != nil && ctx.Err() == nil {
+			fmt.Fprintf(terminalSafe(os.Stderr), "persistlab run: --beside %s: %v\n", *beside, besideErr)
+		}
+	}
+	var res *report.Results
+	runErr := context.Cause(ctx)
+	if ctx.Err() == nil {
+		res, runErr = runner.Run(ctx, spec, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep})
+	} else if besideRes != nil { // interrupted beside: what it measured is all there is
+		report.WriteTables(terminalSafe(os.Stdout), besideRes)
+		fmt.Printf("\nresults: %s\n", besideOut)
+	}
 	if res != nil {
 		report.WriteTables(terminalSafe(os.Stdout), res)
 		var saveErr *runner.SaveError
+		if besideRes != nil {
+			fmt.Printf("\n%s beside %s\n", spec.Name, besideSpec.Name)
+			report.WriteComparison(terminalSafe(os.Stdout), besideOut, outPath, besideRes, res)
+		}
 		if _, err := os.Stat(outPath); err == nil && !errors.As(runErr, &saveErr) {
 			fmt.Printf("\nresults: %s\n", outPath)
+			if besideRes != nil {
+				fmt.Printf("beside: %s\n", besideOut)
+			}
 		}
-		failed, crossed = res.Verdict()
+		var failedHere int
+		failedHere, crossed = res.Verdict()
+		failed += failedHere
 	}
 	// A mount or loop device still attached (a backend that failed to stop) keeps the directory
 	// and its lock, for clean: RemoveAll must never walk into it.

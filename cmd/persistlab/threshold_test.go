@@ -56,3 +56,32 @@ func verdict(tables, threshold string) string {
 	}
 	return ""
 }
+
+// --beside runs a second scenario of the same kind first, with the same flags, and sets the two
+// side by side with the seed's slopes; a scenario that measures something else is refused first.
+func TestBesideRunsTheOtherScenarioAndCompares(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	work := t.TempDir()
+	out := filepath.Join(work, "app.json")
+	stdout, stderr, err := persistlab(t, "run", "cloudrun-sqlite-python", "--backend", "local", "--vus", "2,4", "--duration", "1s",
+		"--warmup", "0s", "--repeat", "1", "--out", out, "--beside", "cloudrun-sqlite")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	for _, want := range []string{"cloudrun-sqlite-python beside cloudrun-sqlite", `workload "counter" against "http"`, "slope of avg latency against VUs, ms per VU"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	for path, workload := range map[string]string{out: "http", filepath.Join(work, "app.beside.json"): "counter"} {
+		r, err := report.Load(path)
+		if err != nil || r.Status != report.StatusComplete || len(r.Cells) != 2 || r.Scenario.Workload.Type != workload {
+			t.Errorf("%s: %v %+v", path, err, r)
+		}
+	}
+	if _, stderr, err := persistlab(t, "run", "cloudrun-sqlite-python", "--beside", "gcsfuse-cache", "--out", filepath.Join(work, "x.json")); err == nil || !strings.Contains(stderr, "--beside") {
+		t.Errorf("fio beside an app: %v\n%s", err, stderr)
+	}
+}
