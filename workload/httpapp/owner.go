@@ -9,10 +9,16 @@ import (
 	"strings"
 )
 
-// listenerInodes are the socket inodes of the listeners on port, from /proc/net/tcp and tcp6
-// (several with SO_REUSEPORT); none if nothing listens there.
-func listenerInodes(port int) []uint64 {
-	var out []uint64
+// listener is a listening socket from /proc/net/tcp or tcp6.
+type listener struct {
+	table, addr string // addr in the table's hex form
+	inode       uint64
+}
+
+// listeners are the sockets listening on port (several with SO_REUSEPORT); none if nothing
+// listens there.
+func listeners(port int) []listener {
+	var out []listener
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		f, err := os.Open(table)
 		if err != nil {
@@ -24,13 +30,12 @@ func listenerInodes(port int) []uint64 {
 			if len(fields) < 10 || fields[3] != "0A" { // 0A: LISTEN
 				continue
 			}
-			_, portHex, ok := strings.Cut(fields[1], ":")
+			addr, portHex, ok := strings.Cut(fields[1], ":")
 			if p, err := strconv.ParseUint(portHex, 16, 16); !ok || err != nil || int(p) != port {
 				continue
 			}
-			if inode, err := strconv.ParseUint(fields[9], 10, 64); err == nil && inode != 0 {
-				out = append(out, inode)
-			}
+			inode, _ := strconv.ParseUint(fields[9], 10, 64)
+			out = append(out, listener{table: table, addr: addr, inode: inode})
 		}
 		f.Close()
 	}
@@ -38,14 +43,19 @@ func listenerInodes(port int) []uint64 {
 }
 
 // listenerOf says whether anything listens on port, and refuses a listener that is not wholly
-// the app's: one held by a process outside the app's process group (another program took the
-// port persistlab picked, or the app handed it to a process the group's stop would not reach).
-// Load, and the readiness probe, go only to what persistlab started.
+// the app's on loopback: one bound off loopback (0.0.0.0, ::, an outside address: persistlab's
+// servers and the apps it starts are reachable from this machine alone), or one held by a process
+// outside the app's process group (another program took the port persistlab picked, or the app
+// handed it to a process the group's stop would not reach). Load, and the readiness probe, go
+// only to what persistlab started.
 func listenerOf(port, pgid int) (listening bool, err error) {
-	inodes := listenerInodes(port)
-	for _, inode := range inodes {
-		holders, outsiders := holdersOf("socket:["+strconv.FormatUint(inode, 10)+"]", pgid)
-		if len(holders) == 0 || len(outsiders) > 0 {
+	ls := listeners(port)
+	for _, l := range ls {
+		if !loopbackHex(l.addr) {
+			return true, fmt.Errorf("the app listens on port %d off loopback (%s): bind it to %s (the %s placeholder)", port, l.table, host, HostPlaceholder)
+		}
+		holders, outsiders := holdersOf("socket:["+strconv.FormatUint(l.inode, 10)+"]", pgid)
+		if l.inode == 0 || len(holders) == 0 || len(outsiders) > 0 {
 			who := "a process persistlab cannot see"
 			if len(outsiders) > 0 {
 				who = "process " + strings.Join(outsiders, ", ")
@@ -53,7 +63,19 @@ func listenerOf(port, pgid int) (listening bool, err error) {
 			return true, fmt.Errorf("port %d is held by %s, not by the app alone (process group %d): another program took the port, or the app's server left its process group; persistlab loads only the app it started", port, who, pgid)
 		}
 	}
-	return len(inodes) > 0, nil
+	return len(ls) > 0, nil
+}
+
+// loopbackHex says whether /proc/net/tcp's hex address is a loopback one: 127.x.x.x (stored
+// little-endian, so its last byte is 7F), ::1, or ::ffff:127.x.x.x.
+func loopbackHex(addr string) bool {
+	switch len(addr) {
+	case 8:
+		return strings.HasSuffix(addr, "7F")
+	case 32:
+		return addr == "00000000000000000000000001000000" || (strings.HasPrefix(addr, "0000000000000000FFFF0000") && strings.HasSuffix(addr, "7F"))
+	}
+	return false
 }
 
 // holdersOf lists the processes holding socket open ("pid (name)"), and those of them outside

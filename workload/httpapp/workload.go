@@ -4,7 +4,6 @@
 package httpapp
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -686,9 +685,6 @@ func (in *instance) waitReady(ctx context.Context) error {
 	for {
 		// Before any request: what listens on the port must be the app, on loopback only.
 		listening, err := listenerOf(in.port, in.child.Pid())
-		if err == nil && listening {
-			err = checkLoopbackOnly(in.port)
-		}
 		if err != nil {
 			return err
 		}
@@ -721,47 +717,6 @@ func (in *instance) waitReady(ctx context.Context) error {
 var appClient = &http.Client{
 	Timeout:       2 * time.Second,
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
-
-// checkLoopbackOnly refuses an app that listens on the port off loopback (0.0.0.0, ::, or an
-// outside address): persistlab's servers, and the apps it starts, are reachable from this
-// machine alone.
-func checkLoopbackOnly(port int) error {
-	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		f, err := os.Open(table)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 4 || fields[3] != "0A" { // 0A: LISTEN
-				continue
-			}
-			addr, portHex, ok := strings.Cut(fields[1], ":")
-			if p, err := strconv.ParseUint(portHex, 16, 16); !ok || err != nil || int(p) != port {
-				continue
-			}
-			if !loopbackHex(addr) {
-				f.Close()
-				return fmt.Errorf("the app listens on port %d off loopback (%s): bind it to %s (the %s placeholder)", port, table, host, HostPlaceholder)
-			}
-		}
-		f.Close()
-	}
-	return nil
-}
-
-// loopbackHex says whether /proc/net/tcp's hex address is a loopback one: 127.x.x.x (stored
-// little-endian, so its last byte is 7F), ::1, or ::ffff:127.x.x.x.
-func loopbackHex(addr string) bool {
-	switch len(addr) {
-	case 8:
-		return strings.HasSuffix(addr, "7F")
-	case 32:
-		return addr == "00000000000000000000000001000000" || (strings.HasPrefix(addr, "0000000000000000FFFF0000") && strings.HasSuffix(addr, "7F"))
-	}
-	return false
 }
 
 // tailFile is the last n lines of a log, read through a limit.
