@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"syscall"
 	"time"
@@ -55,6 +56,7 @@ func cmdApp(args []string) error {
 		if err := proc.PinSelf(cpuSet); err != nil {
 			return err
 		}
+		runtime.GOMAXPROCS(max(minAppProcs, len(cpuSet)))
 	}
 
 	var handler http.Handler
@@ -104,6 +106,14 @@ func cmdApp(args []string) error {
 	}
 	return nil
 }
+
+// minAppProcs is the app's least GOMAXPROCS, whatever it is pinned to. With one P, Go's scheduler
+// let a fresh app's new connections wait for seconds at 20 VUs while six others were served: each
+// request hands off to the next goroutine through the P's runnext slot (its thread slot, the GVL,
+// net/http's background read), and goroutines queued behind that chain are not run until it breaks
+// (golang/go#52934). A second P steals them, as Linux's fair scheduler runs Puma's threads on one
+// vCPU; the app stays on its pinned CPUs. Measured in docs/design.md, "persistlab's own stall".
+const minAppProcs = 2
 
 // counterFlagParams are the flags of `app counter` that are the counter workload's parameters (flag:
 // parameter): bounded by the same definitions, the app takes what a scenario may give it.
