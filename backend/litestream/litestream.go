@@ -26,6 +26,12 @@ const Name = "litestream"
 // BucketName is the lab bucket's name.
 const BucketName = "persistlab"
 
+// LegacyVersion is the last Litestream release before the LTX format (0.5), installed beside the
+// current one by scripts/setup as litestream-0.3.13: a Rails 8 app of 2025, as in seed 000, most
+// likely replicated with it. It names its GCS replicas gcs:// and writes generations of snapshots
+// and WAL segments instead of LTX levels.
+const LegacyVersion = "0.3.13"
+
 // DefaultSyncInterval is Litestream's own default replica sync-interval (litestream.io/reference/config).
 const DefaultSyncInterval = time.Second
 
@@ -45,6 +51,7 @@ type Litestream struct {
 	model        bucket.Model
 	syncInterval time.Duration
 	dir          string
+	legacy       bool // Litestream 0.3: gcs:// URLs, generations/ objects
 
 	lab     *bucket.Server
 	child   *proc.Child
@@ -53,7 +60,7 @@ type Litestream struct {
 
 // New checks the options and finds the litestream binary.
 func New(env backend.Env) (backend.Backend, error) {
-	allowed := append([]string{"sync_interval"}, bucket.ModelOptions...)
+	allowed := append([]string{"sync_interval", "version"}, bucket.ModelOptions...)
 	if err := backend.CheckOptions(Name, env.Options, allowed...); err != nil {
 		return nil, err
 	}
@@ -62,7 +69,11 @@ func New(env backend.Env) (backend.Backend, error) {
 	}
 	l := &Litestream{env: env, syncInterval: DefaultSyncInterval, dir: filepath.Join(env.WorkDir, "data")}
 	var err error
-	if l.bin, err = tools.Find("litestream"); err != nil {
+	program := "litestream"
+	if v := env.Options["version"]; v == LegacyVersion {
+		program, l.legacy = "litestream-"+LegacyVersion, true
+	}
+	if l.bin, err = tools.Find(program); err != nil {
 		return nil, fmt.Errorf("backend %q: %w", Name, err)
 	}
 	if l.model, err = bucket.ModelFromOptions(env.Options); err != nil {
@@ -74,6 +85,10 @@ func New(env backend.Env) (backend.Backend, error) {
 		}
 	}
 	l.version = sysinfo.ProgramVersion(l.bin, "version")
+	if v := env.Options["version"]; v != "" && strings.TrimPrefix(l.version, "v") != v {
+		return nil, fmt.Errorf("backend %q: option version %q: want %s (installed as litestream-%s by scripts/setup) or the installed litestream's own %s, or leave it unset for that one",
+			Name, v, LegacyVersion, LegacyVersion, strings.TrimPrefix(l.version, "v"))
+	}
 	return l, nil
 }
 
@@ -102,8 +117,8 @@ func (l *Litestream) Start(ctx context.Context) (backend.Target, error) {
 // startReplicate runs `litestream replicate` for the database file in l.dir.
 func (l *Litestream) startReplicate(ctx context.Context) (backend.Target, error) {
 	config := filepath.Join(l.env.WorkDir, "litestream.yml")
-	yml := fmt.Sprintf("dbs:\n  - path: %s\n    replicas:\n      - url: gs://%s/%s\n        sync-interval: %s\n",
-		filepath.Join(l.dir, l.env.Needs.SQLite), BucketName, l.ReplicaPath(), l.syncInterval)
+	yml := fmt.Sprintf("dbs:\n  - path: %s\n    replicas:\n      - url: %s\n        sync-interval: %s\n",
+		filepath.Join(l.dir, l.env.Needs.SQLite), l.replicaURL(BucketName), l.syncInterval)
 	if err := os.WriteFile(config, []byte(yml), 0o644); err != nil {
 		return backend.Target{}, err
 	}
@@ -158,24 +173,37 @@ func (l *Litestream) RestorePosition(ctx context.Context, dbPath string) error {
 }
 
 func (l *Litestream) restore(ctx context.Context, bucketName, dbPath string) error {
-	cmd := proc.Command(ctx, l.bin, "restore", "-if-replica-exists", "-o", dbPath, "gs://"+bucketName+"/"+l.ReplicaPath())
+	cmd := proc.Command(ctx, l.bin, "restore", "-if-replica-exists", "-o", dbPath, l.replicaURL(bucketName))
 	cmd.Env = l.environ()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("backend %q: litestream restore from gs://%s: %v: %s", Name, bucketName, err, out)
+		return fmt.Errorf("backend %q: litestream restore from %s: %v: %s", Name, l.replicaURL(bucketName), err, out)
 	}
 	return nil
 }
 
+// replicaURL is the replica's URL in a bucket: gs:// since Litestream 0.5, gcs:// before.
+func (l *Litestream) replicaURL(bucketName string) string {
+	scheme := "gs://"
+	if l.legacy {
+		scheme = "gcs://"
+	}
+	return scheme + bucketName + "/" + l.ReplicaPath()
+}
+
 // WritesSince implements backend.Timeline: Litestream's uploads by kind. Litestream 0.5 writes
 // LTX files under ltx/LEVEL/: level 0 at each sync interval, higher levels when it compacts them,
-// level 9 its snapshots.
+// level 9 its snapshots. Litestream 0.3 writes WAL segments and snapshots of a generation.
 func (l *Litestream) WritesSince(t time.Time) []backend.Write {
 	if l.lab == nil {
 		return nil
 	}
 	var out []backend.Write
 	for _, w := range l.lab.WritesSince(t) {
-		out = append(out, backend.Write{What: ltxKind(w.Object), Started: w.Started, Done: w.Done, Bytes: w.Bytes})
+		what := ltxKind(w.Object)
+		if l.legacy {
+			what = generationKind(w.Object)
+		}
+		out = append(out, backend.Write{What: what, Started: w.Started, Done: w.Done, Bytes: w.Bytes})
 	}
 	return out
 }
@@ -193,6 +221,19 @@ func ltxKind(object string) string {
 		return "snapshot (ltx L9)"
 	}
 	return "compaction (ltx L" + level + ")"
+}
+
+// generationKind names an object of a Litestream 0.3 replica:
+// generations/ID/wal/INDEX_OFFSET.wal.lz4 at each sync, generations/ID/snapshots/INDEX.snapshot.lz4.
+func generationKind(object string) string {
+	_, rest, ok := strings.Cut(object, "/generations/")
+	switch {
+	case ok && strings.Contains(rest, "/wal/"):
+		return "sync (wal segment)"
+	case ok && strings.Contains(rest, "/snapshots/"):
+		return "snapshot"
+	}
+	return "other"
 }
 
 // Stats are the bucket's counters since Start and litestream's CPU seconds.

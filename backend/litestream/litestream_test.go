@@ -100,6 +100,85 @@ func TestBadOptions(t *testing.T) {
 	}
 }
 
+// Litestream 0.3.13, the release before LTX, replicates and restores on the same bucket with its
+// own URL scheme and object names.
+func TestLegacyVersionReplicatesAndRestores(t *testing.T) {
+	work := t.TempDir()
+	b, err := New(backend.Env{WorkDir: work, Options: map[string]string{"model": "no-delay", "sync_interval": "200ms", "version": LegacyVersion}, Needs: needs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop(context.Background())
+	l := b.(*Litestream)
+	if got := b.Versions()["litestream"]; got != "v"+LegacyVersion {
+		t.Fatalf("version %q, want v%s", got, LegacyVersion)
+	}
+	target, err := b.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(target.Dir, needs.SQLite)+"?_journal_mode=WAL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE t (n INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 20; i++ {
+		if _, err := db.Exec(`INSERT INTO t VALUES (?)`, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.ReplicationLag(context.Background(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.child.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, w := range l.WritesSince(started) {
+		kinds[w.What]++
+	}
+	if kinds["sync (wal segment)"] == 0 || kinds["snapshot"] == 0 || kinds["other"] > 0 {
+		t.Errorf("writes by kind %v, want WAL segments and a snapshot, nothing unnamed", kinds)
+	}
+	restored := filepath.Join(work, "restored.db")
+	if err := l.restore(context.Background(), BucketName, restored); err != nil {
+		t.Fatal(err)
+	}
+	rdb, err := sql.Open("sqlite3", restored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	var n int
+	if err := rdb.QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil || n != 20 {
+		t.Errorf("restored %d rows (%v), want 20", n, err)
+	}
+}
+
+// A version that is neither the legacy release nor the installed one is refused, naming both.
+func TestUnknownVersionIsRefused(t *testing.T) {
+	_, err := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{"version": "0.4.0"}, Needs: needs})
+	if err == nil || !strings.Contains(err.Error(), `version "0.4.0"`) || !strings.Contains(err.Error(), LegacyVersion) {
+		t.Errorf("version 0.4.0: %v", err)
+	}
+}
+
+func TestGenerationKindNamesObjects(t *testing.T) {
+	for object, want := range map[string]string{
+		"counter.sqlite3/generations/8ad3ec9c5061bf23/wal/00000000_00004080.wal.lz4":   "sync (wal segment)",
+		"counter.sqlite3/generations/8ad3ec9c5061bf23/snapshots/00000000.snapshot.lz4": "snapshot",
+		"counter.sqlite3/ltx/0/0000000000000001-0000000000000001.ltx":                  "other",
+	} {
+		if got := generationKind(object); got != want {
+			t.Errorf("%s: %q, want %q", object, got, want)
+		}
+	}
+}
+
 func TestLTXKindNamesLevels(t *testing.T) {
 	for object, want := range map[string]string{
 		"persistlab/counter.sqlite3/ltx/0/0000000000000001-0000000000000001.ltx": "sync (ltx L0)",
