@@ -23,8 +23,19 @@ func init() {
 	})
 }
 
-// Seed 001's write operations per second by disk size (one loader), as its text states them.
-var seed001WriteOps = map[int]float64{50: 600, 100: 1080, 200: 2000, 400: 2500, 600: 2500}
+// Seed 001's write operations per second by disk size (one loader), as its text states them. Of
+// 600 GB it gives no figure, only "almost the same result as pattern 6" (400 GB).
+var seed001WriteOps = map[int]float64{50: 600, 100: 1080, 200: 2000, 400: 2500}
+
+// Seed 001's other stated figures: Cloud SQL's CPU utilization of its 2 vCPUs (about 60% in the
+// one-loader patterns 1, 3, 5 and 6; 65% with two loaders at 100 GB, 77-79% at 400 GB) and SSD
+// storage at $0.22 per GB-month ("$11/month more" from 50 to 100 GB).
+const (
+	seed001VCPUs          = 2
+	seed001CPUShare       = 0.60
+	seed001SSDPerGBMonth  = 0.22
+	seed001StatedSameFrom = 400 // 600 GB: "almost the same as pattern 6"
+)
 
 // innodbPage is InnoDB's page size; the seed estimated MB/s as pages written x 16 KiB.
 const innodbPage = 16 << 10
@@ -165,6 +176,8 @@ func writeBulkloadDoublings(w io.Writer, rows []bulkRow) {
 		seed := "-"
 		if x, y := seed001WriteOps[a.gib], seed001WriteOps[b.gib]; x > 0 && y > 0 {
 			seed = fmt.Sprintf("%.2fx", y/x)
+		} else if a.gib == seed001StatedSameFrom && b.gib == 600 {
+			seed = "~1 (stated)"
 		}
 		gained := b.m["volume_write_ops_per_s"] - a.m["volume_write_ops_per_s"]
 		perK := "-"
@@ -182,6 +195,32 @@ func writeBulkloadDoublings(w io.Writer, rows []bulkRow) {
 		fmt.Fprintln(w, "  "+p)
 	}
 	fmt.Fprintln(w, "  seed 001: about 1.8x per doubling up to 200 GB, then 1.25x (400 GB) and none (600 GB), the disk far from its limits")
+	writeBulkloadCPUAndPrice(w, one)
+}
+
+// writeBulkloadCPUAndPrice sets the server's CPU and the storage price beside what seed 001 states.
+// CPU compares as CPUs in use: the seed's utilization is a share of its instance's 2 vCPUs, ours
+// a share of one of this machine's CPUs (a different CPU: a level, not a match).
+func writeBulkloadCPUAndPrice(w io.Writer, one []bulkRow) {
+	lo, hi := 0.0, 0.0
+	for i, row := range one {
+		c := row.m["server_cpu_util"]
+		if i == 0 || c < lo {
+			lo = c
+		}
+		hi = max(hi, c)
+	}
+	if hi > 0 {
+		fmt.Fprintf(w, "  CPU in use (one loader): mariadbd %.2f-%.2f CPUs here; seed 001 about %.0f%% of %d vCPUs, %.1f CPUs, at every size\n",
+			lo, hi, 100*seed001CPUShare, seed001VCPUs, seed001CPUShare*seed001VCPUs)
+	}
+	for _, row := range one {
+		if row.gib > 0 && row.price > 0 {
+			fmt.Fprintf(w, "  storage: $%.3f per GB-month in the price list used here; seed 001 states $%.2f ($%.0f a month more from 50 to 100 GB, here $%.2f)\n",
+				row.price/float64(row.gib), seed001SSDPerGBMonth, 50*seed001SSDPerGBMonth, 50*row.price/float64(row.gib))
+			return
+		}
+	}
 }
 
 // heldByDisk is the mean number of I/Os waiting for the disk's tokens from which the disk counts

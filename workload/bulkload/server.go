@@ -75,7 +75,7 @@ type ServerConfig struct {
 
 // options is the option file: MySQL 5.7's InnoDB defaults where MariaDB 10.11's differ and can be
 // set (max dirty pages 75%, LRU scan depth 1,024; a redo log of 96 MiB, the capacity of 5.7's two
-// 48 MiB files), O_DIRECT as Cloud SQL used, the buffer pool the workload scales, and no buffer
+// 48 MiB files, which the cloudsql-bulkload scenario raises to Cloud SQL's), O_DIRECT as Cloud SQL used, the buffer pool the workload scales, and no buffer
 // pool dump or load between runs. With binlog, Cloud SQL's backups' binary log (ROW, synced).
 func (c ServerConfig) options(port int) string {
 	lines := []string{
