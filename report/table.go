@@ -36,6 +36,7 @@ func WriteTables(w io.Writer, r *Results) {
 		if pres.Differences != nil {
 			pres.Differences(w, r)
 		}
+		writeScoreboard(w, r)
 	}
 	writeFailures(w, r)
 	writeVerdict(w, r)

@@ -1,0 +1,194 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"persistlab/scenario"
+)
+
+// A Score is one of a seed's headline figures, the seed's value beside ours. A figure set by a
+// model figure fitted from this same seed is calibration: it shows, but it is not a match.
+type Score struct {
+	Figure      string  `json:"figure"`
+	Seed        float64 `json:"seed"`
+	Ours        float64 `json:"ours"`
+	Measured    bool    `json:"measured"`              // false: the run holds no rows for it
+	Calibration string  `json:"calibration,omitempty"` // the figure fitted from this seed that sets it
+	Note        string  `json:"note,omitempty"`        // where the seed's value comes from, when not its table
+}
+
+// ScoreTolerance is how far from the seed's value a prediction may be and still match: 25%.
+const ScoreTolerance = 0.25
+
+// ScoreGoal is the share of predictions within ScoreTolerance a seed's scoreboard aims at.
+const ScoreGoal = 0.75
+
+// Ratio is ours over the seed's.
+func (s Score) Ratio() float64 { return s.Ours / s.Seed }
+
+// Within says whether ours is within ScoreTolerance of the seed's value.
+func (s Score) Within() bool {
+	return s.Measured && s.Seed != 0 && !math.IsNaN(s.Ours) && math.Abs(s.Ratio()-1) <= ScoreTolerance+1e-9
+}
+
+// Prediction says whether the score counts toward the seed's tally: measured, and set by no figure
+// fitted from the same seed.
+func (s Score) Prediction() bool { return s.Measured && s.Calibration == "" }
+
+// seedScores are each seed's headline figures: the gaps its scenario is judged by and the seed's
+// own conclusions, a fixed list so that runs compare.
+var seedScores = map[string]func(r *Results) []Score{
+	"000": seed000Scores,
+	"001": seed001Scores,
+	"004": seed004Scores,
+}
+
+// Scoreboard is the run's scores against its seed; nil when the scenario is not a seed's.
+func (r *Results) Scoreboard() []Score {
+	if r.Scenario == nil || len(r.Aggregates) == 0 {
+		return nil
+	}
+	f := seedScores[r.Scenario.Seed]
+	if f == nil {
+		return nil
+	}
+	return f(r)
+}
+
+// ScoreTally counts a scoreboard: predictions, those within tolerance, calibration and unmeasured.
+type ScoreTally struct{ Predictions, Within, Calibration, Unmeasured int }
+
+// Tally counts the scores.
+func Tally(scores []Score) ScoreTally {
+	var t ScoreTally
+	for _, s := range scores {
+		switch {
+		case !s.Measured:
+			t.Unmeasured++
+		case s.Calibration != "":
+			t.Calibration++
+		default:
+			t.Predictions++
+			if s.Within() {
+				t.Within++
+			}
+		}
+	}
+	return t
+}
+
+// Met says whether the tally reaches the goal: at least ScoreGoal of the predictions within tolerance.
+func (t ScoreTally) Met() bool {
+	return t.Predictions > 0 && float64(t.Within) >= ScoreGoal*float64(t.Predictions)
+}
+
+func (t ScoreTally) String() string {
+	parts := []string{fmt.Sprintf("%d of %d predictions within %.0f%%", t.Within, t.Predictions, 100*ScoreTolerance)}
+	if t.Calibration > 0 {
+		parts = append(parts, fmt.Sprintf("%d calibration", t.Calibration))
+	}
+	if t.Unmeasured > 0 {
+		parts = append(parts, fmt.Sprintf("%d not measured by this run", t.Unmeasured))
+	}
+	goal := "not met"
+	if t.Met() {
+		goal = "met"
+	}
+	return strings.Join(parts, ", ") + fmt.Sprintf("; goal (%.0f%% of predictions within): %s", 100*ScoreGoal, goal)
+}
+
+// writeScoreboard prints the seed's headline figures beside ours and the tally.
+func writeScoreboard(w io.Writer, r *Results) {
+	scores := r.Scoreboard()
+	if len(scores) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nscoreboard: seed %s's headline figures (within: ours within %.0f%% of the seed's; calibration: set by a figure fitted from this seed, not a match)\n",
+		r.Scenario.Seed, 100*ScoreTolerance)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  figure\tseed\tours\tours/seed\tjudged\t")
+	var notes []string
+	for _, s := range scores {
+		ours, ratio, judged := "-", "-", "not measured"
+		if s.Measured {
+			ours, ratio = formatScore(s.Ours), fmt.Sprintf("%.2fx", s.Ratio())
+			switch {
+			case s.Calibration != "":
+				judged = "calibration"
+			case s.Within():
+				judged = "within"
+			default:
+				judged = "miss"
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t\n", s.Figure, formatScore(s.Seed), ours, ratio, judged)
+		if s.Calibration != "" && s.Measured {
+			notes = append(notes, fmt.Sprintf("%s: %s", s.Figure, s.Calibration))
+		}
+		if s.Note != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", s.Figure, s.Note))
+		}
+	}
+	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(w, "  "+n)
+	}
+	fmt.Fprintf(w, "  seed %s: %s\n", r.Scenario.Seed, Tally(scores))
+}
+
+func formatScore(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// aggregateAt is backend b's row at the swept parameter values given, nil if the run has none.
+func (r *Results) aggregateAt(b string, params map[string]string) *Aggregate {
+	for i := range r.Aggregates {
+		a := &r.Aggregates[i]
+		if a.Backend != b {
+			continue
+		}
+		match := true
+		for k, v := range params {
+			if paramNumber(a.Params[k]) != paramNumber(v) || (a.Params[k] == "" && v != "") {
+				match = false
+				break
+			}
+		}
+		if match {
+			return a
+		}
+	}
+	return nil
+}
+
+// publishedAt is the seed's value of column in backend b's published row whose first column is key.
+func publishedAt(p *scenario.Published, key float64, column string) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	col := -1
+	for i, c := range p.Columns {
+		if c == column {
+			col = i
+		}
+	}
+	if col < 0 {
+		return 0, false
+	}
+	for _, row := range p.Rows {
+		if k, ok := row[0].Float(); ok && k == key {
+			return row[col].Float()
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,177 @@
+package report
+
+import (
+	"fmt"
+	"time"
+
+	"persistlab/scenario"
+)
+
+// seed000Scores: seed 000's slopes and their ratio, its tails at few VUs, its maxima at 20 VUs
+// and gcsfuse's throughput at 2 VUs, from the scenario's published tables. The Go counter's
+// cpu_per_request is fitted from the seed's Litestream table, so with it the absolute slopes are
+// calibration; the real Rails app's are predictions.
+func seed000Scores(r *Results) []Score {
+	gcs, ls := r.published("gcsfuse"), r.published("litestream")
+	if gcs == nil || ls == nil {
+		return nil
+	}
+	fitted := ""
+	if d, err := time.ParseDuration(r.fixedParams()["cpu_per_request"]); err == nil && d > 0 {
+		fitted = fmt.Sprintf("cpu_per_request %v, fitted from seed 000's Litestream table (20 VUs at 94.59 ms: 211 requests/s on 1 vCPU)", d)
+	}
+	slope := map[string]float64{}
+	for _, f := range r.Fits {
+		slope[f.Backend] = f.AvgMsPerVU
+	}
+	var out []Score
+	slopeScore := func(figure string, seed, ours float64, ok bool, calibration string) {
+		out = append(out, Score{Figure: figure, Seed: seed, Ours: ours, Measured: ok, Calibration: calibration})
+	}
+	g, gok := slope["gcsfuse"]
+	l, lok := slope["litestream"]
+	slopeScore("gcsfuse / Litestream slope of avg latency", gcs.Slope/ls.Slope, g/l, gok && lok && l > 0, "")
+	slopeScore("gcsfuse slope (ms per VU)", gcs.Slope, g, gok, fitted)
+	slopeScore("Litestream slope (ms per VU)", ls.Slope, l, lok, fitted)
+	ratioAt := func(figure, b string, p *scenario.Published, vus float64, num, den string) {
+		s := Score{Figure: figure}
+		n, ok1 := publishedAt(p, vus, num)
+		d, ok2 := publishedAt(p, vus, den)
+		if !ok1 || !ok2 || d == 0 {
+			return
+		}
+		s.Seed = n / d
+		if a := r.aggregateAt(b, map[string]string{"vus": fmt.Sprint(vus)}); a != nil && a.Median[den] > 0 {
+			s.Ours, s.Measured = a.Median[num]/a.Median[den], true
+		}
+		out = append(out, s)
+	}
+	ratioAt("gcsfuse p90 / median at 2 VUs", "gcsfuse", gcs, 2, "p90_ms", "med_ms")
+	ratioAt("gcsfuse p90 / median at 4 VUs", "gcsfuse", gcs, 4, "p90_ms", "med_ms")
+	ratioAt("Litestream p90 / median at 4 VUs", "litestream", ls, 4, "p90_ms", "med_ms")
+	valueAt := func(figure, b string, p *scenario.Published, vus float64, column string, seedOf func(float64) float64, ours func(*Aggregate) float64) {
+		v, ok := publishedAt(p, vus, column)
+		if !ok {
+			return
+		}
+		s := Score{Figure: figure, Seed: seedOf(v)}
+		if a := r.aggregateAt(b, map[string]string{"vus": fmt.Sprint(vus)}); a != nil {
+			s.Ours, s.Measured = ours(a), true
+		}
+		out = append(out, s)
+	}
+	same := func(v float64) float64 { return v }
+	valueAt("gcsfuse max at 20 VUs (ms)", "gcsfuse", gcs, 20, "max_ms", same, func(a *Aggregate) float64 { return a.Median["max_ms"] })
+	valueAt("Litestream max at 20 VUs (ms)", "litestream", ls, 20, "max_ms", same, func(a *Aggregate) float64 { return a.Median["max_ms"] })
+	// A closed loop's rate is its VUs over its mean latency.
+	valueAt("gcsfuse requests/s at 2 VUs", "gcsfuse", gcs, 2, "avg_ms", func(avg float64) float64 { return 2 / avg * 1000 },
+		func(a *Aggregate) float64 { return a.Median["rate"] })
+	return out
+}
+
+// Seed 001's figures beyond its write operations (seed001WriteOps): the second loader's gain,
+// as the seed states it per disk size, and pages written per write operation at 50 GB.
+var seed001SecondLoader = map[int]struct {
+	gain float64
+	note string
+}{
+	50:  {1, `pattern 2: "almost the same as pattern 1"`},
+	100: {1, `pattern 4: "IO metrics unchanged from pattern 3"`},
+	400: {2800.0 / 2500, "pattern 7: 2,800 against pattern 6's 2,500 write ops/s"},
+}
+
+// seed001Scores: the growth of write operations per doubling of the disk, the second loader's
+// gain, pages written per write operation, and the CPU in use, as seed 001 states them.
+func seed001Scores(r *Results) []Score {
+	rows := bulkRows(r)
+	ops := map[int]map[string]float64{} // disk GB, loaders: write ops/s
+	var cpu, pages, writes float64
+	for _, row := range rows {
+		if row.gib == 0 || row.m["volume_write_ops_per_s"] <= 0 {
+			continue
+		}
+		if ops[row.gib] == nil {
+			ops[row.gib] = map[string]float64{}
+		}
+		loaders := row.loaders
+		if loaders == "" {
+			loaders = "1"
+		}
+		ops[row.gib][loaders] = row.m["volume_write_ops_per_s"]
+		if row.gib == 50 && loaders == "1" {
+			cpu, pages, writes = row.m["server_cpu_util"], row.m["pages_written_per_s"], row.m["volume_write_ops_per_s"]
+		}
+	}
+	var out []Score
+	steps := [][2]int{{50, 100}, {100, 200}, {200, 400}, {400, 600}}
+	for _, st := range steps {
+		a, b := st[0], st[1]
+		s := Score{Figure: fmt.Sprintf("write ops/s, %d GB over %d GB", b, a)}
+		if x, y := seed001WriteOps[a], seed001WriteOps[b]; x > 0 && y > 0 {
+			s.Seed = y / x
+		} else if a == seed001StatedSameFrom && b == 600 {
+			s.Seed, s.Note = 1, `seed: "almost the same result as pattern 6"`
+		}
+		if x, y := ops[a]["1"], ops[b]["1"]; x > 0 && y > 0 {
+			s.Ours, s.Measured = y/x, true
+		}
+		out = append(out, s)
+	}
+	for _, gb := range []int{50, 100, 400} {
+		st := seed001SecondLoader[gb]
+		s := Score{Figure: fmt.Sprintf("write ops/s, two loaders over one, %d GB", gb), Seed: st.gain, Note: "seed: " + st.note}
+		if x, y := ops[gb]["1"], ops[gb]["2"]; x > 0 && y > 0 {
+			s.Ours, s.Measured = y/x, true
+		}
+		out = append(out, s)
+	}
+	out = append(out, Score{Figure: "InnoDB pages written per write op, 50 GB", Seed: 480.0 / 600, Ours: pages / writes, Measured: writes > 0 && pages > 0},
+		Score{Figure: "server CPUs in use, 50 GB (a different CPU)", Seed: seed001CPUShare * seed001VCPUs, Ours: cpu, Measured: cpu > 0,
+			Note: fmt.Sprintf("seed: about %.0f%% of %d vCPUs", 100*seed001CPUShare, seed001VCPUs)})
+	return out
+}
+
+// seed004MiB is a size the seed states in MB (10^6 bytes), in MiB.
+func seed004MiB(mb float64) float64 { return mb * 1e6 / (1 << 20) }
+
+// seed004Scores: the HDD types against each other, the SSD's end pace, st1's floor (its slowest
+// window beside the seed's floor, like with like) and the layouts' disk use, as seed 004's text
+// states them (its charts are images).
+func seed004Scores(r *Results) []Score {
+	byType := map[string]map[string]float64{}
+	for _, row := range gitRows(r, "distributed") {
+		if _, seen := byType[row.typ]; !seen {
+			byType[row.typ] = row.m
+		}
+	}
+	metric := func(typ, name string) (float64, bool) {
+		m := byType[typ]
+		if m == nil || m[name] <= 0 {
+			return 0, false
+		}
+		return m[name], true
+	}
+	var out []Score
+	sc1, ok1 := metric("sc1", "total_s")
+	st1, ok2 := metric("st1", "total_s")
+	out = append(out, Score{Figure: "sc1 / st1 total time", Seed: seed004SC1OverST1Total, Ours: sc1 / st1, Measured: ok1 && ok2,
+		Note: `seed: "a little under 4x", read as 3.8`})
+	for _, typ := range []string{"io1", "gp2"} {
+		v, ok := metric(typ, "last_window_per_s")
+		out = append(out, Score{Figure: typ + " pace in the last window (changes/s)", Seed: seed004SSDLastWindow, Ours: v, Measured: ok})
+	}
+	floor, ok := metric("st1", "min_window_per_s")
+	out = append(out, Score{Figure: "st1 floor: slowest window (changes/s)", Seed: seed004ST1Floor, Ours: floor, Measured: ok})
+	dist, mono := gitRows(r, "distributed"), gitRows(r, "monolithic")
+	if len(dist) > 0 {
+		out = append(out, Score{Figure: "distributed repositories on disk (MiB)", Seed: seed004MiB(1100), Ours: diskMiB(dist[0].m), Measured: diskMiB(dist[0].m) > 0,
+			Note: "seed: 1.1 GB"})
+		out = append(out, Score{Figure: "the files as plain files (MiB)", Seed: seed004MiB(79), Ours: dist[0].m["as_files_mib"], Measured: dist[0].m["as_files_mib"] > 0,
+			Note: "seed: 79 MB"})
+	}
+	if len(mono) > 0 {
+		out = append(out, Score{Figure: "monolithic repository on disk (MiB)", Seed: seed004MiB(460), Ours: diskMiB(mono[0].m), Measured: diskMiB(mono[0].m) > 0,
+			Note: "seed: 460 MB"})
+	}
+	return out
+}

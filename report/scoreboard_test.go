@@ -1,0 +1,144 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"persistlab/scenario"
+)
+
+// seed000Run is a seed 000 run with the seed's tables at 2, 4 and 20 VUs and our rows.
+func seed000Run(cpuPerRequest string, ours map[string]map[string]float64, fits map[string]float64) *Results {
+	cols := []string{"vus", "med_ms", "avg_ms", "p90_ms", "max_ms"}
+	spec := &scenario.Spec{Name: "cloudrun-sqlite", Seed: "000",
+		Workload: scenario.Workload{Type: "counter", Params: map[string]string{"cpu_per_request": cpuPerRequest}},
+		Published: []scenario.Published{
+			{Backend: "gcsfuse", Columns: cols, Slope: 8, Rows: [][]scenario.Value{{"2", "10", "16", "40", "600"}, {"4", "20", "30", "60", "650"}, {"20", "160", "165", "180", "800"}}},
+			{Backend: "litestream", Columns: cols, Slope: 4, Rows: [][]scenario.Value{{"2", "8", "10", "12", "100"}, {"4", "10", "20", "50", "150"}, {"20", "95", "95", "107", "200"}}},
+		}}
+	r := &Results{Schema: Schema, Scenario: spec}
+	for key, m := range ours {
+		b, vus, _ := strings.Cut(key, "@")
+		r.Aggregates = append(r.Aggregates, Aggregate{Backend: b, Params: map[string]string{"vus": vus}, Median: m})
+	}
+	for b, k := range fits {
+		r.Fits = append(r.Fits, Fit{Backend: b, AvgMsPerVU: k})
+	}
+	return r
+}
+
+// Seed 000's headline figures come from the scenario's published tables and our rows; with a
+// CPU cost fitted from the seed the absolute slopes are calibration and leave the tally.
+func TestSeed000ScoresMarkFittedSlopesAsCalibration(t *testing.T) {
+	ours := map[string]map[string]float64{
+		"gcsfuse@2":     {"med_ms": 10, "p90_ms": 30, "avg_ms": 15, "rate": 130},
+		"gcsfuse@4":     {"med_ms": 20, "p90_ms": 20},
+		"gcsfuse@20":    {"max_ms": 790},
+		"litestream@4":  {"med_ms": 10, "p90_ms": 10},
+		"litestream@20": {"max_ms": 400},
+	}
+	r := seed000Run("4.7ms", ours, map[string]float64{"gcsfuse": 5.6, "litestream": 4})
+	byFigure := map[string]Score{}
+	for _, s := range r.Scoreboard() {
+		byFigure[s.Figure] = s
+	}
+	for figure, want := range map[string]struct {
+		seed, ours float64
+		judged     string
+	}{
+		"gcsfuse / Litestream slope of avg latency": {2, 1.4, "miss"},
+		"gcsfuse slope (ms per VU)":                 {8, 5.6, "calibration"},
+		"Litestream slope (ms per VU)":              {4, 4, "calibration"},
+		"gcsfuse p90 / median at 2 VUs":             {4, 3, "within"},
+		"gcsfuse p90 / median at 4 VUs":             {3, 1, "miss"},
+		"Litestream p90 / median at 4 VUs":          {5, 1, "miss"},
+		"gcsfuse max at 20 VUs (ms)":                {800, 790, "within"},
+		"Litestream max at 20 VUs (ms)":             {200, 400, "miss"},
+		"gcsfuse requests/s at 2 VUs":               {125, 130, "within"},
+	} {
+		s, ok := byFigure[figure]
+		if !ok {
+			t.Errorf("%s: no score", figure)
+			continue
+		}
+		judged := "miss"
+		switch {
+		case s.Calibration != "":
+			judged = "calibration"
+		case s.Within():
+			judged = "within"
+		}
+		if s.Seed != want.seed || s.Ours != want.ours || judged != want.judged || !s.Measured {
+			t.Errorf("%s: seed %v ours %v %s (measured %v), want %v %v %s", figure, s.Seed, s.Ours, judged, s.Measured, want.seed, want.ours, want.judged)
+		}
+	}
+	tally := Tally(r.Scoreboard())
+	if tally != (ScoreTally{Predictions: 7, Within: 3, Calibration: 2}) || tally.Met() {
+		t.Errorf("tally %+v", tally)
+	}
+	var out bytes.Buffer
+	writeScoreboard(&out, r)
+	for _, want := range []string{"seed 000: 3 of 7 predictions within 25%, 2 calibration; goal (75% of predictions within): not met",
+		"gcsfuse slope (ms per VU): cpu_per_request 4.7ms, fitted from seed 000's Litestream table"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("want %q in:\n%s", want, out.String())
+		}
+	}
+
+	// Without the fitted cost (the real app, or --cpu-per-request 0s) every slope is a prediction;
+	// a row the run lacks is not measured, never a zero.
+	delete(ours, "gcsfuse@4")
+	r = seed000Run("0s", ours, map[string]float64{"gcsfuse": 5.6, "litestream": 4})
+	if tally := Tally(r.Scoreboard()); tally != (ScoreTally{Predictions: 8, Within: 4, Unmeasured: 1}) {
+		t.Errorf("without a fitted cost: tally %+v", tally)
+	}
+}
+
+// The tally meets its goal at three predictions in four, and not below.
+func TestScoreGoalIsThreeInFour(t *testing.T) {
+	score := func(ours float64) Score { return Score{Seed: 1, Ours: ours, Measured: true} }
+	if !Tally([]Score{score(1), score(1.25), score(0.75), score(2)}).Met() {
+		t.Error("3 of 4 within 25%: want the goal met")
+	}
+	if Tally([]Score{score(1), score(1.26), score(0.74), score(2)}).Met() {
+		t.Error("1 of 4 within 25%: want the goal not met")
+	}
+	if Tally([]Score{{Seed: 1, Ours: 1, Measured: true, Calibration: "fitted"}}).Met() {
+		t.Error("calibration alone: want no goal met")
+	}
+}
+
+// Seed 004's figures: the st1 floor is our slowest window beside the seed's floor, sizes in MiB
+// from the seed's MB.
+func TestSeed004ScoresCompareLikeWithLike(t *testing.T) {
+	var backends []scenario.BackendSpec
+	for _, typ := range []string{"gp2", "st1", "sc1"} {
+		backends = append(backends, scenario.BackendSpec{Name: "volume", Label: typ, Options: map[string]string{"type": typ, "size": "500GiB"}})
+	}
+	r := &Results{Schema: Schema, Scenario: &scenario.Spec{Name: "ebs-git", Seed: "004", Workload: scenario.Workload{Type: "gitcommit", Params: map[string]string{"layout": "distributed"}},
+		Backends: backends}}
+	for typ, m := range map[string]map[string]float64{
+		"gp2": {"total_s": 100, "last_window_per_s": 170, "min_window_per_s": 150, "git_mib": 1000, "worktree_mib": 49, "as_files_mib": 75},
+		"st1": {"total_s": 400, "last_window_per_s": 25, "min_window_per_s": 21},
+		"sc1": {"total_s": 1600, "last_window_per_s": 8, "min_window_per_s": 5},
+	} {
+		r.Aggregates = append(r.Aggregates, Aggregate{Backend: typ, Median: m})
+	}
+	got := map[string]Score{}
+	for _, s := range r.Scoreboard() {
+		got[s.Figure] = s
+	}
+	if s := got["sc1 / st1 total time"]; s.Ours != 4 || !s.Within() {
+		t.Errorf("sc1/st1: %+v", s)
+	}
+	if s := got["st1 floor: slowest window (changes/s)"]; s.Ours != 21 || s.Seed != 20 {
+		t.Errorf("st1 floor: %+v", s)
+	}
+	if s := got["distributed repositories on disk (MiB)"]; s.Ours != 1049 || !s.Within() {
+		t.Errorf("distributed size: %+v (seed 1.1 GB is %.0f MiB)", s, seed004MiB(1100))
+	}
+	if s := got["io1 pace in the last window (changes/s)"]; s.Measured {
+		t.Errorf("io1 was not run: %+v", s)
+	}
+}
