@@ -162,6 +162,11 @@ func seed004Scores(r *Results) []Score {
 	}
 	floor, ok := metric("st1", "min_window_per_s")
 	out = append(out, Score{Figure: "st1 floor: slowest window (changes/s)", Seed: seed004ST1Floor, Ours: floor, Measured: ok})
+	for _, typ := range []string{"st1", "sc1"} {
+		v, ok := creditSpentPerHour(r, typ)
+		out = append(out, Score{Figure: typ + " burst credits spent per hour (% of the bucket)", Seed: seed004CreditPctPerHour, Ours: v, Measured: ok,
+			Note: `seed: the HDD volumes' burst balance fell "about 20% in an hour"`})
+	}
 	dist, mono := gitRows(r, "distributed"), gitRows(r, "monolithic")
 	if len(dist) > 0 {
 		out = append(out, Score{Figure: "distributed repositories on disk (MiB)", Seed: seed004MiB(1100), Ours: diskMiB(dist[0].m), Measured: diskMiB(dist[0].m) > 0,
@@ -174,4 +179,33 @@ func seed004Scores(r *Results) []Score {
 			Note: "seed: 460 MB"})
 	}
 	return out
+}
+
+// seed004CreditPctPerHour is how fast the seed's HDD volumes spent their burst balance.
+const seed004CreditPctPerHour = 20
+
+// creditSpentPerHour is the share of a volume type's burst bucket its first distributed-layout
+// cell spent per hour, net of refill, as a burst balance metric shows it.
+func creditSpentPerHour(r *Results, typ string) (float64, bool) {
+	for _, b := range r.backendOrder() {
+		s, ok := volumeSpec(r, b)
+		if !ok || s.Type != typ || s.Limits().CreditMiB <= 0 {
+			continue
+		}
+		for _, c := range r.Cells {
+			if c.Backend != b || c.Failure != "" || r.resolvedFor(b, c.Params)["layout"] != "distributed" {
+				continue
+			}
+			series := c.Series["backend.volume_credit_mib"]
+			if len(series) < 2 {
+				continue
+			}
+			first, last := series[0], series[len(series)-1]
+			if last.T <= first.T {
+				continue
+			}
+			return 100 * (first.V - last.V) / s.Limits().CreditMiB / ((last.T - first.T) / 3600), true
+		}
+	}
+	return 0, false
 }

@@ -2,9 +2,11 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 
+	"persistlab/measure"
 	"persistlab/scenario"
 )
 
@@ -125,6 +127,11 @@ func TestSeed004ScoresCompareLikeWithLike(t *testing.T) {
 	} {
 		r.Aggregates = append(r.Aggregates, Aggregate{Backend: typ, Median: m})
 	}
+	// st1 spends a tenth of its bucket in half an hour: 20% an hour, the seed's pace.
+	st1, _ := volumeSpec(r, "st1")
+	full := st1.Limits().CreditMiB
+	r.Cells = append(r.Cells, Cell{Cell: scenario.Cell{Backend: "st1", Repeat: 1},
+		Series: map[string][]measure.Point{"backend.volume_credit_mib": {{T: 0, V: full}, {T: 900, V: 0.95 * full}, {T: 1800, V: 0.9 * full}}}})
 	got := map[string]Score{}
 	for _, s := range r.Scoreboard() {
 		got[s.Figure] = s
@@ -137,6 +144,12 @@ func TestSeed004ScoresCompareLikeWithLike(t *testing.T) {
 	}
 	if s := got["distributed repositories on disk (MiB)"]; s.Ours != 1049 || !s.Within() {
 		t.Errorf("distributed size: %+v (seed 1.1 GB is %.0f MiB)", s, seed004MiB(1100))
+	}
+	if s := got["st1 burst credits spent per hour (% of the bucket)"]; math.Abs(s.Ours-20) > 1e-9 || !s.Within() {
+		t.Errorf("st1 credits: %+v", s)
+	}
+	if s := got["sc1 burst credits spent per hour (% of the bucket)"]; s.Measured {
+		t.Errorf("sc1 has no sampled credits here: %+v", s)
 	}
 	if s := got["io1 pace in the last window (changes/s)"]; s.Measured {
 		t.Errorf("io1 was not run: %+v", s)
