@@ -44,6 +44,7 @@ func (s Score) Prediction() bool { return s.Measured && s.Calibration == "" }
 var seedScores = map[string]func(r *Results) []Score{
 	"000": seed000Scores,
 	"001": seed001Scores,
+	"003": seed003Scores,
 	"004": seed004Scores,
 }
 
@@ -88,6 +89,9 @@ func (t ScoreTally) Met() bool {
 
 func (t ScoreTally) String() string {
 	parts := []string{fmt.Sprintf("%d of %d predictions within %.0f%%", t.Within, t.Predictions, 100*ScoreTolerance)}
+	if t.Predictions == 0 {
+		parts[0] = "no predictions"
+	}
 	if t.Calibration > 0 {
 		parts = append(parts, fmt.Sprintf("%d calibration", t.Calibration))
 	}

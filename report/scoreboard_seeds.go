@@ -209,3 +209,92 @@ func creditSpentPerHour(r *Results, typ string) (float64, bool) {
 	}
 	return 0, false
 }
+
+// seed003StreamFit is the bucket model's figure fitted from seed 003: every bandwidth of the
+// seed's tables is bound by it, so its ratios are calibration, not matches.
+const seed003StreamFit = "the bucket's StreamBytesPerSecond 60 MiB/s, fitted from seed 003's sequential read table (7,714 MiB/s over 128 threads)"
+
+// seed003Scores: the ratios of seed 003's tables that survive scaling the benchmark down to this
+// machine (bandwidth over bandwidth, same mode or same file size), from the scenario's published
+// rows and ours at the same points.
+func seed003Scores(r *Results) []Score {
+	bw := map[string]map[float64][2]float64{} // rw: file size: seed, ours MiB/s
+	for i := range r.Scenario.Published {
+		p := &r.Scenario.Published[i]
+		rw := p.Params["rw"]
+		if rw == "" {
+			continue
+		}
+		if bw[rw] == nil {
+			bw[rw] = map[float64][2]float64{}
+		}
+		for _, sr := range r.seedRows(p) {
+			seed, ok := sr.seed(p, "mib_s")
+			size := publishedSize(p, sr.row)
+			if ok && size > 0 && sr.ours.Median["mib_s"] > 0 {
+				bw[rw][size] = [2]float64{seed, sr.ours.Median["mib_s"]}
+			}
+		}
+	}
+	// Published rows name the points; a figure whose rows this run lacks is not measured.
+	seedOnly := map[string]map[float64]float64{}
+	for i := range r.Scenario.Published {
+		p := &r.Scenario.Published[i]
+		rw := p.Params["rw"]
+		for _, row := range p.Rows {
+			for j, c := range p.Columns {
+				if c != "mib_s" || j >= len(row) {
+					continue
+				}
+				v, ok := row[j].Float()
+				size := publishedSize(p, row)
+				if ok && size > 0 {
+					if seedOnly[rw] == nil {
+						seedOnly[rw] = map[float64]float64{}
+					}
+					seedOnly[rw][size] = v
+				}
+			}
+		}
+	}
+	ratio := func(figure, rwA string, sizeA float64, rwB string, sizeB float64) Score {
+		s := Score{Figure: figure, Calibration: seed003StreamFit}
+		x, y := seedOnly[rwA][sizeA], seedOnly[rwB][sizeB]
+		if x <= 0 || y <= 0 {
+			return Score{}
+		}
+		s.Seed = x / y
+		if a, b := bw[rwA][sizeA], bw[rwB][sizeB]; a[1] > 0 && b[1] > 0 {
+			s.Ours, s.Measured = a[1]/b[1], true
+		}
+		return s
+	}
+	const kib, mib, gib = 1 << 10, 1 << 20, 1 << 30
+	var out []Score
+	for _, s := range []Score{
+		ratio("random / sequential read, 1 GiB files", "randread", gib, "read", gib),
+		ratio("sequential read, 128 KiB / 1 GiB files", "read", 128 * kib, "read", gib),
+		ratio("sequential read, 1 MiB / 1 GiB files", "read", mib, "read", gib),
+		ratio("random read, 128 KiB / 1 GiB files", "randread", 128 * kib, "randread", gib),
+		ratio("random read, 1 MiB / 1 GiB files", "randread", mib, "randread", gib),
+		ratio("write, 256 KiB / 1 GiB files", "write", 256 * kib, "write", gib),
+	} {
+		if s.Figure != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// publishedSize is a published row's file_size in bytes (written as in a scenario: 128KiB, 1GiB),
+// 0 if it has none.
+func publishedSize(p *scenario.Published, row []scenario.Value) float64 {
+	for i, c := range p.Columns {
+		if c == "file_size" && i < len(row) {
+			if n, err := scenario.ParseSize(string(row[i])); err == nil {
+				return float64(n)
+			}
+		}
+	}
+	return 0
+}

@@ -155,3 +155,41 @@ func TestSeed004ScoresCompareLikeWithLike(t *testing.T) {
 		t.Errorf("io1 was not run: %+v", s)
 	}
 }
+
+// Seed 003's ratios come from its published rows and ours at the same points; each is bound by
+// the stream bandwidth fitted from the seed, so all are calibration and none counts as a match.
+func TestSeed003ScoresAreCalibration(t *testing.T) {
+	axis := scenario.Axis{Name: "rw+file_size+bs", Values: []string{"read/128KiB/128KiB", "read/1GiB/1MiB", "randread/128KiB/128KiB", "randread/1GiB/1MiB"}}
+	r := fioResults(t, []scenario.BackendSpec{{Name: "gcsfuse"}}, scenario.Sweep{axis}, func(_ string, p map[string]string) float64 {
+		return map[string]float64{"read1GiB": 400, "randread1GiB": 100, "read128KiB": 40, "randread128KiB": 20}[p["rw"]+p["file_size"]]
+	})
+	r.Scenario.Seed = "003"
+	r.Scenario.Published = []scenario.Published{
+		{Backend: "gcsfuse", Params: map[string]string{"rw": "read"}, Columns: []string{"file_size", "mib_s"},
+			Rows: [][]scenario.Value{{"128KiB", "100"}, {"1GiB", "1000"}}},
+		{Backend: "gcsfuse", Params: map[string]string{"rw": "randread"}, Columns: []string{"file_size", "mib_s"},
+			Rows: [][]scenario.Value{{"128KiB", "50"}, {"1GiB", "300"}}},
+		{Backend: "gcsfuse", Params: map[string]string{"rw": "write"}, Columns: []string{"file_size", "mib_s"},
+			Rows: [][]scenario.Value{{"256KiB", "60"}, {"1GiB", "1800"}}},
+	}
+	got := map[string]Score{}
+	for _, s := range r.Scoreboard() {
+		got[s.Figure] = s
+	}
+	for figure, want := range map[string][2]float64{
+		"random / sequential read, 1 GiB files":  {0.3, 0.25},
+		"sequential read, 128 KiB / 1 GiB files": {0.1, 0.1},
+		"random read, 128 KiB / 1 GiB files":     {50.0 / 300, 0.2},
+	} {
+		s := got[figure]
+		if math.Abs(s.Seed-want[0]) > 1e-9 || math.Abs(s.Ours-want[1]) > 1e-9 || !s.Measured || s.Calibration == "" {
+			t.Errorf("%s: %+v, want seed %v ours %v, calibration", figure, s, want[0], want[1])
+		}
+	}
+	if s := got["write, 256 KiB / 1 GiB files"]; s.Measured || s.Seed != 60.0/1800 {
+		t.Errorf("write was not run: %+v", s)
+	}
+	if tally := Tally(r.Scoreboard()); tally.Predictions != 0 || tally.Calibration != 3 || tally.Met() {
+		t.Errorf("tally %+v", tally)
+	}
+}
