@@ -1,7 +1,13 @@
 package report
 
 import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
 	"persistlab/lab/bucket"
+	"persistlab/measure"
 	"persistlab/scenario"
 )
 
@@ -58,4 +64,189 @@ func costs(prices []scenario.Price, classA, classB, aPerS, bPerS float64) []Cost
 		out = append(out, Cost{Prices: p.Name, USDPerUnit: price(classA, classB), USDPerMonth: price(aPerS, bPerS) * SecondsPerMonth})
 	}
 	return out
+}
+
+// MinPricedOps is the fewest bucket operations a price may rest on. Uploads and listings come as
+// rare events (gcsfuse uploads at a SQLite checkpoint, Litestream once per sync): their count n in
+// a run is Poisson, known to about 1/sqrt(n), so a price from fewer than 10 errs by a third or
+// more (1/sqrt(9)), and from 0 or 1 it is the luck of whether the run caught a checkpoint: a
+// 5 s cell prices gcsfuse at $0.00 a month, or at $9.58 from the one checkpoint it caught. One
+// checkpoint uploads several objects at once, so the true error is larger still: 10 is a floor.
+const MinPricedOps = 10
+
+// pricedOps is how many operations a price rests on: the count whose Poisson error equals the
+// price's own. The price is a·pA + b·pB; with Poisson counts its variance is a·pA² + b·pB², so
+// (a·pA + b·pB)² / (a·pA² + b·pB²) operations, which is a where class A sets the price and b
+// where class B does. The least over the price lists; 0 when nothing was counted.
+func pricedOps(prices []scenario.Price, classA, classB float64) float64 {
+	n := math.Inf(1)
+	for _, p := range prices {
+		cost := classA*p.ClassAPer1000 + classB*p.ClassBPer1000
+		variance := classA*p.ClassAPer1000*p.ClassAPer1000 + classB*p.ClassBPer1000*p.ClassBPer1000
+		if variance > 0 {
+			n = min(n, cost*cost/variance)
+		} else if classA+classB == 0 {
+			n = 0 // nothing counted: nothing to price from
+		} // else both prices are 0: free at any count
+	}
+	if math.IsInf(n, 1) {
+		return classA + classB
+	}
+	return n
+}
+
+// bucketRun is one run's bucket operations and the work and time they came with.
+type bucketRun struct {
+	classA, classB, bytesIn, bytesOut, throttled float64
+	units, seconds                               float64
+}
+
+// bucketRuns are the cells' bucket counters, for cells that counted them over some work.
+func bucketRuns(cells []Cell, work WorkUnit) []bucketRun {
+	var out []bucketRun
+	for _, c := range cells {
+		units := work.units(c)
+		if _, ok := c.BackendStats["bucket_class_a"]; !ok || units <= 0 || c.ElapsedS <= 0 {
+			continue
+		}
+		s := c.BackendStats
+		out = append(out, bucketRun{s["bucket_class_a"], s["bucket_class_b"], s["bucket_bytes_in"], s["bucket_bytes_out"],
+			s["bucket_throttled"], units, c.ElapsedS})
+	}
+	return out
+}
+
+// bucketUse is the median over runs of their bucket counters per unit of work, priced where the
+// median run holds MinPricedOps operations or more; nil if no run counted.
+func bucketUse(cells []Cell, prices []scenario.Price, work WorkUnit) *BucketUse {
+	runs := bucketRuns(cells, work)
+	if len(runs) == 0 {
+		return nil
+	}
+	median := func(f func(bucketRun) float64) float64 {
+		v := make([]float64, len(runs))
+		for i, run := range runs {
+			v[i] = f(run)
+		}
+		return measure.Median(v)
+	}
+	u := &BucketUse{Unit: work.Name,
+		ClassA:     median(func(x bucketRun) float64 { return x.classA / x.units }),
+		ClassB:     median(func(x bucketRun) float64 { return x.classB / x.units }),
+		BytesIn:    median(func(x bucketRun) float64 { return x.bytesIn / x.units }),
+		BytesOut:   median(func(x bucketRun) float64 { return x.bytesOut / x.units }),
+		Throttled:  median(func(x bucketRun) float64 { return x.throttled }),
+		ClassAPerS: median(func(x bucketRun) float64 { return x.classA / x.seconds }),
+		ClassBPerS: median(func(x bucketRun) float64 { return x.classB / x.seconds }),
+		ClassAOps:  median(func(x bucketRun) float64 { return x.classA }),
+		ClassBOps:  median(func(x bucketRun) float64 { return x.classB }),
+		PricedOps:  median(func(x bucketRun) float64 { return pricedOps(prices, x.classA, x.classB) }),
+	}
+	if u.PricedOps < MinPricedOps {
+		u.TooFewToPrice = true
+		return u
+	}
+	u.Costs = costs(prices, u.ClassA, u.ClassB, u.ClassAPerS, u.ClassBPerS)
+	return u
+}
+
+// pooledBucket is a backend's bucket use over every run of every row, summed: the operations over
+// all the work and all the seconds. Rows ran at their own rates of work, so it prices the backend
+// at the mix the run swept, not at any one rate; it stands in where single rows are too thin.
+type pooledBucket struct {
+	Rows, Runs     int
+	ClassA, ClassB float64 // operations, summed
+	Seconds        float64 // time, summed
+	APerUnit       float64 // operations over all the work
+	BPerUnit       float64
+	APerS, BPerS   float64 // operations over all the seconds
+	PricedOps      float64
+	Costs          []Cost // nil if PricedOps < MinPricedOps
+}
+
+func (r *Results) pooledBucket(backend string, work WorkUnit) (pooledBucket, bool) {
+	var p pooledBucket
+	var units float64
+	rows := map[string]bool{}
+	for _, c := range r.Cells {
+		if c.Backend != backend || c.Failure != "" {
+			continue
+		}
+		for _, run := range bucketRuns([]Cell{c}, work) {
+			rows[r.key(c.Cell).point] = true
+			p.Runs++
+			p.ClassA, p.ClassB = p.ClassA+run.classA, p.ClassB+run.classB
+			units, p.Seconds = units+run.units, p.Seconds+run.seconds
+		}
+	}
+	if p.Runs == 0 {
+		return p, false
+	}
+	p.Rows = len(rows)
+	p.APerUnit, p.BPerUnit = p.ClassA/units, p.ClassB/units
+	p.APerS, p.BPerS = p.ClassA/p.Seconds, p.ClassB/p.Seconds
+	p.PricedOps = pricedOps(r.prices(), p.ClassA, p.ClassB)
+	if p.PricedOps >= MinPricedOps {
+		p.Costs = costs(r.prices(), p.APerUnit, p.BPerUnit, p.APerS, p.BPerS)
+	}
+	return p, true
+}
+
+// opsText says how many operations a run held: "4 class A, 0 class B".
+func opsText(classA, classB float64) string {
+	return fmt.Sprintf("%.0f class A, %.0f class B", classA, classB)
+}
+
+// writeTooFewToPrice explains the rows marked * in a table of costs (thin names them), and prices
+// each of their backends pooled over its runs instead where work names the unit of work (nil for
+// the crash table, whose rows are not pooled).
+func writeTooFewToPrice(w io.Writer, r *Results, thin []string, backends []string, work *WorkUnit) {
+	if len(thin) == 0 {
+		return
+	}
+	verb := "count"
+	if len(thin) == 1 {
+		verb = "counts"
+	}
+	fmt.Fprintln(w, indentWrap(fmt.Sprintf("* not priced: %s %s too few bucket operations in a run to price. A count n of such rare "+
+		"events is known to about 1/sqrt(n), so a price resting on fewer than %d (class A and B weighted by their prices) errs by a third or more, "+
+		"and its $0, or its month, would extrapolate the few uploads the run happened to catch (a SQLite checkpoint, a sync)",
+		listAnd(thin), verb, MinPricedOps), "  ", "    "))
+	if work == nil {
+		return
+	}
+	scale, costScale := max(work.Scale, 1), max(work.CostScale, 1)
+	prices := r.prices()
+	fmt.Fprintln(w, indentWrap("priced from every run of the backend instead, pooled: its operations summed over all its rows' work and all "+
+		"their seconds (the rows ran at their own rates of work, so this prices the mix this run swept, not one rate):", "  ", "  "))
+	for _, b := range backends {
+		p, ok := r.pooledBucket(b, *work)
+		if !ok {
+			continue
+		}
+		line := fmt.Sprintf("%s: %s in %d run(s) of %d row(s), %.1f s", b, opsText(p.ClassA, p.ClassB), p.Runs, p.Rows, p.Seconds)
+		if p.Costs == nil {
+			line += fmt.Sprintf(": too few to price even pooled (under %d); run longer", MinPricedOps)
+		} else {
+			line += fmt.Sprintf(": %.2f class A and %.2f class B per %s", p.APerUnit*scale, p.BPerUnit*scale, work.Label)
+			for _, c := range p.Costs {
+				line += fmt.Sprintf(", $%.4f/%s %s", c.USDPerUnit*costScale, work.CostLabel, c.Prices)
+			}
+			line += fmt.Sprintf("; %.2f class A/s, $%.2f/month %s", p.APerS, p.Costs[0].USDPerMonth, prices[0].Name)
+		}
+		fmt.Fprintln(w, indentWrap(line, "    ", "      "))
+	}
+}
+
+// indentWrap wraps text at 110 columns, its first line indented by first, the others by rest.
+func indentWrap(text, first, rest string) string {
+	return first + strings.ReplaceAll(wrapText(text, 110-len(first)), "\n  ", "\n"+rest)
+}
+
+// listAnd joins names as "a, b and c".
+func listAnd(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

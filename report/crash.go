@@ -57,7 +57,11 @@ type CrashSummary struct {
 	Positions         int     `json:"positions,omitempty"`         // runs with a replica position recorded (a workload that can count its data)
 	IntegrityChecked  int     `json:"integrity_checked,omitempty"` // runs whose recovered data was checked
 	ClassAPerS        float64 `json:"class_a_per_s,omitempty"`     // median over runs, during load
-	Costs             []Cost  `json:"costs,omitempty"`
+	Costs             []Cost  `json:"costs,omitempty"`             // none where TooFewToPrice
+	// TooFewToPrice: the median run counted fewer than MinPricedOps bucket operations (pricedOps).
+	TooFewToPrice bool    `json:"too_few_to_price,omitempty"`
+	ClassAOps     float64 `json:"class_a_ops_per_run,omitempty"`
+	ClassBOps     float64 `json:"class_b_ops_per_run,omitempty"`
 }
 
 func summarizeCrashes(r *Results) {
@@ -66,7 +70,7 @@ func summarizeCrashes(r *Results) {
 	for _, k := range order {
 		runs := groups[k]
 		s := CrashSummary{Backend: k.backend, Point: k.point, Runs: len(runs), LostMin: runs[0].Lost, LostMax: runs[0].Lost}
-		var lost, window, reach, recovery, aps, bps, perOKA, perOKB, acked []float64
+		var lost, window, reach, recovery, aps, bps, perOKA, perOKB, acked, opsA, opsB, priced []float64
 		for _, c := range runs {
 			if c.LoadS > 0 {
 				acked = append(acked, float64(c.OKBeforeKill)/c.LoadS)
@@ -76,6 +80,9 @@ func summarizeCrashes(r *Results) {
 				bps = append(bps, c.BackendStats["bucket_class_b"]/c.LoadS)
 				perOKA = append(perOKA, c.BackendStats["bucket_class_a"]/float64(c.OKBeforeKill))
 				perOKB = append(perOKB, c.BackendStats["bucket_class_b"]/float64(c.OKBeforeKill))
+				opsA = append(opsA, c.BackendStats["bucket_class_a"])
+				opsB = append(opsB, c.BackendStats["bucket_class_b"])
+				priced = append(priced, pricedOps(r.prices(), c.BackendStats["bucket_class_a"], c.BackendStats["bucket_class_b"]))
 			}
 			s.LostMin, s.LostMax = min(s.LostMin, c.Lost), max(s.LostMax, c.Lost)
 			lost = append(lost, float64(c.Lost))
@@ -103,6 +110,10 @@ func summarizeCrashes(r *Results) {
 		}
 		if len(aps) > 0 {
 			s.ClassAPerS = measure.Median(aps)
+			s.ClassAOps, s.ClassBOps = measure.Median(opsA), measure.Median(opsB)
+			s.TooFewToPrice = measure.Median(priced) < MinPricedOps
+		}
+		if len(aps) > 0 && !s.TooFewToPrice {
 			s.Costs = costs(r.prices(), measure.Median(perOKA), measure.Median(perOKB), s.ClassAPerS, measure.Median(bps))
 		}
 		s.LostMedian = measure.Median(lost)
@@ -125,10 +136,16 @@ func writeCrashTable(w io.Writer, r *Results) {
 	fmt.Fprintf(w, "\ncrash runs: the instance killed (SIGKILL) at a random moment, its local disk thrown away, recovered from what persisted\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\tpoint\tcrashes\tacked/s\tlost min\tlost med\tlost max\tlost all\twindow ms\treach ms (med/max)\trecovery ms\tintegrity fails\tbelow replica\tclass A/s\t$/month "+r.prices()[0].Name+"\t")
+	var thin []string
 	for _, s := range r.CrashSummaries {
 		cost := "-"
 		if len(s.Costs) > 0 {
 			cost = fmt.Sprintf("%.2f", s.Costs[0].USDPerMonth)
+		}
+		mark := ""
+		if s.TooFewToPrice {
+			cost, mark = "*", "  * "+opsText(s.ClassAOps, s.ClassBOps)+" in the median crash run"
+			thin = append(thin, s.Backend+" "+s.Point)
 		}
 		integrity, below := "-", "-" // not checked, or no replica position recorded: nothing to count
 		if s.IntegrityChecked > 0 {
@@ -137,10 +154,11 @@ func writeCrashTable(w io.Writer, r *Results) {
 		if s.Positions > 0 {
 			below = fmt.Sprint(s.BelowPosition)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%d\t%.0f\t%d\t%d/%d\t%.0f\t%.0f / %.0f\t%.0f\t%s\t%s\t%.2f\t%s\t\n", s.Backend, s.Point, s.Runs, s.AckedPerS, s.LostMin, s.LostMedian, s.LostMax,
-			s.LostEverything, s.Runs, s.WindowMedianMs, s.ReachMedianMs, s.ReachMaxMs, s.RecoveryMedianMs, integrity, below, s.ClassAPerS, cost)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%d\t%.0f\t%d\t%d/%d\t%.0f\t%.0f / %.0f\t%.0f\t%s\t%s\t%.2f\t%s\t%s\n", s.Backend, s.Point, s.Runs, s.AckedPerS, s.LostMin, s.LostMedian, s.LostMax,
+			s.LostEverything, s.Runs, s.WindowMedianMs, s.ReachMedianMs, s.ReachMaxMs, s.RecoveryMedianMs, integrity, below, s.ClassAPerS, cost, mark)
 	}
 	tw.Flush()
+	writeTooFewToPrice(w, r, thin, nil, nil)
 	for _, s := range r.CrashSummaries {
 		if s.LostEverything == s.Runs {
 			fmt.Fprintf(w, "  %s lost every acknowledged write in every crash: nothing it holds survives the instance\n", s.Backend)

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ func counterDifferences(w io.Writer, r *Results) {
 			a.Backend, a.AvgMsPerVU/b.AvgMsPerVU, b.Backend, a.Published/b.Published, a.AvgMsPerVU, b.AvgMsPerVU, a.Published, b.Published))
 	}
 	var floors []float64
+	at := commonTailPoint(r)
 	for _, b := range r.backendOrder() {
 		p := r.published(b)
 		if p == nil {
@@ -39,7 +41,7 @@ func counterDifferences(w io.Writer, r *Results) {
 				floors = append(floors, sr.ours.Median["min_ms"]/seed)
 			}
 		}
-		if s := tailRatio(r, b, p); s != "" {
+		if s := tailRatio(r, b, p, at); s != "" {
 			parts = append(parts, s)
 		}
 	}
@@ -50,7 +52,7 @@ func counterDifferences(w io.Writer, r *Results) {
 		if d, err := time.ParseDuration(rtt); err == nil && d > 0 {
 			why = fmt.Sprintf("this run adds a network round trip of %s to every request (network_rtt)", rtt)
 		}
-		parts = append(parts, fmt.Sprintf("our fastest answers are %.2f-%.2fx the seed's: %s", lo, hi, why))
+		parts = append(parts, fmt.Sprintf("our fastest answers (min, in every row beside the seed) are %.2f-%.2fx the seed's: %s", lo, hi, why))
 	}
 	for _, b := range r.backendOrder() {
 		if s := tailsOf(r, b); s != "" {
@@ -78,43 +80,99 @@ func counterDifferences(w io.Writer, r *Results) {
 	fmt.Fprintf(w, "\nwhat still differs from the seed, and why (every figure is in the tables above):\n  %s.\n", wrapText(strings.Join(parts, "; "), 100))
 }
 
-// tailRatio compares the tail the seed shows first, p90 over the median, at the first point of
-// its table we measured (seed 000's lowest VU level).
-func tailRatio(r *Results, b string, p *scenario.Published) string {
+// tailRows are the rows of backend b's published table where its tail (p90 over the median) is
+// both published and measured, in the table's order.
+func tailRows(r *Results, p *scenario.Published) []seedRow {
+	var out []seedRow
 	for _, sr := range r.seedRows(p) {
 		p90, ok1 := sr.seed(p, "p90_ms")
 		med, ok2 := sr.seed(p, "med_ms")
-		a := sr.ours
-		if ok1 && ok2 && med > 0 && a.Median["med_ms"] > 0 {
-			ours, seed := a.Median["p90_ms"]/a.Median["med_ms"], p90/med
-			s := fmt.Sprintf("%s's p90 is %.2fx its median at %s VUs where the seed's was %.2fx", b, ours, a.Params["vus"], seed)
-			if ours-1 < (seed-1)/2 {
-				s += " (no model factor tried brings that tail back: docs/design.md lists them)"
+		if ok1 && ok2 && med > 0 && p90 > 0 && sr.ours.Median["med_ms"] > 0 {
+			out = append(out, sr)
+		}
+	}
+	return out
+}
+
+// commonTailPoint is the first point of the seed's tables (seed 000's lowest VU level) at which
+// every backend with a published table has its tail, so the backends' tails are told at one
+// point; "" if they share none.
+func commonTailPoint(r *Results) string {
+	var lists [][]string
+	for _, b := range r.backendOrder() {
+		if p := r.published(b); p != nil {
+			var points []string
+			for _, sr := range tailRows(r, p) {
+				points = append(points, sr.ours.Point)
 			}
-			return s
+			lists = append(lists, points)
+		}
+	}
+	if len(lists) == 0 {
+		return ""
+	}
+	for _, point := range lists[0] {
+		shared := true
+		for _, l := range lists[1:] {
+			shared = shared && slices.Contains(l, point)
+		}
+		if shared {
+			return point
 		}
 	}
 	return ""
 }
 
+// tailRatio compares the tail the seed shows first, p90 over the median, ours and the seed's from
+// the same row: the one at point (shared by every backend), else the first of its table we measured.
+func tailRatio(r *Results, b string, p *scenario.Published, point string) string {
+	for _, sr := range tailRows(r, p) {
+		if point != "" && sr.ours.Point != point {
+			continue
+		}
+		p90, _ := sr.seed(p, "p90_ms")
+		med, _ := sr.seed(p, "med_ms")
+		a := sr.ours
+		ours, seed := a.Median["p90_ms"]/a.Median["med_ms"], p90/med
+		s := fmt.Sprintf("%s's p90 is %.2fx its median at %s where the seed's was %.2fx", b, ours, vusText(a), seed)
+		if ours-1 < (seed-1)/2 {
+			s += " (no model factor tried brings that tail back: docs/design.md lists them)"
+		}
+		return s
+	}
+	return ""
+}
+
+// vusText names a row's point: "2 VUs" where the sweep is over VUs alone, else the point.
+func vusText(a *Aggregate) string {
+	if v := a.Params["vus"]; v != "" && (a.Point == "" || a.Point == "vus="+v) {
+		return v + " VUs"
+	}
+	return a.Point
+}
+
 // tailsOf explains a bucket backend's slowest answers from the slow-moments table: how many of
-// its slow windows a bucket write overlaps, and the per-object limit's 429s, which gcsfuse
-// retries after a randomized backoff.
+// its slow windows a bucket write overlaps, the slowest answer in windows with a write and without
+// (both from the same cells: those that had windows of each kind), and the per-object limit's
+// 429s, which gcsfuse retries after a randomized backoff.
 func tailsOf(r *Results, b string) string {
-	var slow, withWrite int
+	var slow, withWrite, cells int
 	var maxWith, maxWithout []float64
-	writes := false // a backend without a bucket (local disk) has nothing to line up
+	var points []string // the cells both medians come from
+	writes := false     // a backend without a bucket (local disk) has nothing to line up
 	for _, c := range r.Cells {
 		if c.Backend != b || c.Failure != "" || c.Repeat > 1 {
 			continue
 		}
 		if m, ok := momentsOf(c); ok {
+			cells++
 			slow, withWrite, writes = slow+m.Slow, withWrite+m.AnyWrite, writes || len(m.WriteKinds) > 0
-			if m.MaxWithWrite > 0 {
+			// A cell with a write in every window, or in none, has only one of the two medians:
+			// left out of both, so that they compare the same cells (the same VU levels).
+			if m.Written > 0 && m.Windows > m.Written {
 				maxWith = append(maxWith, m.MaxWithWrite)
-			}
-			if m.MaxWithout > 0 {
 				maxWithout = append(maxWithout, m.MaxWithout)
+				points = append(points, c.Point(r.Scenario.Sweep))
 			}
 		}
 	}
@@ -122,8 +180,15 @@ func tailsOf(r *Results, b string) string {
 		return ""
 	}
 	s := fmt.Sprintf("%d of %s's %d slow windows coincide with a bucket write", withWrite, b, slow)
-	if len(maxWith) > 0 && len(maxWithout) > 0 {
-		s += fmt.Sprintf(" (slowest answer in windows with one %.0f ms, without %.0f ms, medians over cells)", measure.Median(maxWith), measure.Median(maxWithout))
+	if len(points) > 0 {
+		which := "its cells"
+		if len(points) < cells {
+			which = fmt.Sprintf("its cells at %s only (the others had a write in every window or in none)", listAnd(points))
+		} else if len(points) <= 3 {
+			which = "its cells at " + listAnd(points)
+		}
+		s += fmt.Sprintf(" (slowest answer in windows with one %.0f ms, without %.0f ms: the medians over %s of each cell's median over its windows)",
+			measure.Median(maxWith), measure.Median(maxWithout), which)
 	}
 	var throttled []float64
 	for _, c := range r.Cells {

@@ -29,13 +29,15 @@ const (
 type Moments struct {
 	WidthS     float64        // the timeline's window
 	Windows    int            // windows with an answer
+	Written    int            // of those, windows a write overlaps, slow or not
 	Slow       int            // windows whose slowest answer took longer than the cell's p99
 	WithWrite  map[string]int // slow windows overlapped by a write of that kind
 	AnyWrite   int            // slow windows overlapped by any write
 	Throttled  int            // slow windows with CPU-limit waiting (-1: no limit)
 	Neither    int            // slow windows with no write and no throttling
 	WriteKinds []string       // the kinds written during the cell, sorted
-	// The median over windows of their slowest answer (ms): windows a write overlaps, the others.
+	// The median of the slowest answer (ms) over all windows, slow or not, that a write overlaps
+	// (Written of them; NaN if none) and over all the others (Windows - Written; NaN if none).
 	MaxWithWrite, MaxWithout float64
 }
 
@@ -80,6 +82,7 @@ func momentsOf(c Cell) (m Moments, ok bool) {
 		}
 		any := len(kinds) > 0
 		if any {
+			m.Written++
 			with = append(with, p.V)
 		} else {
 			without = append(without, p.V)
@@ -148,29 +151,32 @@ func writeMoments(w io.Writer, r *Results) {
 		if m.Throttled >= 0 {
 			throttled = fmt.Sprint(m.Throttled)
 		}
-		rows = append(rows, fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t  %s", c.Backend, c.Point(r.Scenario.Sweep), m.Windows, m.Slow,
-			m.AnyWrite, throttled, m.Neither, msOrDash(m.MaxWithWrite), msOrDash(m.MaxWithout), orDash(strings.Join(writes, ", "))))
+		// Each median sits beside the count of the windows it is taken over: "-" over none.
+		withWrite, without := "-", "-"
+		if m.Written > 0 {
+			withWrite = fmt.Sprintf("%.1f", m.MaxWithWrite)
+		}
+		if m.Windows > m.Written {
+			without = fmt.Sprintf("%.1f", m.MaxWithout)
+		}
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%s\t%d\t  %s", c.Backend, c.Point(r.Scenario.Sweep),
+			m.Windows, m.Written, withWrite, without, m.Slow, m.AnyWrite, throttled, m.Neither, orDash(strings.Join(writes, ", "))))
 	}
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nslow moments (first run): windows of the cell's time whose slowest answer is above the cell's p99, and what they")
-	fmt.Fprintln(w, "  coincide with: a bucket write overlapping the window (gcsfuse uploads a file when SQLite syncs it, at a WAL checkpoint;")
-	fmt.Fprintln(w, "  Litestream at each sync), or the instance waiting for its CPU limit (cpu_quota) within a sample of it; then the median")
-	fmt.Fprintln(w, "  slowest answer (ms) of windows with a write and of the others")
+	fmt.Fprintln(w, "\nslow moments (first run): each cell's time in the windows of its timeline, lined up with the bucket's writes")
+	fmt.Fprintln(w, "  (gcsfuse uploads a file when SQLite syncs it, at a WAL checkpoint; Litestream at each sync) and with the instance")
+	fmt.Fprintln(w, "  waiting for its CPU limit (cpu_quota). All windows: how many, how many a write overlaps, and the median slowest")
+	fmt.Fprintln(w, "  answer (ms) over those with a write and over the rest ('-': no such window). Slow windows, whose slowest answer")
+	fmt.Fprintln(w, "  is above the cell's p99: how many, and of them those a write overlaps, those with CPU-limit waiting within a")
+	fmt.Fprintln(w, "  sample of them ('-': no limit), those with neither, and by what was written")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "backend\tpoint\twindows\tslow\twith a write\twith throttling\tneither\tslowest, write\tslowest, none\t  slow windows by what was written")
+	fmt.Fprintln(tw, "backend\tpoint\twindows\twith a write\tmedian slowest, write\tmedian slowest, none\tslow\tslow, write\tslow, throttled\tslow, neither\t  slow windows by what was written")
 	for _, row := range rows {
 		fmt.Fprintln(tw, row)
 	}
 	tw.Flush()
-}
-
-func msOrDash(v float64) string {
-	if math.IsNaN(v) || v == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f", v)
 }
 
 func orDash(s string) string {

@@ -136,7 +136,14 @@ type BucketUse struct {
 	Throttled  float64 `json:"throttled"` // 429 answers per run
 	ClassAPerS float64 `json:"class_a_per_s"`
 	ClassBPerS float64 `json:"class_b_per_s"`
-	Costs      []Cost  `json:"costs"` // per price list, from the median run's operations
+	// ClassAOps and ClassBOps are the operations a run counted (medians over runs), PricedOps how
+	// many of them its price rests on (pricedOps); under MinPricedOps the row is TooFewToPrice.
+	ClassAOps     float64 `json:"class_a_ops_per_run"`
+	ClassBOps     float64 `json:"class_b_ops_per_run"`
+	PricedOps     float64 `json:"priced_ops_per_run"`
+	TooFewToPrice bool    `json:"too_few_to_price,omitempty"`
+	// Costs are per price list, from the median run's operations; none where TooFewToPrice.
+	Costs []Cost `json:"costs"`
 }
 
 // Fit is seed 000's zero-intercept least-squares slope of avg latency against VUs, over every run.
@@ -298,32 +305,6 @@ func indexOf(list []string, v string) int {
 		}
 	}
 	return len(list)
-}
-
-// bucketUse is the median over cells of their bucket counters per unit of work; nil if none counted.
-func bucketUse(cells []Cell, prices []scenario.Price, work WorkUnit) *BucketUse {
-	var a, b, in, out, thr, aps, bps []float64
-	for _, c := range cells {
-		units := work.units(c)
-		if _, ok := c.BackendStats["bucket_class_a"]; !ok || units <= 0 || c.ElapsedS <= 0 {
-			continue
-		}
-		per := func(k string) float64 { return c.BackendStats[k] / units }
-		a = append(a, per("bucket_class_a"))
-		b = append(b, per("bucket_class_b"))
-		in = append(in, per("bucket_bytes_in"))
-		out = append(out, per("bucket_bytes_out"))
-		thr = append(thr, c.BackendStats["bucket_throttled"])
-		aps = append(aps, c.BackendStats["bucket_class_a"]/c.ElapsedS)
-		bps = append(bps, c.BackendStats["bucket_class_b"]/c.ElapsedS)
-	}
-	if len(a) == 0 {
-		return nil
-	}
-	u := &BucketUse{Unit: work.Name, ClassA: measure.Median(a), ClassB: measure.Median(b), BytesIn: measure.Median(in),
-		BytesOut: measure.Median(out), Throttled: measure.Median(thr), ClassAPerS: measure.Median(aps), ClassBPerS: measure.Median(bps)}
-	u.Costs = costs(prices, u.ClassA, u.ClassB, u.ClassAPerS, u.ClassBPerS)
-	return u
 }
 
 // aggregatesOf is backend b's rows, in sweep order.

@@ -106,7 +106,7 @@ func TestCrashResultsChartAndSummarize(t *testing.T) {
 			CrashRun{Cell: scenario.Cell{Backend: "local", Params: vus, Repeat: i}, MaxAcked: 100, Lost: 100, Integrity: "ok"},
 			CrashRun{Cell: scenario.Cell{Backend: "litestream", Params: vus, Repeat: i}, MaxAcked: 100, Recovered: 90 + int64(i), Lost: 10 - int64(i),
 				Position: &pos, Integrity: "ok", LostReachMs: 500, LoadS: 2, OKBeforeKill: 100,
-				BackendStats: map[string]float64{"bucket_class_a": 4, "bucket_class_b": 0}})
+				BackendStats: map[string]float64{"bucket_class_a": 40, "bucket_class_b": 0}})
 	}
 	r.Summarize()
 	if len(r.CrashSummaries) != 2 || r.CrashSummaries[0].LostEverything != 3 || r.CrashSummaries[1].LostMedian != 8 || r.CrashSummaries[1].BelowPosition != 0 {
@@ -116,9 +116,9 @@ func TestCrashResultsChartAndSummarize(t *testing.T) {
 	if ls.AckedPerS != 50 || r.CrashSummaries[0].AckedPerS != 0 {
 		t.Errorf("acknowledged per second of load: %v and %v, want 50 (100 in 2 s) and 0 (no load time)", ls.AckedPerS, r.CrashSummaries[0].AckedPerS)
 	}
-	// 4 class A uploads in 2 s: 2/s, for 30 days at $0.005 per 1,000 = $25.92; and 4 per 100
-	// requests is 40,000 per million requests = $0.20.
-	if ls.ClassAPerS != 2 || len(ls.Costs) != 2 || math.Abs(ls.Costs[0].USDPerMonth-25.92) > 1e-9 || math.Abs(ls.Costs[0].USDPerUnit*1e6-0.2) > 1e-9 {
+	// 40 class A uploads in 2 s: 20/s, for 30 days at $0.005 per 1,000 = $259.20; and 40 per 100
+	// requests is 400,000 per million requests = $2.00.
+	if ls.ClassAPerS != 20 || ls.TooFewToPrice || len(ls.Costs) != 2 || math.Abs(ls.Costs[0].USDPerMonth-259.2) > 1e-9 || math.Abs(ls.Costs[0].USDPerUnit*1e6-2) > 1e-9 {
 		t.Errorf("litestream cost %+v %+v", ls.ClassAPerS, ls.Costs)
 	}
 	charts, err := ChartsFor(r)

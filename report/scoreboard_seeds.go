@@ -273,11 +273,11 @@ func seed003Scores(r *Results) []Score {
 	var out []Score
 	for _, s := range []Score{
 		ratio("random / sequential read, 1 GiB files", "randread", gib, "read", gib),
-		ratio("sequential read, 128 KiB / 1 GiB files", "read", 128 * kib, "read", gib),
+		ratio("sequential read, 128 KiB / 1 GiB files", "read", 128*kib, "read", gib),
 		ratio("sequential read, 1 MiB / 1 GiB files", "read", mib, "read", gib),
-		ratio("random read, 128 KiB / 1 GiB files", "randread", 128 * kib, "randread", gib),
+		ratio("random read, 128 KiB / 1 GiB files", "randread", 128*kib, "randread", gib),
 		ratio("random read, 1 MiB / 1 GiB files", "randread", mib, "randread", gib),
-		ratio("write, 256 KiB / 1 GiB files", "write", 256 * kib, "write", gib),
+		ratio("write, 256 KiB / 1 GiB files", "write", 256*kib, "write", gib),
 	} {
 		if s.Figure != "" {
 			out = append(out, s)

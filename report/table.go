@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,6 +119,7 @@ func writeBucketTable(w io.Writer, r *Results, work WorkUnit) {
 	}
 	columns += "class A/s\t$/month " + prices[0].Name + "\trepl. lag ms\t"
 	fmt.Fprintln(tw, columns)
+	var thin, thinBackends []string
 	for _, a := range r.Aggregates {
 		u := a.Bucket
 		if u == nil {
@@ -129,6 +131,21 @@ func writeBucketTable(w io.Writer, r *Results, work WorkUnit) {
 		}
 		line := fmt.Sprintf("%s\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t", a.Backend, a.Point, u.ClassA*scale, u.ClassB*scale,
 			u.BytesIn*scale/1024, u.BytesOut*scale/1024, u.Throttled)
+		if u.TooFewToPrice || len(u.Costs) == 0 {
+			// A price from a handful of uploads would be the luck of the run: marked, not given.
+			line += strings.Repeat("*\t", len(prices))
+			in := "the run"
+			if a.Runs > 1 {
+				in = "the median run"
+			}
+			line += fmt.Sprintf("%.2f\t*\t%s\t  * %s in %s", u.ClassAPerS, lag, opsText(u.ClassAOps, u.ClassBOps), in)
+			thin = append(thin, a.Backend+" "+a.Point)
+			if !slices.Contains(thinBackends, a.Backend) {
+				thinBackends = append(thinBackends, a.Backend)
+			}
+			fmt.Fprintln(tw, line)
+			continue
+		}
 		for _, c := range u.Costs {
 			line += fmt.Sprintf("%.4f\t", c.USDPerUnit*costScale)
 		}
@@ -136,6 +153,7 @@ func writeBucketTable(w io.Writer, r *Results, work WorkUnit) {
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+	writeTooFewToPrice(w, r, thin, thinBackends, &work)
 	fmt.Fprintln(w, "  $/month runs the measured bucket operation rate for 30 days: it holds at the measured rate of work")
 	fmt.Fprintln(w, "  only (Litestream uploads once per sync interval whatever the rate); run at your own rate to price yours.")
 }
