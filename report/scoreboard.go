@@ -6,7 +6,9 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+	"time"
 
+	"persistlab/internal/provenance"
 	"persistlab/scenario"
 )
 
@@ -19,6 +21,9 @@ type Score struct {
 	Measured    bool    `json:"measured"`              // false: the run holds no rows for it
 	Calibration string  `json:"calibration,omitempty"` // the figure fitted from this seed that sets it
 	Note        string  `json:"note,omitempty"`        // where the seed's value comes from, when not its table
+	// DependsOn names the model figures (provenance's Go names) that set the figure's level; one
+	// fitted from this seed and in effect in the run makes it calibration.
+	DependsOn []string `json:"-"`
 }
 
 // ScoreTolerance is how far from the seed's value a prediction may be and still match: 25%.
@@ -57,7 +62,42 @@ func (r *Results) Scoreboard() []Score {
 	if f == nil {
 		return nil
 	}
-	return f(r)
+	scores := f(r)
+	fitted := provenance.FittedFrom(r.Scenario.Seed)
+	for i := range scores {
+		for _, dep := range scores[i].DependsOn {
+			for _, fig := range fitted {
+				if fig.Go == dep && r.inEffect(fig) {
+					scores[i].Calibration = fmt.Sprintf("%s %s is fitted from seed %s (%s)", fig.Name, fig.Value, fig.FittedFrom, fig.Source)
+				}
+			}
+		}
+	}
+	return scores
+}
+
+// inEffect says whether a model figure held in the run: an app figure when the run's workload set
+// the same value, a backend model's figure unless a backend entry replaced it by its option.
+func (r *Results) inEffect(fig provenance.Figure) bool {
+	if param, ok := strings.CutPrefix(fig.Go, "workload."); ok {
+		return sameValue(r.fixedParams()[param], fig.Value)
+	}
+	for _, b := range r.Scenario.Backends {
+		if _, replaced := b.Options[fig.Option]; fig.Option != "" && replaced {
+			return false
+		}
+	}
+	return true
+}
+
+// sameValue compares two parameter values as durations or sizes where they are ones (4.7ms =
+// 4700us), else as text.
+func sameValue(a, b string) bool {
+	if da, err1 := time.ParseDuration(a); err1 == nil {
+		db, err2 := time.ParseDuration(b)
+		return err2 == nil && da == db
+	}
+	return a == b
 }
 
 // ScoreTally counts a scoreboard: predictions, those within tolerance, calibration and unmeasured.
@@ -116,6 +156,8 @@ func writeScoreboard(w io.Writer, r *Results) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  figure\tseed\tours\tours/seed\tjudged\t")
 	var notes []string
+	var calibrated []string
+	calibration := ""
 	for _, s := range scores {
 		ours, ratio, judged := "-", "-", "not measured"
 		if s.Measured {
@@ -131,13 +173,16 @@ func writeScoreboard(w io.Writer, r *Results) {
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t\n", s.Figure, formatScore(s.Seed), ours, ratio, judged)
 		if s.Calibration != "" && s.Measured {
-			notes = append(notes, fmt.Sprintf("%s: %s", s.Figure, s.Calibration))
+			calibrated, calibration = append(calibrated, s.Figure), s.Calibration
 		}
 		if s.Note != "" {
 			notes = append(notes, fmt.Sprintf("%s: %s", s.Figure, s.Note))
 		}
 	}
 	tw.Flush()
+	if len(calibrated) > 0 {
+		notes = append([]string{fmt.Sprintf("calibration (%s): %s", strings.Join(calibrated, "; "), calibration)}, notes...)
+	}
 	for _, n := range notes {
 		fmt.Fprintln(w, "  "+n)
 	}

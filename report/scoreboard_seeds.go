@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"time"
 
 	"persistlab/scenario"
 )
@@ -16,23 +15,22 @@ func seed000Scores(r *Results) []Score {
 	if gcs == nil || ls == nil {
 		return nil
 	}
-	fitted := ""
-	if d, err := time.ParseDuration(r.fixedParams()["cpu_per_request"]); err == nil && d > 0 {
-		fitted = fmt.Sprintf("cpu_per_request %v, fitted from seed 000's Litestream table (20 VUs at 94.59 ms: 211 requests/s on 1 vCPU)", d)
-	}
+	// The app's CPU per request sets every level of a closed loop on a saturated CPU (avg ≈ VUs x
+	// CPU per request): slopes, maxima and rates; ratios of one row's figures, less so.
+	levels := []string{"workload.cpu_per_request"}
 	slope := map[string]float64{}
 	for _, f := range r.Fits {
 		slope[f.Backend] = f.AvgMsPerVU
 	}
 	var out []Score
-	slopeScore := func(figure string, seed, ours float64, ok bool, calibration string) {
-		out = append(out, Score{Figure: figure, Seed: seed, Ours: ours, Measured: ok, Calibration: calibration})
+	slopeScore := func(figure string, seed, ours float64, ok bool, dependsOn []string) {
+		out = append(out, Score{Figure: figure, Seed: seed, Ours: ours, Measured: ok, DependsOn: dependsOn})
 	}
 	g, gok := slope["gcsfuse"]
 	l, lok := slope["litestream"]
-	slopeScore("gcsfuse / Litestream slope of avg latency", gcs.Slope/ls.Slope, g/l, gok && lok && l > 0, "")
-	slopeScore("gcsfuse slope (ms per VU)", gcs.Slope, g, gok, fitted)
-	slopeScore("Litestream slope (ms per VU)", ls.Slope, l, lok, fitted)
+	slopeScore("gcsfuse / Litestream slope of avg latency", gcs.Slope/ls.Slope, g/l, gok && lok && l > 0, nil)
+	slopeScore("gcsfuse slope (ms per VU)", gcs.Slope, g, gok, levels)
+	slopeScore("Litestream slope (ms per VU)", ls.Slope, l, lok, levels)
 	ratioAt := func(figure, b string, p *scenario.Published, vus float64, num, den string) {
 		s := Score{Figure: figure}
 		n, ok1 := publishedAt(p, vus, num)
@@ -54,7 +52,7 @@ func seed000Scores(r *Results) []Score {
 		if !ok {
 			return
 		}
-		s := Score{Figure: figure, Seed: seedOf(v)}
+		s := Score{Figure: figure, Seed: seedOf(v), DependsOn: levels}
 		if a := r.aggregateAt(b, map[string]string{"vus": fmt.Sprint(vus)}); a != nil {
 			s.Ours, s.Measured = ours(a), true
 		}
@@ -210,9 +208,9 @@ func creditSpentPerHour(r *Results, typ string) (float64, bool) {
 	return 0, false
 }
 
-// seed003StreamFit is the bucket model's figure fitted from seed 003: every bandwidth of the
-// seed's tables is bound by it, so its ratios are calibration, not matches.
-const seed003StreamFit = "the bucket's StreamBytesPerSecond 60 MiB/s, fitted from seed 003's sequential read table (7,714 MiB/s over 128 threads)"
+// seed003Bandwidth is the bucket's bandwidth per request, fitted from seed 003: every bandwidth
+// of the seed's tables is bound by it.
+var seed003Bandwidth = []string{"DefaultModel().StreamBytesPerSecond"}
 
 // seed003Scores: the ratios of seed 003's tables that survive scaling the benchmark down to this
 // machine (bandwidth over bandwidth, same mode or same file size), from the scenario's published
@@ -258,7 +256,7 @@ func seed003Scores(r *Results) []Score {
 		}
 	}
 	ratio := func(figure, rwA string, sizeA float64, rwB string, sizeB float64) Score {
-		s := Score{Figure: figure, Calibration: seed003StreamFit}
+		s := Score{Figure: figure, DependsOn: seed003Bandwidth}
 		x, y := seedOnly[rwA][sizeA], seedOnly[rwB][sizeB]
 		if x <= 0 || y <= 0 {
 			return Score{}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
+	"persistlab/internal/provenance"
 	"persistlab/lab/bucket"
 )
 
@@ -16,8 +18,11 @@ func cmdLab(args []string) error {
 	if len(args) > 0 && args[0] == "volume" {
 		return cmdLabVolume(args[1:])
 	}
+	if len(args) > 0 && args[0] == "model" {
+		return cmdLabModel(args[1:], os.Stdout)
+	}
 	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("want: lab serve [flags] (the emulated GCS bucket alone) or lab volume --type T --size S --mount DIR (an emulated block volume)")
+		return fmt.Errorf("want: lab serve [flags] (the emulated GCS bucket alone), lab volume --type T --size S --mount DIR (an emulated block volume) or lab model [bucket|volume|app|all] [--markdown] (where each model figure comes from)")
 	}
 	fs := flag.NewFlagSet("lab serve", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:4443", "loopback address to serve on")
@@ -85,4 +90,35 @@ func addModelFlags(fs *flag.FlagSet, m *bucket.Model) {
 	fs.DurationVar(&m.ObjectUpdateInterval, "object-update-interval", m.ObjectUpdateInterval, "per-object write limit (GCS: one per second); 0 for none")
 	fs.IntVar(&m.ObjectUpdateBurst, "object-update-burst", m.ObjectUpdateBurst, "writes to one object allowed at once before the limit applies")
 	fs.Int64Var(&m.Seed, "seed", m.Seed, "seed of the latency draws")
+}
+
+// cmdLabModel prints the models' figures and where each comes from: published (page and date),
+// assumed (why, what it moves) or fitted (from which seed's table: calibration for that seed).
+func cmdLabModel(args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("lab model", flag.ContinueOnError)
+	markdown := fs.Bool("markdown", false, "a Markdown table (docs/fidelity.md) instead of aligned columns")
+	names, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	want := "all"
+	switch len(names) {
+	case 0:
+	case 1:
+		want = names[0]
+	default:
+		return fmt.Errorf("lab model: want one model: %s or all", strings.Join(provenance.Names(), ", "))
+	}
+	var figs []provenance.Figure
+	if want == "all" {
+		figs = provenance.All()
+	} else if m, ok := provenance.Lookup(want); ok {
+		figs = m.Figures()
+	} else {
+		return fmt.Errorf("lab model %q: want %s or all", want, strings.Join(provenance.Names(), ", "))
+	}
+	if *markdown {
+		return provenance.Markdown(w, figs)
+	}
+	return provenance.Print(w, figs)
 }

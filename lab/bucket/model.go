@@ -29,8 +29,10 @@ type Model struct {
 	Read  Latency // class B: object and bucket reads, metadata
 	Write Latency // class A mutations: uploads, compose, copy, patch
 	List  Latency // class A listings
-	// StreamBytesPerSecond caps each request's body in either direction. Assumption from seed 003:
-	// gcsfuse read 7,714 MiB/s over 128 threads of one VM, about 60 MiB/s per stream.
+	// StreamBytesPerSecond caps each request's body in either direction. Fitted from seed 003 (not
+	// published): gcsfuse read 7,714 MiB/s over 128 threads of one VM, about 60 MiB/s per stream.
+	// So seed 003's bandwidths are calibration, not matches; for the other seeds it is a
+	// prediction (provenance.go, `persistlab lab model bucket`).
 	StreamBytesPerSecond float64
 	// ObjectUpdateInterval is the per-object write limit (published: 1 s); ObjectUpdateBurst how
 	// many writes may come at once before it applies (assumption: GCS tolerates short bursts).

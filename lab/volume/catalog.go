@@ -33,6 +33,9 @@ import (
 // figures (seed 004: HDD minimum 500 GB, io1 at 50 IOPS/GiB; seed 001: the Cloud SQL console), and
 // Google's PD page structure. The rest (gp3, io1/io2 maxima, PD per-GiB rates, c4.large) are the
 // pages' 2024 figures as recorded here without a copy at hand: to verify against the live pages.
+// Found again on 2026-11-24 in stored copies: gp3's 3,000-16,000 IOPS, io1's 100-64,000 IOPS and
+// 50 IOPS per GiB, st1's per-TiB rates and 125 GiB minimum, and PD's per-GiB IOPS and throughput
+// (the page now writes MiBps). Each figure's kind, source and check: provenance.go.
 // Service times are not published: each is an assumption, named as one, and settable (option
 // latency).
 
