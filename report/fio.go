@@ -151,30 +151,43 @@ func optPct(m map[string]float64, k string) string {
 	return "-"
 }
 
-// cacheBackends finds the gcsfuse entries without and with the file cache, by their options.
-func cacheBackends(r *Results) (off, on string) {
+// cacheBackends finds, by their options, the first gcsfuse entry without the file cache and every
+// one with it (seed 002's configuration and its variants), in the scenario's order.
+func cacheBackends(r *Results) (off string, on []string) {
 	for _, b := range r.Scenario.Backends {
 		if b.Name != "gcsfuse" {
 			continue
 		}
 		switch b.Options["file_cache"] {
 		case "on", "true":
-			on = b.ID()
+			on = append(on, b.ID())
 		default:
-			off = b.ID()
+			if off == "" {
+				off = b.ID()
+			}
 		}
 	}
 	return off, on
 }
 
 // writeSeed002Hypotheses answers seed 002's four hypotheses wherever the run has gcsfuse without
-// and with its file cache over file sizes and read/write modes.
+// and with its file cache over file sizes and read/write modes: once for each entry with the
+// cache, against the one without.
 func writeSeed002Hypotheses(w io.Writer, r *Results) {
-	off, on := cacheBackends(r)
-	sizes, ok := r.Scenario.Sweep.Get("file_size")
-	if off == "" || on == "" || !ok {
+	off, ons := cacheBackends(r)
+	if _, ok := r.Scenario.Sweep.Get("file_size"); !ok || off == "" || len(ons) == 0 {
 		return
 	}
+	for _, on := range ons {
+		writeSeed002Pair(w, r, off, on)
+	}
+	fmt.Fprintln(w, "  (the seed answered all four true; its published table is an image, so only its verdicts can be set beside ours)")
+}
+
+// writeSeed002Pair answers the four hypotheses for gcsfuse without the file cache (off) against
+// one entry with it (on).
+func writeSeed002Pair(w io.Writer, r *Results, off, on string) {
+	sizes, _ := r.Scenario.Sweep.Get("file_size")
 	mibs := func(backend, rw, size string) (float64, bool) {
 		for _, a := range r.Aggregates {
 			if a.Backend == backend && r.sameParam(backend, "rw", a.Params["rw"], rw) && a.Params["file_size"] == size {
@@ -243,7 +256,13 @@ func writeSeed002Hypotheses(w io.Writer, r *Results) {
 	rand := compare("", "randwrite", alike)
 	writes.held, writes.total = append(writes.held, rand.held...), writes.total+rand.total
 	verdicts = append(verdicts, small, writes)
-	fmt.Fprintf(w, "\nseed 002's hypotheses, answered (%s without the file cache against %s with it)\n", off, on)
+	setting := ""
+	for _, b := range r.Scenario.Backends {
+		if v := b.Options["file_cache_for_range_read"]; b.ID() == on && v != "" {
+			setting = ", file_cache_for_range_read " + v
+		}
+	}
+	fmt.Fprintf(w, "\nseed 002's hypotheses, answered (%s without the file cache against %s with it%s)\n", off, on, setting)
 	for i, v := range verdicts {
 		if v.total == 0 {
 			fmt.Fprintf(w, "  %d. %s: not measured\n", i+1, v.claim)
@@ -263,7 +282,6 @@ func writeSeed002Hypotheses(w io.Writer, r *Results) {
 		}
 		fmt.Fprintf(w, "  %d. %s: %s (%d of %d: %s)\n", i+1, v.claim, answer, held, v.total, strings.Join(v.held, "; "))
 	}
-	fmt.Fprintln(w, "  (the seed answered all four true; its published table is an image, so only its verdicts can be set beside ours)")
 }
 
 // fioCharts draws MiB/s against the sweep's first numeric axis, one chart per combination of the

@@ -57,6 +57,44 @@ func TestSeed002HypothesesFollowTheMeasurements(t *testing.T) {
 	}
 }
 
+// With seed 002's configuration and a variant of it, each cache entry is judged against gcsfuse
+// without the cache, in the scenario's order, and the seed's verdicts are recalled once.
+func TestSeed002HypothesesPerCacheVariant(t *testing.T) {
+	backends := []scenario.BackendSpec{{Name: "gcsfuse"},
+		{Name: "gcsfuse", Label: "gcsfuse-cache", Options: map[string]string{"file_cache": "on", "file_cache_for_range_read": "false"}},
+		{Name: "gcsfuse", Label: "gcsfuse-cache-range", Options: map[string]string{"file_cache": "on", "file_cache_for_range_read": "true"}}}
+	sweep := scenario.Sweep{{Name: "file_size", Values: []string{"10KiB", "1GiB"}}, {Name: "rw", Values: []string{"read", "randread", "write", "randwrite"}}}
+	r := fioResults(t, backends, sweep, func(b string, p map[string]string) float64 {
+		switch {
+		case b == "gcsfuse-cache" && p["rw"] == "read", b == "gcsfuse-cache-range" && strings.Contains(p["rw"], "read"):
+			return 300 // the seed's cache speeds up reads; the variant random reads too
+		}
+		return 100
+	})
+	var out bytes.Buffer
+	WriteTables(&out, r)
+	text := out.String()
+	plain := strings.Index(text, "(gcsfuse without the file cache against gcsfuse-cache with it, file_cache_for_range_read false)")
+	ranged := strings.Index(text, "(gcsfuse without the file cache against gcsfuse-cache-range with it, file_cache_for_range_read true)")
+	if plain < 0 || ranged < plain {
+		t.Fatalf("want a block per cache entry, in order:\n%s", text)
+	}
+	for _, c := range []struct{ block, want string }{
+		{text[plain:ranged], "1. read is faster with the cache: TRUE (2 of 2"},
+		{text[plain:ranged], "2. random read is faster with the cache: FALSE (0 of 2: NOT 10KiB 100.0 vs 100.0 MiB/s"},
+		{text[ranged:], "1. read is faster with the cache: TRUE (2 of 2"},
+		{text[ranged:], "2. random read is faster with the cache: TRUE (2 of 2: 10KiB 100.0 vs 300.0 MiB/s"},
+		{text[ranged:], "4. writes are alike with and without the cache (within 0.8-1.25x): TRUE (4 of 4"},
+	} {
+		if !strings.Contains(c.block, c.want) {
+			t.Errorf("want %q in:\n%s", c.want, c.block)
+		}
+	}
+	if n := strings.Count(text, "the seed answered all four true"); n != 1 {
+		t.Errorf("the seed's verdicts recalled %d times:\n%s", n, text)
+	}
+}
+
 // Seed 003's shape: one linked axis whose block size follows the file size. Ratios are set beside
 // the published ones, and charts draw MiB/s against the file size, one per rw, not per block size.
 func TestSeed003RatiosAndChartsOverALinkedAxis(t *testing.T) {

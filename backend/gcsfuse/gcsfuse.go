@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +47,8 @@ type GCSFuse struct {
 	bin       string
 	model     bucket.Model
 	fileCache bool
+	rangeRead bool     // --file-cache-cache-file-for-range-read (option file_cache_for_range_read)
+	cacheArgs []string // the metadata cache options' flags, in metadataCacheOptions' order
 	flags     []string
 	endpoint  string // an external JSON API endpoint; "" to serve the lab bucket in-process
 	bucket    string
@@ -65,9 +69,24 @@ type instance struct {
 	child   *proc.Child
 }
 
+// Options are the backend's own option names; the bucket model's (bucket.ModelOptions) follow them.
+var Options = []string{"file_cache", "file_cache_for_range_read", "stat_cache_max_size_mb", "metadata_cache_ttl_secs",
+	"flags", "endpoint", "bucket", "ceiling_probe"}
+
+// The metadata cache options: each sets the gcsfuse flag of its name, within the bounds gcsfuse
+// itself accepts (its cfg/validate.go); unset, gcsfuse's default holds (3.11: 34 MiB, 60 s).
+var metadataCacheOptions = []struct {
+	option, flag string
+	lo, hi       int64
+	want         string
+}{
+	{"stat_cache_max_size_mb", "--stat-cache-max-size-mb", -1, 1<<44 - 1, "MiB, -1 for no limit, 0 for no stat cache"},
+	{"metadata_cache_ttl_secs", "--metadata-cache-ttl-secs", -1, math.MaxInt64 / int64(time.Second), "seconds, -1 for no expiry, 0 for no metadata cache"},
+}
+
 // New checks the options and finds the gcsfuse binary.
 func New(env backend.Env) (backend.Backend, error) {
-	allowed := append([]string{"file_cache", "flags", "endpoint", "bucket", "ceiling_probe"}, bucket.ModelOptions...)
+	allowed := append(slices.Clone(Options), bucket.ModelOptions...)
 	if err := backend.CheckOptions(Name, env.Options, allowed...); err != nil {
 		return nil, err
 	}
@@ -88,6 +107,31 @@ func New(env backend.Env) (backend.Backend, error) {
 		g.fileCache = true
 	default:
 		return nil, fmt.Errorf("backend %q: option file_cache %q: want on or off", Name, v)
+	}
+	// Whether a read that does not start at offset 0 downloads the whole file into the cache; off
+	// (gcsfuse's default), such a read of an uncached file goes to the bucket and caches nothing.
+	if v, ok := env.Options["file_cache_for_range_read"]; ok {
+		switch v {
+		case "on", "true":
+			g.rangeRead = true
+		case "off", "false":
+		default:
+			return nil, fmt.Errorf("backend %q: option file_cache_for_range_read %q: want true or false", Name, v)
+		}
+		if !g.fileCache {
+			return nil, fmt.Errorf("backend %q: option file_cache_for_range_read %q applies to the file cache, which is off: set file_cache: on as well, or drop it", Name, v)
+		}
+	}
+	for _, o := range metadataCacheOptions {
+		v, ok := env.Options[o.option]
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < o.lo || n > o.hi {
+			return nil, fmt.Errorf("backend %q: option %s %q: want a whole number of %s, from %d to %d", Name, o.option, v, o.want, o.lo, o.hi)
+		}
+		g.cacheArgs = append(g.cacheArgs, fmt.Sprintf("%s=%d", o.flag, n))
 	}
 	g.flags = strings.Fields(env.Options["flags"])
 	g.endpoint = env.Options["endpoint"]
@@ -165,9 +209,8 @@ func (g *GCSFuse) mountInstance(ctx context.Context, wrap []string) (backend.Tar
 		if err := os.MkdirAll(in.cache, 0o755); err != nil {
 			return backend.Target{}, err
 		}
-		// The file cache settings of seed 002: unlimited size, whole files cached for range reads.
-		args = append(args, "--cache-dir="+in.cache, "--file-cache-max-size-mb=-1", "--file-cache-cache-file-for-range-read")
 	}
+	args = append(args, g.cacheFlags(in.cache)...)
 	args = append(args, g.flags...)
 	args = append(args, g.bucket, in.mount)
 	log := filepath.Join(g.env.WorkDir, "gcsfuse.log")
@@ -193,6 +236,18 @@ func (g *GCSFuse) mountInstance(ctx context.Context, wrap []string) (backend.Tar
 		}
 	}
 	return backend.Target{Dir: in.mount}, nil
+}
+
+// cacheFlags are the gcsfuse flags of the cache options, the file cache's in dir when it is on.
+// The file cache is seed 002's: unlimited size (max-size-mb -1), and whole files cached on range
+// reads only with option file_cache_for_range_read (the seed wrote false).
+func (g *GCSFuse) cacheFlags(dir string) []string {
+	var args []string
+	if g.fileCache {
+		// Said either way, as the seed's configuration file says it, not left to gcsfuse's default.
+		args = append(args, "--cache-dir="+dir, "--file-cache-max-size-mb=-1", "--file-cache-cache-file-for-range-read="+strconv.FormatBool(g.rangeRead))
+	}
+	return append(args, g.cacheArgs...)
 }
 
 // AddInstance mounts the same bucket from another instance, as a second Cloud Run instance of

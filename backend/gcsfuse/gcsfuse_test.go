@@ -117,6 +117,82 @@ func TestCeilingProbe(t *testing.T) {
 	}
 }
 
+// The cache options become gcsfuse flags: the file cache's range-read setting said either way
+// when the cache is on and never when it is off, the metadata cache's only when set.
+func TestCacheOptionsMakeFlags(t *testing.T) {
+	const rangeRead = "--file-cache-cache-file-for-range-read"
+	for _, c := range []struct {
+		opts      map[string]string
+		want, not []string
+	}{
+		{map[string]string{}, nil, []string{"--cache-dir", rangeRead, "--stat-cache-max-size-mb", "--metadata-cache-ttl-secs"}},
+		{map[string]string{"file_cache": "on"}, []string{"--cache-dir=/c", "--file-cache-max-size-mb=-1", rangeRead + "=false"}, []string{rangeRead + "=true"}},
+		{map[string]string{"file_cache": "on", "file_cache_for_range_read": "false"}, []string{rangeRead + "=false"}, []string{rangeRead + "=true"}},
+		{map[string]string{"file_cache": "on", "file_cache_for_range_read": "true"}, []string{rangeRead + "=true"}, []string{rangeRead + "=false"}},
+		{map[string]string{"file_cache": "on", "stat_cache_max_size_mb": "32", "metadata_cache_ttl_secs": "3600"},
+			[]string{"--stat-cache-max-size-mb=32", "--metadata-cache-ttl-secs=3600", rangeRead + "=false"}, nil},
+		{map[string]string{"stat_cache_max_size_mb": "-1", "metadata_cache_ttl_secs": "0"},
+			[]string{"--stat-cache-max-size-mb=-1", "--metadata-cache-ttl-secs=0"}, []string{"--cache-dir", rangeRead}},
+	} {
+		b, err := New(backend.Env{WorkDir: t.TempDir(), Options: c.opts})
+		if err != nil {
+			t.Errorf("%v: %v", c.opts, err)
+			continue
+		}
+		args := strings.Join(b.(*GCSFuse).cacheFlags("/c"), " ") + " "
+		for _, w := range c.want {
+			if !strings.Contains(args, w+" ") {
+				t.Errorf("%v: flags %q lack %s", c.opts, args, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(args, n) {
+				t.Errorf("%v: flags %q have %s", c.opts, args, n)
+			}
+		}
+	}
+	for _, c := range []struct {
+		opts map[string]string
+		want string
+	}{
+		{map[string]string{"file_cache_for_range_read": "true"}, `file_cache_for_range_read "true" applies to the file cache, which is off`},
+		{map[string]string{"file_cache": "off", "file_cache_for_range_read": "false"}, `file_cache_for_range_read "false" applies to the file cache`},
+		{map[string]string{"file_cache": "on", "file_cache_for_range_read": "yes please"}, `file_cache_for_range_read "yes please": want true or false`},
+		{map[string]string{"stat_cache_max_size_mb": "-2"}, `stat_cache_max_size_mb "-2"`},
+		{map[string]string{"stat_cache_max_size_mb": "32MiB"}, `stat_cache_max_size_mb "32MiB"`},
+		{map[string]string{"metadata_cache_ttl_secs": "9223372037"}, `metadata_cache_ttl_secs "9223372037": want a whole number of seconds`},
+		{map[string]string{"type_cache_max_size_mb": "4"}, `option "type_cache_max_size_mb" (value "4") is unknown`},
+	} {
+		if _, err := New(backend.Env{WorkDir: t.TempDir(), Options: c.opts}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error with %q", c.opts, err, c.want)
+		}
+	}
+}
+
+// The real gcsfuse takes the cache flags: seed 002's cache settings with range reads cached, as
+// gcsfuse logs the configuration it mounted with.
+func TestCacheOptionsReachGcsfuse(t *testing.T) {
+	work := t.TempDir()
+	b, err := New(backend.Env{WorkDir: work, Options: map[string]string{"model": "no-delay", "file_cache": "on",
+		"file_cache_for_range_read": "true", "stat_cache_max_size_mb": "32", "metadata_cache_ttl_secs": "3600"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop(context.Background())
+	if _, err := b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile(filepath.Join(work, "gcsfuse.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"CacheFileForRangeRead":true`, `"MaxSizeMb":-1`, `"StatCacheMaxSizeMb":32`, `"TtlSecs":3600`} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("gcsfuse's configuration lacks %s:\n%s", want, log)
+		}
+	}
+}
+
 func TestBadInputLeavesNothingMounted(t *testing.T) {
 	work := t.TempDir()
 	before := conformance.Snapshot(t, filepath.Dir(work))
