@@ -14,7 +14,7 @@ const usage = `persistlab: where should an app's data live, and what does that c
 
 usage:
   persistlab run SCENARIO|FILE.yaml [flags]   run an experiment and print its tables
-  persistlab scenarios [show NAME]            list the built-in scenarios, or print one
+  persistlab scenarios [show NAME [--provenance]]   list the built-in scenarios, print one, or where its figures come from
   persistlab report RESULTS.json [--html F] [--csv F] [--force]   tables again; an HTML page with charts; CSV
   persistlab compare A.json B.json            B against A, cell by cell, with verdicts where runs allow
   persistlab clean [DIR...] [--dry-run]       remove what killed runs left: mounts, processes, work dirs
@@ -23,6 +23,7 @@ usage:
   persistlab load --url URL [flags]           drive HTTP load at any endpoint on loopback
   persistlab lab serve [flags]                run the emulated GCS bucket alone
   persistlab lab volume --type T --size S --mount DIR   an emulated cloud volume for your own tools
+  persistlab lab model [bucket|volume|app|all] [--markdown]   each model figure: published, assumed or fitted
 
 Run "persistlab COMMAND -h" for a command's flags.
 `
