@@ -184,9 +184,55 @@ func writeSeed002Hypotheses(w io.Writer, r *Results) {
 	fmt.Fprintln(w, "  (the seed answered all four true; its published table is an image, so only its verdicts can be set beside ours)")
 }
 
+// seed002Verdict is one of seed 002's hypotheses over the cases the run measured: each case's
+// mark, "NOT ..." where it does not hold.
+type seed002Verdict struct {
+	claim string
+	held  []string
+	total int
+}
+
+// holding counts the cases where the claim holds.
+func (v seed002Verdict) holding() int {
+	n := 0
+	for _, h := range v.held {
+		if !strings.HasPrefix(h, "NOT ") {
+			n++
+		}
+	}
+	return n
+}
+
 // writeSeed002Pair answers the four hypotheses for gcsfuse without the file cache (off) against
 // one entry with it (on).
 func writeSeed002Pair(w io.Writer, r *Results, off, on string) {
+	verdicts := seed002Verdicts(r, off, on)
+	setting := ""
+	for _, b := range r.Scenario.Backends {
+		if v := b.Options["file_cache_for_range_read"]; b.ID() == on && v != "" {
+			setting = ", file_cache_for_range_read " + v
+		}
+	}
+	fmt.Fprintf(w, "\nseed 002's hypotheses, answered (%s without the file cache against %s with it%s)\n", off, on, setting)
+	for i, v := range verdicts {
+		if v.total == 0 {
+			fmt.Fprintf(w, "  %d. %s: not measured\n", i+1, v.claim)
+			continue
+		}
+		held := v.holding()
+		answer := "FALSE"
+		if held == v.total {
+			answer = "TRUE"
+		} else if held > 0 {
+			answer = "PARTLY"
+		}
+		fmt.Fprintf(w, "  %d. %s: %s (%d of %d: %s)\n", i+1, v.claim, answer, held, v.total, strings.Join(v.held, "; "))
+	}
+}
+
+// seed002Verdicts tests the four hypotheses on gcsfuse without the file cache (off) against one
+// entry with it (on), case by case.
+func seed002Verdicts(r *Results, off, on string) []seed002Verdict {
 	sizes, _ := r.Scenario.Sweep.Get("file_size")
 	mibs := func(backend, rw, size string) (float64, bool) {
 		for _, a := range r.Aggregates {
@@ -196,11 +242,7 @@ func writeSeed002Pair(w io.Writer, r *Results, off, on string) {
 		}
 		return 0, false
 	}
-	type verdict struct {
-		claim string
-		held  []string
-		total int
-	}
+	type verdict = seed002Verdict
 	compare := func(claim, rw string, holds func(offV, onV float64) bool) verdict {
 		v := verdict{claim: claim}
 		for _, s := range sizes.Values {
@@ -255,33 +297,7 @@ func writeSeed002Pair(w io.Writer, r *Results, off, on string) {
 	writes := compare("writes are alike with and without the cache (within 0.8-1.25x)", "write", alike)
 	rand := compare("", "randwrite", alike)
 	writes.held, writes.total = append(writes.held, rand.held...), writes.total+rand.total
-	verdicts = append(verdicts, small, writes)
-	setting := ""
-	for _, b := range r.Scenario.Backends {
-		if v := b.Options["file_cache_for_range_read"]; b.ID() == on && v != "" {
-			setting = ", file_cache_for_range_read " + v
-		}
-	}
-	fmt.Fprintf(w, "\nseed 002's hypotheses, answered (%s without the file cache against %s with it%s)\n", off, on, setting)
-	for i, v := range verdicts {
-		if v.total == 0 {
-			fmt.Fprintf(w, "  %d. %s: not measured\n", i+1, v.claim)
-			continue
-		}
-		held := 0
-		for _, h := range v.held {
-			if !strings.HasPrefix(h, "NOT ") {
-				held++
-			}
-		}
-		answer := "FALSE"
-		if held == v.total {
-			answer = "TRUE"
-		} else if held > 0 {
-			answer = "PARTLY"
-		}
-		fmt.Fprintf(w, "  %d. %s: %s (%d of %d: %s)\n", i+1, v.claim, answer, held, v.total, strings.Join(v.held, "; "))
-	}
+	return append(verdicts, small, writes)
 }
 
 // fioCharts draws MiB/s against the sweep's first numeric axis, one chart per combination of the

@@ -49,6 +49,7 @@ func (s Score) Prediction() bool { return s.Measured && s.Calibration == "" }
 var seedScores = map[string]func(r *Results) []Score{
 	"000": seed000Scores,
 	"001": seed001Scores,
+	"002": seed002Scores,
 	"003": seed003Scores,
 	"004": seed004Scores,
 }

@@ -296,3 +296,25 @@ func publishedSize(p *scenario.Published, row []scenario.Value) float64 {
 	}
 	return 0
 }
+
+// seed002Scores: the seed's four hypotheses, each of which it found true in every case, as the
+// share of the cases where ours holds, for the seed's written configuration (the first entry with
+// the file cache; its variants are answered in the hypotheses above the scoreboard).
+func seed002Scores(r *Results) []Score {
+	off, on := cacheBackends(r)
+	if off == "" || len(on) == 0 {
+		return nil
+	}
+	var out []Score
+	for i, v := range seed002Verdicts(r, off, on[0]) {
+		s := Score{Figure: fmt.Sprintf("hypothesis %d holds, share of cases (%s)", i+1, on[0]), Seed: 1}
+		if i == 0 {
+			s.Note = "seed: each hypothesis true (◯); ours, the share of file sizes and modes where it holds"
+		}
+		if v.total > 0 {
+			s.Ours, s.Measured = float64(v.holding())/float64(v.total), true
+		}
+		out = append(out, s)
+	}
+	return out
+}

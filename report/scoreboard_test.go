@@ -193,3 +193,38 @@ func TestSeed003ScoresAreCalibration(t *testing.T) {
 		t.Errorf("tally %+v", tally)
 	}
 }
+
+// Seed 002's hypotheses score as the share of cases where ours holds each, for the seed's own
+// configuration (the first entry with the cache), against the seed's "true in every case".
+func TestSeed002ScoresAreTheShareOfCasesHeld(t *testing.T) {
+	backends := []scenario.BackendSpec{{Name: "gcsfuse"}, {Name: "gcsfuse", Label: "gcsfuse-cache", Options: map[string]string{"file_cache": "on"}},
+		{Name: "gcsfuse", Label: "gcsfuse-cache-range", Options: map[string]string{"file_cache": "on", "file_cache_for_range_read": "true"}}}
+	sweep := scenario.Sweep{{Name: "file_size", Values: []string{"10KiB", "1GiB"}}, {Name: "rw", Values: []string{"read", "randread", "write", "randwrite"}}}
+	r := fioResults(t, backends, sweep, func(b string, p map[string]string) float64 {
+		v := 100.0
+		if p["file_size"] == "10KiB" {
+			v = 1
+		}
+		if b != "gcsfuse" && p["rw"] == "randread" && p["file_size"] == "1GiB" {
+			v *= 3 // faster at one size of two: hypothesis 2 holds in half the cases
+		}
+		if b == "gcsfuse-cache-range" && p["rw"] == "read" {
+			v *= 3 // the variant only: not the seed's configuration, not scored
+		}
+		return v
+	})
+	r.Scenario.Seed = "002"
+	scores := r.Scoreboard()
+	want := []float64{0, 0.5, 1, 1}
+	if len(scores) != len(want) {
+		t.Fatalf("%d scores, want %d: %+v", len(scores), len(want), scores)
+	}
+	for i, s := range scores {
+		if s.Seed != 1 || s.Ours != want[i] || !s.Measured || !strings.Contains(s.Figure, "(gcsfuse-cache)") {
+			t.Errorf("score %d: %+v, want %v of the cases for gcsfuse-cache", i+1, s, want[i])
+		}
+	}
+	if tally := Tally(scores); tally != (ScoreTally{Predictions: 4, Within: 2}) {
+		t.Errorf("tally %+v", tally)
+	}
+}
