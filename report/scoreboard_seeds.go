@@ -216,21 +216,19 @@ var seed003Bandwidth = []string{"DefaultModel().StreamBytesPerSecond"}
 // machine (bandwidth over bandwidth, same mode or same file size), from the scenario's published
 // rows and ours at the same points.
 func seed003Scores(r *Results) []Score {
-	bw := map[string]map[float64][2]float64{} // rw: file size: seed, ours MiB/s
+	ours := map[string]map[float64]float64{} // rw: file size: our MiB/s at the published row's point
 	for i := range r.Scenario.Published {
 		p := &r.Scenario.Published[i]
 		rw := p.Params["rw"]
 		if rw == "" {
 			continue
 		}
-		if bw[rw] == nil {
-			bw[rw] = map[float64][2]float64{}
+		if ours[rw] == nil {
+			ours[rw] = map[float64]float64{}
 		}
 		for _, sr := range r.seedRows(p) {
-			seed, ok := sr.seed(p, "mib_s")
-			size := publishedSize(p, sr.row)
-			if ok && size > 0 && sr.ours.Median["mib_s"] > 0 {
-				bw[rw][size] = [2]float64{seed, sr.ours.Median["mib_s"]}
+			if size := publishedSize(p, sr.row); size > 0 && sr.ours.Median["mib_s"] > 0 {
+				ours[rw][size] = sr.ours.Median["mib_s"]
 			}
 		}
 	}
@@ -262,8 +260,8 @@ func seed003Scores(r *Results) []Score {
 			return Score{}
 		}
 		s.Seed = x / y
-		if a, b := bw[rwA][sizeA], bw[rwB][sizeB]; a[1] > 0 && b[1] > 0 {
-			s.Ours, s.Measured = a[1]/b[1], true
+		if a, b := ours[rwA][sizeA], ours[rwB][sizeB]; a > 0 && b > 0 {
+			s.Ours, s.Measured = a/b, true
 		}
 		return s
 	}

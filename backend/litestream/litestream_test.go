@@ -32,23 +32,7 @@ func TestReplicatesAndRestores(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Stop(context.Background())
-	target, err := b.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(target.Dir, needs.SQLite)+"?_journal_mode=WAL")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE TABLE t (n INTEGER)`); err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= 50; i++ {
-		if _, err := db.Exec(`INSERT INTO t VALUES (?)`, i); err != nil {
-			t.Fatal(err)
-		}
-	}
+	commitRows(t, b, 50)
 	lastCommit := time.Now()
 	lag, err := b.(*Litestream).ReplicationLag(context.Background(), lastCommit)
 	if err != nil {
@@ -84,6 +68,28 @@ func TestReplicatesAndRestores(t *testing.T) {
 	}
 }
 
+// commitRows starts the backend and commits rows 1..n into table t of its database, in WAL mode.
+func commitRows(t *testing.T, b backend.Backend, n int) {
+	t.Helper()
+	target, err := b.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(target.Dir, needs.SQLite)+"?_journal_mode=WAL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE t (n INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		if _, err := db.Exec(`INSERT INTO t VALUES (?)`, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestBadOptions(t *testing.T) {
 	for opt, want := range map[string]string{"sync_interval=soon": "sync_interval", "model=s3": "model", "syncinterval=1s": "syncinterval"} {
 		k, v, _ := strings.Cut(opt, "=")
@@ -113,24 +119,8 @@ func TestLegacyVersionReplicatesAndRestores(t *testing.T) {
 	if got := b.Versions()["litestream"]; got != "v"+LegacyVersion {
 		t.Fatalf("version %q, want v%s", got, LegacyVersion)
 	}
-	target, err := b.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
 	started := time.Now()
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(target.Dir, needs.SQLite)+"?_journal_mode=WAL")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE TABLE t (n INTEGER)`); err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= 20; i++ {
-		if _, err := db.Exec(`INSERT INTO t VALUES (?)`, i); err != nil {
-			t.Fatal(err)
-		}
-	}
+	commitRows(t, b, 20)
 	if _, err := l.ReplicationLag(context.Background(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
