@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"persistlab/measure"
+	"persistlab/results"
 )
 
 // The bulkload workload's presentation (seed 001): per disk size and loader count the seed's
@@ -56,7 +57,7 @@ func steadyRate(s []measure.Point) (float64, bool) {
 
 // bulkloadRates adds to each row what the volume did per second in the steady part (the seed's
 // WriteOperations), median over runs, and the seed's own estimate of MB/s (pages x 16 KiB).
-func bulkloadRates(r *Results) {
+func bulkloadRates(r *results.Results) {
 	for i := range r.Aggregates {
 		a := &r.Aggregates[i]
 		var ops, mibs, held []float64
@@ -98,23 +99,14 @@ type bulkRow struct {
 	writeIOPS, writeMiBs, price float64
 }
 
-func bulkRows(r *Results) []bulkRow {
+func bulkRows(r *results.Results) []bulkRow {
 	var out []bulkRow
-	for _, b := range r.backendOrder() {
-		for _, a := range r.aggregatesOf(b) {
-			row := bulkRow{backend: b, loaders: r.resolvedFor(b, a.Params)["loaders"], m: a.Median}
-			if s, ok := volumeSpec(r, b); ok {
-				l := s.Limits()
-				row.gib = int(s.SizeBytes >> 30)
-				row.writeIOPS = l.BaseIOPS
-				if l.WriteIOPS > 0 {
-					row.writeIOPS = l.WriteIOPS
-				}
-				row.writeMiBs = l.BaseMiBps
-				if l.WriteMiBps > 0 {
-					row.writeMiBs = l.WriteMiBps
-				}
-				row.price, _ = s.MonthlyUSD()
+	for _, b := range r.BackendOrder() {
+		for _, a := range r.AggregatesOf(b) {
+			row := bulkRow{backend: b, loaders: resolvedFor(r, b, a.Params)["loaders"], m: a.Median}
+			if m, ok := volumeModel(r, b); ok {
+				row.gib = int(m.SizeBytes >> 30)
+				row.writeIOPS, row.writeMiBs, row.price = m.WriteIOPS, m.WriteMiBps, m.MonthlyUSD
 			}
 			out = append(out, row)
 		}
@@ -122,12 +114,12 @@ func bulkRows(r *Results) []bulkRow {
 	return out
 }
 
-func bulkloadTables(w io.Writer, r *Results) {
+func bulkloadTables(w io.Writer, r *results.Results) {
 	rows := bulkRows(r)
 	if len(rows) == 0 {
 		return
 	}
-	p := r.fixedParams()
+	p := fixedParams(r)
 	fmt.Fprintf(w, "bulkload: LOAD DATA LOCAL INFILE of %s rows of %s bytes per loader; rates are means over the steady middle of the load (its first and last tenth left out)\n", p["rows"], p["row_bytes"])
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\tdisk GB\tloaders\twrite IOPS limit\twrite ops/s\tof limit\tpages/s\tpages MB/s\tdata MiB/s\tredo MiB/s\tdisk MiB/s\theld by disk\tredo age MiB\treceived MiB/s\tserver cpu\ttotal s\trows/s\twarnings\ttable MiB\t$/month\t")

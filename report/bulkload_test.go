@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"persistlab/measure"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -20,7 +21,7 @@ func TestBulkloadReportFindsThePlateauAndItsBound(t *testing.T) {
 	}
 	spec := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "bulkload", Params: map[string]string{"rows": "1000", "row_bytes": "1000", "loaders": "1"}},
 		Backends: backends, Repeat: 1}
-	r := &Results{Schema: Schema, Scenario: spec}
+	r := &results.Results{Schema: results.Schema, Scenario: spec}
 	ops := map[string]float64{"sql-50": 1500, "sql-100": 2900, "sql-200": 5000, "sql-400": 5200, "sql-600": 5300} // the disk's limit, then a plateau
 	for _, c := range spec.Plan() {
 		var series, held []measure.Point
@@ -28,10 +29,10 @@ func TestBulkloadReportFindsThePlateauAndItsBound(t *testing.T) {
 			series = append(series, measure.Point{T: float64(i), V: float64(i) * ops[c.Backend]})
 			held = append(held, measure.Point{T: float64(i), V: float64(i) * 0.5})
 		}
-		r.Cells = append(r.Cells, Cell{Cell: c, Metrics: map[string]float64{"pages_written_per_s": ops[c.Backend] * 0.8, "server_cpu_util": 0.7, "total_s": 100, "checkpoint_age_mib": 75},
+		r.Cells = append(r.Cells, results.Cell{Cell: c, Metrics: map[string]float64{"pages_written_per_s": ops[c.Backend] * 0.8, "server_cpu_util": 0.7, "total_s": 100, "checkpoint_age_mib": 75},
 			Series: map[string][]measure.Point{"backend.volume_write_ops": series, "backend.volume_throttled_s": held}})
 	}
-	r.Summarize()
+	Summarize(r)
 	if got := r.Aggregates[0].Median["volume_write_ops_per_s"]; got != 1500 {
 		t.Fatalf("steady write ops of the 50 GB disk: %v, want 1500", got)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"persistlab/measure"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -31,7 +32,7 @@ type Series struct {
 
 // ChartsFor returns the charts of r's workload, drawn by its presenter, then the backends'
 // counters sampled over the cells (a volume's burst credits draining).
-func ChartsFor(r *Results) ([]Chart, error) {
+func ChartsFor(r *results.Results) ([]Chart, error) {
 	var charts []Chart
 	if p := presenterOf(r); p.Charts != nil {
 		c, err := p.Charts(r)
@@ -45,7 +46,7 @@ func ChartsFor(r *Results) ([]Chart, error) {
 
 // backendSeriesCharts draws each sampled backend counter (series "backend.KEY") against the
 // cell's time: a line per cell of the first repeat, in plan order.
-func backendSeriesCharts(r *Results) []Chart {
+func backendSeriesCharts(r *results.Results) []Chart {
 	byKey := map[string]*Chart{}
 	var keys []string
 	for _, c := range r.Cells {
@@ -83,14 +84,14 @@ func backendSeriesCharts(r *Results) []Chart {
 }
 
 // genericCharts draws nothing: a workload without a presenter has tables only.
-func genericCharts(*Results) ([]Chart, error) { return nil, nil }
+func genericCharts(*results.Results) ([]Chart, error) { return nil, nil }
 
 // counterCharts: latency against VUs (med, avg, p95 per backend, with the seed's as dashed lines),
 // requests/s against VUs, and the latency distribution of the busiest cell of each backend.
-func counterCharts(r *Results) ([]Chart, error) {
+func counterCharts(r *results.Results) ([]Chart, error) {
 	latency := Chart{ID: "latency", Title: "Latency against virtual users (median over runs)", XLabel: "virtual users", YLabel: "ms"}
 	rate := Chart{ID: "rate", Title: "Requests per second against virtual users", XLabel: "virtual users", YLabel: "requests/s"}
-	for _, b := range r.backendOrder() {
+	for _, b := range r.BackendOrder() {
 		med, avg, p95 := Series{Name: b + " med", Group: b, Style: "solid"}, Series{Name: b + " avg", Group: b, Style: "thick"}, Series{Name: b + " p95", Group: b, Style: "dotted"}
 		rps := Series{Name: b, Group: b, Style: "thick"}
 		for _, a := range r.Aggregates {
@@ -108,12 +109,12 @@ func counterCharts(r *Results) ([]Chart, error) {
 		}
 		latency.Series = append(latency.Series, med, avg, p95)
 		rate.Series = append(rate.Series, rps)
-		if p := r.published(b); p != nil {
+		if p := r.Published(b); p != nil {
 			latency.Series = append(latency.Series, publishedSeries(p, "avg_ms", "seed "+b+" avg", b)...)
 		}
 	}
 	dist := Chart{ID: "distribution", Title: "Latency distribution at the highest VU level (first run)", XLabel: "percentile", YLabel: "ms", LogX: true}
-	for _, b := range r.backendOrder() {
+	for _, b := range r.BackendOrder() {
 		cell := busiestCell(r, b)
 		if cell == nil || cell.Histograms["latency"] == "" {
 			continue
@@ -136,7 +137,7 @@ func counterCharts(r *Results) ([]Chart, error) {
 	}
 	lost := Chart{ID: "crash-lost", Title: "Acknowledged writes lost per crash", XLabel: "crash", YLabel: "writes lost"}
 	reach := Chart{ID: "crash-reach", Title: "How far back the loss reaches (first lost acknowledgement before the kill)", XLabel: "crash", YLabel: "ms"}
-	for _, b := range r.backendOrder() {
+	for _, b := range r.BackendOrder() {
 		sl, sr := Series{Name: b, Group: b, Style: "points"}, Series{Name: b, Group: b, Style: "points"}
 		for _, c := range r.Crashes {
 			if c.Backend == b && c.Failure == "" {
@@ -154,7 +155,7 @@ func counterCharts(r *Results) ([]Chart, error) {
 			charts = append(charts, c)
 		}
 	}
-	for _, b := range r.backendOrder() {
+	for _, b := range r.BackendOrder() {
 		if c, ok := momentsChart(r, b); ok {
 			charts = append(charts, c)
 		}
@@ -175,7 +176,7 @@ func publishedSeries(p *scenario.Published, column, name, group string) []Series
 	}
 	s := Series{Name: name, Group: group, Style: "dashed"}
 	for _, row := range p.Rows {
-		x, y := paramNumber(string(row[0])), paramNumber(string(row[col]))
+		x, y := results.ParamNumber(string(row[0])), results.ParamNumber(string(row[col]))
 		s.Points = append(s.Points, [2]float64{x, y})
 	}
 	sort.Slice(s.Points, func(i, j int) bool { return s.Points[i][0] < s.Points[j][0] })
@@ -183,16 +184,16 @@ func publishedSeries(p *scenario.Published, column, name, group string) []Series
 }
 
 // busiestCell is backend b's first successful run at its highest VU level.
-func busiestCell(r *Results, b string) *Cell {
-	var best *Cell
+func busiestCell(r *results.Results, b string) *results.Cell {
+	var best *results.Cell
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		if c.Backend != b || c.Failure != "" {
 			continue
 		}
-		vus, bestVUs := paramNumber(c.Params["vus"]), 0.0
+		vus, bestVUs := results.ParamNumber(c.Params["vus"]), 0.0
 		if best != nil {
-			bestVUs = paramNumber(best.Params["vus"])
+			bestVUs = results.ParamNumber(best.Params["vus"])
 		}
 		if best == nil || vus > bestVUs || (vus == bestVUs && c.Repeat < best.Repeat) {
 			best = c

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"persistlab/measure"
+	"persistlab/results"
 )
 
 // Comparison marks: a change under SameWithin is shown as no change.
@@ -30,7 +31,7 @@ type CompareRow struct {
 
 // compareMetrics is what compare rates for r's workload: its presenter's list, else every metric
 // the cells carry (lower taken as better, since no direction is known).
-func compareMetrics(r *Results) []CompareMetric {
+func compareMetrics(r *results.Results) []CompareMetric {
 	if m := presenterOf(r).Compare; len(m) > 0 {
 		return m
 	}
@@ -50,22 +51,22 @@ func compareMetrics(r *Results) []CompareMetric {
 
 // Compare lines up a and b cell by cell (backend and sweep point) and rates each metric's change.
 // Only-in-one cells are returned as missing; warnings say where the two runs differ in kind.
-func Compare(a, b *Results) (rows []CompareRow, missing []string) {
-	group := func(r *Results) (map[pointKey][]Cell, []pointKey) {
-		return groupByPoint(r, r.Cells, func(c Cell) (pointKey, bool) { return r.key(c.Cell), c.Failure == "" })
+func Compare(a, b *results.Results) (rows []CompareRow, missing []string) {
+	group := func(r *results.Results) (map[results.PointKey][]results.Cell, []results.PointKey) {
+		return results.GroupByPoint(r, r.Cells, func(c results.Cell) (results.PointKey, bool) { return r.Key(c.Cell), c.Failure == "" })
 	}
 	ga, order := group(a)
 	gb, orderB := group(b)
 	for _, k := range order {
 		cb, ok := gb[k]
 		if !ok {
-			missing = append(missing, fmt.Sprintf("%s at %s only in A", k.backend, k.point))
+			missing = append(missing, fmt.Sprintf("%s at %s only in A", k.Backend, k.Point))
 			continue
 		}
 		for _, m := range compareMetrics(a) {
-			get := func(c Cell) float64 { return c.M(m.Name) }
+			get := func(c results.Cell) float64 { return c.M(m.Name) }
 			va, vb := values(ga[k], get), values(cb, get)
-			row := CompareRow{Backend: k.backend, Point: k.point, Metric: m.Name, A: measure.Median(va), B: measure.Median(vb)}
+			row := CompareRow{Backend: k.Backend, Point: k.Point, Metric: m.Name, A: measure.Median(va), B: measure.Median(vb)}
 			row.Ratio = row.B / row.A
 			improved := (row.B < row.A) != m.HigherBetter
 			switch {
@@ -89,7 +90,7 @@ func Compare(a, b *Results) (rows []CompareRow, missing []string) {
 	}
 	for _, k := range orderB {
 		if _, ok := ga[k]; !ok {
-			missing = append(missing, fmt.Sprintf("%s at %s only in B", k.backend, k.point))
+			missing = append(missing, fmt.Sprintf("%s at %s only in B", k.Backend, k.Point))
 		}
 	}
 	return rows, missing
@@ -97,7 +98,7 @@ func Compare(a, b *Results) (rows []CompareRow, missing []string) {
 
 // fixedParams are the parameters every cell of the run shared: the workload's defaults (when the
 // results recorded them), overridden by the scenario's fixed values.
-func (r *Results) fixedParams() map[string]string {
+func fixedParams(r *results.Results) map[string]string {
 	out := map[string]string{}
 	for k, v := range r.Defaults {
 		out[k] = v
@@ -109,12 +110,12 @@ func (r *Results) fixedParams() map[string]string {
 }
 
 // differences lists what makes a and b different experiments, beyond the measured values.
-func differences(a, b *Results) []string {
+func differences(a, b *results.Results) []string {
 	var out []string
-	if a.workloadType() != b.workloadType() {
-		out = append(out, fmt.Sprintf("workload %q against %q", a.workloadType(), b.workloadType()))
+	if a.WorkloadType() != b.WorkloadType() {
+		out = append(out, fmt.Sprintf("workload %q against %q", a.WorkloadType(), b.WorkloadType()))
 	}
-	pa, pb := a.fixedParams(), b.fixedParams()
+	pa, pb := fixedParams(a), fixedParams(b)
 	keys := map[string]bool{}
 	for k := range pa {
 		keys[k] = true
@@ -139,7 +140,7 @@ func differences(a, b *Results) []string {
 	return out
 }
 
-func values(cells []Cell, get func(Cell) float64) []float64 {
+func values(cells []results.Cell, get func(results.Cell) float64) []float64 {
 	out := make([]float64, len(cells))
 	for i, c := range cells {
 		out[i] = get(c)
@@ -164,11 +165,11 @@ func maxOf(v []float64) float64 {
 }
 
 // WriteComparison prints the comparison of a (the baseline) and b.
-func WriteComparison(w io.Writer, aName, bName string, a, b *Results) {
+func WriteComparison(w io.Writer, aName, bName string, a, b *results.Results) {
 	fmt.Fprintf(w, "A: %s (%s, %s)\nB: %s (%s, %s)\n", aName, a.Scenario.Name, a.Started.Format("2006-01-02 15:04"),
 		bName, b.Scenario.Name, b.Started.Format("2006-01-02 15:04"))
 	if !comparable(a, b) {
-		fmt.Fprintf(w, "nothing to compare: A ran workload %q and B workload %q, whose cells measure different things\n", a.workloadType(), b.workloadType())
+		fmt.Fprintf(w, "nothing to compare: A ran workload %q and B workload %q, whose cells measure different things\n", a.WorkloadType(), b.WorkloadType())
 		return
 	}
 	rows, missing := Compare(a, b)
@@ -199,21 +200,21 @@ func ratioText(x, y float64) string {
 
 // comparable says whether a's and b's cells measure the same things: one workload, or two of one
 // family (seed 000's Go counter and a real app under the same HTTP load).
-func comparable(a, b *Results) bool { return Comparable(a.workloadType(), b.workloadType()) }
+func comparable(a, b *results.Results) bool { return Comparable(a.WorkloadType(), b.WorkloadType()) }
 
 // writeSlopesBeside sets seed 000's slopes of A, B and the seed side by side, per backend and for
 // each pair of backends: whether one app stands in for another where the seed is the judge.
-func writeSlopesBeside(w io.Writer, a, b *Results) {
+func writeSlopesBeside(w io.Writer, a, b *results.Results) {
 	if len(a.Fits) == 0 || len(b.Fits) == 0 {
 		return
 	}
-	fitOf := func(r *Results, backend string) (Fit, bool) {
+	fitOf := func(r *results.Results, backend string) (results.Fit, bool) {
 		for _, f := range r.Fits {
 			if f.Backend == backend {
 				return f, true
 			}
 		}
-		return Fit{}, false
+		return results.Fit{}, false
 	}
 	var both []string
 	for _, f := range a.Fits {
@@ -227,7 +228,7 @@ func writeSlopesBeside(w io.Writer, a, b *Results) {
 	fmt.Fprintf(w, "\nslope of avg latency against VUs, ms per VU (least squares through 0, every run)\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\tA\tB\tseed\tB/A\t")
-	seedOf := func(fa, fb Fit) float64 { return max(fa.Published, fb.Published) }
+	seedOf := func(fa, fb results.Fit) float64 { return max(fa.Published, fb.Published) }
 	for _, name := range both {
 		fa, _ := fitOf(a, name)
 		fb, _ := fitOf(b, name)

@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"strings"
 	"testing"
+
+	"persistlab/results"
 )
 
 func TestCompareWithItselfReportsNoChange(t *testing.T) {
@@ -24,8 +26,8 @@ func TestCompareWithItselfReportsNoChange(t *testing.T) {
 }
 
 // two runs per cell; b's latencies scaled by f and rate by 1/f
-func scaled(f float64, spread float64) *Results {
-	r := &Results{Schema: Schema, Scenario: counterSpec("x", "y")}
+func scaled(f float64, spread float64) *results.Results {
+	r := &results.Results{Schema: results.Schema, Scenario: counterSpec("x", "y")}
 	for rep := 1; rep <= 2; rep++ {
 		c := cell("x", 4, rep, 10*f+spread*float64(rep), 9*f+spread*float64(rep), 100, 100)
 		c.Metrics["p95_ms"], c.Metrics["p99_ms"], c.Metrics["rate"] = 20*f+spread*float64(rep), 30*f+spread*float64(rep), 400/f+10*spread*float64(rep)
@@ -59,7 +61,7 @@ func TestCompareMarksAndVerdicts(t *testing.T) {
 			t.Errorf("change inside the spread: %+v", row)
 		}
 	}
-	one := &Results{Schema: Schema, Scenario: counterSpec("x", "y"), Cells: []Cell{cell("x", 4, 1, 10, 9, 1, 1), cell("y", 2, 1, 1, 1, 1, 1)}}
+	one := &results.Results{Schema: results.Schema, Scenario: counterSpec("x", "y"), Cells: []results.Cell{cell("x", 4, 1, 10, 9, 1, 1), cell("y", 2, 1, 1, 1, 1, 1)}}
 	rows, missing := Compare(one, scaled(2, 0))
 	if len(missing) != 1 || !strings.Contains(missing[0], "y at vus=2 only in A") {
 		t.Errorf("missing %v", missing)
@@ -152,8 +154,8 @@ func TestCSVQuotesFormulas(t *testing.T) {
 func TestCompareSetsAnAppBesideTheCounter(t *testing.T) {
 	a, b := scaled(1, 0), scaled(1, 0)
 	b.Scenario.Workload.Type = "http"
-	a.Fits = []Fit{{Backend: "x", AvgMsPerVU: 2, Published: 8}, {Backend: "y", AvgMsPerVU: 1, Published: 4}}
-	b.Fits = []Fit{{Backend: "x", AvgMsPerVU: 6, Published: 8}, {Backend: "y", AvgMsPerVU: 4, Published: 4}}
+	a.Fits = []results.Fit{{Backend: "x", AvgMsPerVU: 2, Published: 8}, {Backend: "y", AvgMsPerVU: 1, Published: 4}}
+	b.Fits = []results.Fit{{Backend: "x", AvgMsPerVU: 6, Published: 8}, {Backend: "y", AvgMsPerVU: 4, Published: 4}}
 	var out bytes.Buffer
 	WriteComparison(&out, "go.json", "app.json", a, b)
 	text := out.String()

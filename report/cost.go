@@ -6,62 +6,25 @@ import (
 	"math"
 	"strings"
 
-	"persistlab/lab/bucket"
+	"persistlab/cost"
 	"persistlab/measure"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
-// Published list prices for the operations the lab bucket counts (Standard storage, per 1,000).
-// GCS: class A $0.005, class B $0.0004 (cloud.google.com/storage/pricing, "Operations charges").
-// S3: PUT, COPY, POST, LIST $0.005; GET, SELECT and all other requests $0.0004
-// (aws.amazon.com/s3/pricing, "Requests & data retrievals", S3 Standard). Uploads and listings
-// are class A on GCS and PUT/LIST on S3; reads are class B and GET, so one count prices both.
-var DefaultPrices = []scenario.Price{
-	{Name: "GCS", ClassAPer1000: bucket.PriceClassAPer1000USD, ClassBPer1000: bucket.PriceClassBPer1000USD},
-	{Name: "S3", ClassAPer1000: s3PutListPer1000USD, ClassBPer1000: s3GetPer1000USD},
-}
-
-const (
-	s3PutListPer1000USD = 0.005
-	s3GetPer1000USD     = 0.0004
-)
-
-// SecondsPerMonth is a 30-day month.
-const SecondsPerMonth = 30 * 24 * 3600
-
-// Cost is what the bucket operations of a run cost under one price list.
-type Cost struct {
-	Prices string `json:"prices"`
-	// USDPerUnit is the operations' cost per unit of the workload's work (one app request, one GiB).
-	USDPerUnit float64 `json:"usd_per_unit"`
-	// USDPerMonth runs the measured operation rate for a month. It holds only at the measured
-	// rate of work: Litestream uploads once per sync interval whatever the request rate, so its cost
-	// per request falls as the rate grows (run an open loop, --rate, at your own rate).
-	USDPerMonth float64 `json:"usd_per_month_at_measured_rate"`
-}
-
-// PriceListNames name the default price lists.
-func PriceListNames() []string {
-	var out []string
-	for _, p := range DefaultPrices {
-		out = append(out, p.Name)
-	}
-	return out
-}
-
-func (r *Results) prices() []scenario.Price {
+func priceLists(r *results.Results) []scenario.Price {
 	if r.Scenario != nil && len(r.Scenario.Prices) > 0 {
 		return r.Scenario.Prices
 	}
-	return DefaultPrices
+	return cost.DefaultPrices
 }
 
 // costs prices operations per unit of work (classA, classB) and per second (aPerS, bPerS).
-func costs(prices []scenario.Price, classA, classB, aPerS, bPerS float64) []Cost {
-	var out []Cost
+func costs(prices []scenario.Price, classA, classB, aPerS, bPerS float64) []results.Cost {
+	var out []results.Cost
 	for _, p := range prices {
 		price := func(a, b float64) float64 { return a/1000*p.ClassAPer1000 + b/1000*p.ClassBPer1000 }
-		out = append(out, Cost{Prices: p.Name, USDPerUnit: price(classA, classB), USDPerMonth: price(aPerS, bPerS) * SecondsPerMonth})
+		out = append(out, results.Cost{Prices: p.Name, USDPerUnit: price(classA, classB), USDPerMonth: price(aPerS, bPerS) * cost.SecondsPerMonth})
 	}
 	return out
 }
@@ -102,7 +65,7 @@ type bucketRun struct {
 }
 
 // bucketRuns are the cells' bucket counters, for cells that counted them over some work.
-func bucketRuns(cells []Cell, work WorkUnit) []bucketRun {
+func bucketRuns(cells []results.Cell, work WorkUnit) []bucketRun {
 	var out []bucketRun
 	for _, c := range cells {
 		units := work.units(c)
@@ -118,7 +81,7 @@ func bucketRuns(cells []Cell, work WorkUnit) []bucketRun {
 
 // bucketUse is the median over runs of their bucket counters per unit of work, priced where the
 // median run holds MinPricedOps operations or more; nil if no run counted.
-func bucketUse(cells []Cell, prices []scenario.Price, work WorkUnit) *BucketUse {
+func bucketUse(cells []results.Cell, prices []scenario.Price, work WorkUnit) *results.BucketUse {
 	runs := bucketRuns(cells, work)
 	if len(runs) == 0 {
 		return nil
@@ -130,7 +93,7 @@ func bucketUse(cells []Cell, prices []scenario.Price, work WorkUnit) *BucketUse 
 		}
 		return measure.Median(v)
 	}
-	u := &BucketUse{Unit: work.Name,
+	u := &results.BucketUse{Unit: work.Name,
 		ClassA:     median(func(x bucketRun) float64 { return x.classA / x.units }),
 		ClassB:     median(func(x bucketRun) float64 { return x.classB / x.units }),
 		BytesIn:    median(func(x bucketRun) float64 { return x.bytesIn / x.units }),
@@ -161,10 +124,10 @@ type pooledBucket struct {
 	BPerUnit       float64
 	APerS, BPerS   float64 // operations over all the seconds
 	PricedOps      float64
-	Costs          []Cost // nil if PricedOps < MinPricedOps
+	Costs          []results.Cost // nil if PricedOps < MinPricedOps
 }
 
-func (r *Results) pooledBucket(backend string, work WorkUnit) (pooledBucket, bool) {
+func pooledBucketOf(r *results.Results, backend string, work WorkUnit) (pooledBucket, bool) {
 	var p pooledBucket
 	var units float64
 	rows := map[string]bool{}
@@ -172,8 +135,8 @@ func (r *Results) pooledBucket(backend string, work WorkUnit) (pooledBucket, boo
 		if c.Backend != backend || c.Failure != "" {
 			continue
 		}
-		for _, run := range bucketRuns([]Cell{c}, work) {
-			rows[r.key(c.Cell).point] = true
+		for _, run := range bucketRuns([]results.Cell{c}, work) {
+			rows[r.Key(c.Cell).Point] = true
 			p.Runs++
 			p.ClassA, p.ClassB = p.ClassA+run.classA, p.ClassB+run.classB
 			units, p.Seconds = units+run.units, p.Seconds+run.seconds
@@ -185,9 +148,9 @@ func (r *Results) pooledBucket(backend string, work WorkUnit) (pooledBucket, boo
 	p.Rows = len(rows)
 	p.APerUnit, p.BPerUnit = p.ClassA/units, p.ClassB/units
 	p.APerS, p.BPerS = p.ClassA/p.Seconds, p.ClassB/p.Seconds
-	p.PricedOps = pricedOps(r.prices(), p.ClassA, p.ClassB)
+	p.PricedOps = pricedOps(priceLists(r), p.ClassA, p.ClassB)
 	if p.PricedOps >= MinPricedOps {
-		p.Costs = costs(r.prices(), p.APerUnit, p.BPerUnit, p.APerS, p.BPerS)
+		p.Costs = costs(priceLists(r), p.APerUnit, p.BPerUnit, p.APerS, p.BPerS)
 	}
 	return p, true
 }
@@ -200,7 +163,7 @@ func opsText(classA, classB float64) string {
 // writeTooFewToPrice explains the rows marked * in a table of costs (thin names them), and prices
 // each of their backends pooled over its runs instead where work names the unit of work (nil for
 // the crash table, whose rows are not pooled).
-func writeTooFewToPrice(w io.Writer, r *Results, thin []string, backends []string, work *WorkUnit) {
+func writeTooFewToPrice(w io.Writer, r *results.Results, thin []string, backends []string, work *WorkUnit) {
 	if len(thin) == 0 {
 		return
 	}
@@ -216,11 +179,11 @@ func writeTooFewToPrice(w io.Writer, r *Results, thin []string, backends []strin
 		return
 	}
 	scale, costScale := max(work.Scale, 1), max(work.CostScale, 1)
-	prices := r.prices()
+	prices := priceLists(r)
 	fmt.Fprintln(w, indentWrap("priced from every run of the backend instead, pooled: its operations summed over all its rows' work and all "+
 		"their seconds (the rows ran at their own rates of work, so this prices the mix this run swept, not one rate):", "  ", "  "))
 	for _, b := range backends {
-		p, ok := r.pooledBucket(b, *work)
+		p, ok := pooledBucketOf(r, b, *work)
 		if !ok {
 			continue
 		}

@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"persistlab/cost"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
 // bucketCell is a counter cell of one run that answered ok requests in seconds and counted
 // classA and classB bucket operations.
-func bucketCell(backend, vus string, seconds, ok, classA, classB float64) Cell {
-	return Cell{Cell: scenario.Cell{Backend: backend, Params: map[string]string{"vus": vus}, Repeat: 1}, ElapsedS: seconds,
+func bucketCell(backend, vus string, seconds, ok, classA, classB float64) results.Cell {
+	return results.Cell{Cell: scenario.Cell{Backend: backend, Params: map[string]string{"vus": vus}, Repeat: 1}, ElapsedS: seconds,
 		Metrics:      map[string]float64{"ok": ok, "count": ok},
 		BackendStats: map[string]float64{"bucket_class_a": classA, "bucket_class_b": classB}}
 }
@@ -24,7 +26,7 @@ func TestPricedOpsFollowThePrice(t *testing.T) {
 		// 3 class A and 12 class B: (3·5 + 12·0.4)² / (3·25 + 12·0.16) = 392 / 76.9
 		{3, 12, 5.1},
 	} {
-		if got := pricedOps(DefaultPrices, c.a, c.b); math.Abs(got-c.want) > 0.05 {
+		if got := pricedOps(cost.DefaultPrices, c.a, c.b); math.Abs(got-c.want) > 0.05 {
 			t.Errorf("pricedOps(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
 		}
 	}
@@ -36,13 +38,13 @@ func TestPricedOpsFollowThePrice(t *testing.T) {
 func TestThinCellsAreMarkedAndTheBackendPricedPooled(t *testing.T) {
 	spec := counterSpec("gcsfuse", "litestream")
 	spec.Thresholds = thresholds(t, "usd_per_month < 1000")
-	r := &Results{Schema: Schema, Scenario: spec, Cells: []Cell{
+	r := &results.Results{Schema: results.Schema, Scenario: spec, Cells: []results.Cell{
 		bucketCell("gcsfuse", "2", 5, 500, 0, 0),
 		bucketCell("gcsfuse", "4", 5, 600, 3, 0),
 		bucketCell("litestream", "2", 30, 3000, 30, 0),
 		bucketCell("litestream", "4", 5, 400, 4, 0),
 	}}
-	r.Summarize()
+	Summarize(r)
 	if len(r.Aggregates) != 4 {
 		t.Fatalf("aggregates %+v", r.Aggregates)
 	}
@@ -56,7 +58,7 @@ func TestThinCellsAreMarkedAndTheBackendPricedPooled(t *testing.T) {
 		t.Errorf("gcsfuse vus=4 counts %+v", u)
 	}
 	// A thin row carries no cost for a threshold to judge: not judged, never taken as $0.
-	if j := r.Judge()[0]; j.Held != 1 || len(j.Unjudged) != 3 {
+	if j := Judge(r)[0]; j.Held != 1 || len(j.Unjudged) != 3 {
 		t.Errorf("usd_per_month judged %+v", j)
 	}
 
@@ -104,13 +106,13 @@ func TestThinCellsAreMarkedAndTheBackendPricedPooled(t *testing.T) {
 
 // A crash row whose runs counted a handful of uploads is marked, not priced.
 func TestThinCrashRowsAreNotPriced(t *testing.T) {
-	r := &Results{Schema: Schema, Scenario: counterSpec("gcsfuse")}
+	r := &results.Results{Schema: results.Schema, Scenario: counterSpec("gcsfuse")}
 	for i := 1; i <= 3; i++ {
-		r.Crashes = append(r.Crashes, CrashRun{Cell: scenario.Cell{Backend: "gcsfuse", Params: map[string]string{"vus": "4"}, Repeat: i},
+		r.Crashes = append(r.Crashes, results.CrashRun{Cell: scenario.Cell{Backend: "gcsfuse", Params: map[string]string{"vus": "4"}, Repeat: i},
 			MaxAcked: 100, Recovered: 100, LoadS: 2, OKBeforeKill: 100, Integrity: "ok",
 			BackendStats: map[string]float64{"bucket_class_a": 3, "bucket_class_b": 12}})
 	}
-	r.Summarize()
+	Summarize(r)
 	if s := r.CrashSummaries[0]; !s.TooFewToPrice || len(s.Costs) != 0 || s.ClassAOps != 3 {
 		t.Errorf("crash summary %+v", s)
 	}

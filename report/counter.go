@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"persistlab/measure"
+	"persistlab/results"
 )
 
 // The counter workload's presentation: seed 000's table per backend, the slope of avg latency
@@ -26,22 +27,22 @@ var counterPresenter = Presenter{
 	Family:      "http load",
 	Compare: []CompareMetric{{Name: "med_ms"}, {Name: "avg_ms"}, {Name: "p95_ms"}, {Name: "p99_ms"},
 		{Name: "rate", HigherBetter: true}},
-	Work: WorkUnit{Name: "app request", Units: func(c Cell) float64 { return c.M("ok") },
+	Work: WorkUnit{Name: "app request", Units: func(c results.Cell) float64 { return c.M("ok") },
 		Scale: 1000, Label: "1,000 app requests", CostScale: 1e6, CostLabel: "1M req"},
 }
 
 // counterTables prints, per backend, the seed's table (vus, med, avg, p(90), p(95), min, max in ms)
 // with rate, errors and the app's CPU use, then the slope of avg against VUs with the seed's own.
-func counterTables(w io.Writer, r *Results) {
+func counterTables(w io.Writer, r *results.Results) {
 	mode, _ := r.Scenario.Workload.Param("mode")
 	if mode == "" {
 		mode = "closed"
 	}
 	fmt.Fprintf(w, "%s loop, %s per run, %d run(s) per row, each column the median over runs; latency in ms\n",
 		mode, r.Scenario.Duration, r.Scenario.Repeat)
-	judged := r.Judge()
-	for _, b := range r.backendOrder() {
-		rows := r.aggregatesOf(b)
+	judged := Judge(r)
+	for _, b := range r.BackendOrder() {
+		rows := r.AggregatesOf(b)
 		if len(rows) == 0 {
 			continue
 		}
@@ -90,7 +91,7 @@ func counterTables(w io.Writer, r *Results) {
 
 // rowMark flags a row whose share of failed requests passed the threshold, that crossed one of
 // the scenario's thresholds, or whose k6 script's own checks failed.
-func rowMark(a Aggregate, limit float64, judged []Judgement) string {
+func rowMark(a results.Aggregate, limit float64, judged []Judgement) string {
 	var marks []string
 	if share, ok := errorShare(a); ok && share > limit {
 		marks = append(marks, fmt.Sprintf("%.1f%% errors", 100*share))
@@ -108,16 +109,16 @@ func rowMark(a Aggregate, limit float64, judged []Judgement) string {
 }
 
 // counterFits is seed 000's slope of avg latency against VUs per backend, over every run.
-func counterFits(r *Results) {
+func counterFits(r *results.Results) {
 	x, y := map[string][]float64{}, map[string][]float64{}
 	for _, c := range r.Cells {
 		if c.Failure != "" || c.M("count") == 0 {
 			continue
 		}
-		x[c.Backend] = append(x[c.Backend], paramNumber(c.Params["vus"]))
+		x[c.Backend] = append(x[c.Backend], results.ParamNumber(c.Params["vus"]))
 		y[c.Backend] = append(y[c.Backend], c.M("avg_ms"))
 	}
-	for _, b := range r.backendOrder() {
+	for _, b := range r.BackendOrder() {
 		if len(x[b]) == 0 {
 			continue
 		}
@@ -125,8 +126,8 @@ func counterFits(r *Results) {
 		if math.IsNaN(k) || math.IsInf(k, 0) { // vus fixed, not swept: no slope to fit
 			continue
 		}
-		f := Fit{Backend: b, AvgMsPerVU: k, Points: len(x[b])}
-		if p := r.published(b); p != nil && p.Slope > 0 {
+		f := results.Fit{Backend: b, AvgMsPerVU: k, Points: len(x[b])}
+		if p := r.Published(b); p != nil && p.Slope > 0 {
 			f.Published, f.PublishedFrom = p.Slope, p.Source
 		}
 		r.Fits = append(r.Fits, f)
@@ -135,8 +136,8 @@ func counterFits(r *Results) {
 
 // writeInstancesNote says how runs with several instances on one backend ended: lost updates
 // where the workload counts its data (the counter), integrity where a SQLite file was checked.
-func writeInstancesNote(w io.Writer, r *Results) {
-	for _, b := range r.backendOrder() {
+func writeInstancesNote(w io.Writer, r *results.Results) {
+	for _, b := range r.BackendOrder() {
 		var runs, counted, lostRuns, checked, failed, instances int
 		var lost, ok float64
 		for _, c := range r.Cells {

@@ -6,13 +6,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"persistlab/results"
 )
 
 // WriteCSV writes one row per cell: which cell, its parameters, every metric, counter and backend
 // counter. Text that a spreadsheet would run as a formula is quoted with a leading apostrophe.
-func WriteCSV(w io.Writer, r *Results) error {
+func WriteCSV(w io.Writer, r *results.Results) error {
 	params := r.Scenario.Sweep.ParamNames()
-	keys := func(get func(Cell) []string) []string {
+	keys := func(get func(results.Cell) []string) []string {
 		set := map[string]bool{}
 		for _, c := range r.Cells {
 			for _, k := range get(c) {
@@ -26,9 +28,9 @@ func WriteCSV(w io.Writer, r *Results) error {
 		sort.Strings(out)
 		return out
 	}
-	metrics := keys(func(c Cell) []string { return mapKeys(c.Metrics) })
-	counters := keys(func(c Cell) []string { return mapKeys(c.Counters) })
-	stats := keys(func(c Cell) []string { return mapKeys(c.BackendStats) })
+	metrics := keys(func(c results.Cell) []string { return mapKeys(c.Metrics) })
+	counters := keys(func(c results.Cell) []string { return mapKeys(c.Counters) })
+	stats := keys(func(c results.Cell) []string { return mapKeys(c.BackendStats) })
 	cw := csv.NewWriter(w)
 	header := []string{"index", "backend", "repeat", "started", "elapsed_s"}
 	header = append(header, params...)

@@ -8,17 +8,18 @@ import (
 	"time"
 
 	"persistlab/measure"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
 // counterDifferences says, after the seed's numbers beside ours, which differences remain
 // and what in this run explains each, in one paragraph whose every figure the tables above hold.
-func counterDifferences(w io.Writer, r *Results) {
+func counterDifferences(w io.Writer, r *results.Results) {
 	if r.Scenario == nil || len(r.Scenario.Published) == 0 {
 		return // nothing published to differ from
 	}
 	var parts []string
-	var slopes []Fit
+	var slopes []results.Fit
 	for _, f := range r.Fits {
 		if f.Published > 0 {
 			slopes = append(slopes, f)
@@ -31,12 +32,12 @@ func counterDifferences(w io.Writer, r *Results) {
 	}
 	var floors []float64
 	at := commonTailPoint(r)
-	for _, b := range r.backendOrder() {
-		p := r.published(b)
+	for _, b := range r.BackendOrder() {
+		p := r.Published(b)
 		if p == nil {
 			continue
 		}
-		for _, sr := range r.seedRows(p) {
+		for _, sr := range seedRows(r, p) {
 			if seed, ok := sr.seed(p, "min_ms"); ok && seed > 0 {
 				floors = append(floors, sr.ours.Median["min_ms"]/seed)
 			}
@@ -54,7 +55,7 @@ func counterDifferences(w io.Writer, r *Results) {
 		}
 		parts = append(parts, fmt.Sprintf("our fastest answers (min, in every row beside the seed) are %.2f-%.2fx the seed's: %s", lo, hi, why))
 	}
-	for _, b := range r.backendOrder() {
+	for _, b := range r.BackendOrder() {
 		if s := tailsOf(r, b); s != "" {
 			parts = append(parts, s)
 		}
@@ -69,9 +70,9 @@ func counterDifferences(w io.Writer, r *Results) {
 		if len(shares) > 0 {
 			lo, hi := minMax(shares)
 			parts = append(parts, fmt.Sprintf("the instance's CPU limit (cpu_quota %s, app and %s together) ran out in %.0f-%.0f%% of its periods; each time every thread waits for the next period, which lengthens the tails of both backends",
-				quota, strings.Join(r.backendOrder(), " or "), 100*lo, 100*hi))
+				quota, strings.Join(r.BackendOrder(), " or "), 100*lo, 100*hi))
 		}
-	} else if cpus, _ := r.Scenario.Workload.Param("cpus"); cpus != "" && cpus != "0" && r.workloadType() == "counter" {
+	} else if cpus, _ := r.Scenario.Workload.Param("cpus"); cpus != "" && cpus != "0" && r.WorkloadType() == "counter" {
 		parts = append(parts, fmt.Sprintf("the app is pinned to %s core(s) (cpus) for the seed's 1 vCPU; a CPU quota instead (cpu_quota) was tried and moves nothing toward the seed (docs/design.md)", cpus))
 	}
 	if len(parts) == 0 {
@@ -82,9 +83,9 @@ func counterDifferences(w io.Writer, r *Results) {
 
 // tailRows are the rows of backend b's published table where its tail (p90 over the median) is
 // both published and measured, in the table's order.
-func tailRows(r *Results, p *scenario.Published) []seedRow {
+func tailRows(r *results.Results, p *scenario.Published) []seedRow {
 	var out []seedRow
-	for _, sr := range r.seedRows(p) {
+	for _, sr := range seedRows(r, p) {
 		p90, ok1 := sr.seed(p, "p90_ms")
 		med, ok2 := sr.seed(p, "med_ms")
 		if ok1 && ok2 && med > 0 && p90 > 0 && sr.ours.Median["med_ms"] > 0 {
@@ -97,10 +98,10 @@ func tailRows(r *Results, p *scenario.Published) []seedRow {
 // commonTailPoint is the first point of the seed's tables (seed 000's lowest VU level) at which
 // every backend with a published table has its tail, so the backends' tails are told at one
 // point; "" if they share none.
-func commonTailPoint(r *Results) string {
+func commonTailPoint(r *results.Results) string {
 	var lists [][]string
-	for _, b := range r.backendOrder() {
-		if p := r.published(b); p != nil {
+	for _, b := range r.BackendOrder() {
+		if p := r.Published(b); p != nil {
 			var points []string
 			for _, sr := range tailRows(r, p) {
 				points = append(points, sr.ours.Point)
@@ -125,7 +126,7 @@ func commonTailPoint(r *Results) string {
 
 // tailRatio compares the tail the seed shows first, p90 over the median, ours and the seed's from
 // the same row: the one at point (shared by every backend), else the first of its table we measured.
-func tailRatio(r *Results, b string, p *scenario.Published, point string) string {
+func tailRatio(r *results.Results, b string, p *scenario.Published, point string) string {
 	for _, sr := range tailRows(r, p) {
 		if point != "" && sr.ours.Point != point {
 			continue
@@ -144,7 +145,7 @@ func tailRatio(r *Results, b string, p *scenario.Published, point string) string
 }
 
 // vusText names a row's point: "2 VUs" where the sweep is over VUs alone, else the point.
-func vusText(a *Aggregate) string {
+func vusText(a *results.Aggregate) string {
 	if v := a.Params["vus"]; v != "" && (a.Point == "" || a.Point == "vus="+v) {
 		return v + " VUs"
 	}
@@ -155,7 +156,7 @@ func vusText(a *Aggregate) string {
 // its slow windows a bucket write overlaps, the slowest answer in windows with a write and without
 // (both from the same cells: those that had windows of each kind), and the per-object limit's
 // 429s, which gcsfuse retries after a randomized backoff.
-func tailsOf(r *Results, b string) string {
+func tailsOf(r *results.Results, b string) string {
 	var slow, withWrite, cells int
 	var maxWith, maxWithout []float64
 	var points []string // the cells both medians come from

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"persistlab/results"
 )
 
 // The fio workload's presentation: the seeds' columns (MiB/s, IOPS, average and p99 latency) per
@@ -18,16 +20,16 @@ func init() {
 		Charts: fioCharts,
 		Compare: []CompareMetric{{Name: "mib_s", HigherBetter: true}, {Name: "iops", HigherBetter: true},
 			{Name: "lat_avg_ms"}, {Name: "read_lat_p99_ms"}, {Name: "write_lat_p99_ms"}},
-		Work: WorkUnit{Name: "GiB moved", Units: func(c Cell) float64 { return c.M("bytes") / (1 << 30) },
+		Work: WorkUnit{Name: "GiB moved", Units: func(c results.Cell) float64 { return c.M("bytes") / (1 << 30) },
 			Scale: 1, Label: "GiB moved", CostScale: 1, CostLabel: "GiB"},
 	})
 }
 
 // fioTables prints one table per backend: each sweep point's medians over runs.
-func fioTables(w io.Writer, r *Results) {
+func fioTables(w io.Writer, r *results.Results) {
 	fmt.Fprintf(w, "fio, %d run(s) per row, each column the median over runs; latency is fio's total (lat_ns) in ms\n", r.Scenario.Repeat)
-	for _, b := range r.backendOrder() {
-		rows := r.aggregatesOf(b)
+	for _, b := range r.BackendOrder() {
+		rows := r.AggregatesOf(b)
 		if len(rows) == 0 {
 			continue
 		}
@@ -48,7 +50,7 @@ func fioTables(w io.Writer, r *Results) {
 				optMs(m, "read_lat_p99_ms"), optMs(m, "write_lat_p99_ms"), optMs(m, "fsync_avg_ms"), m["bytes"]/(1<<30),
 				m["cpu_util"]*100, optPct(m, "helper_cpu_util"))
 			line += optPct(m, "machine_cpu_util")
-			if r.boundBy(a) != "" {
+			if boundBy(r, a) != "" {
 				line += " bound"
 			}
 			fmt.Fprintln(tw, line+"\t")
@@ -63,7 +65,7 @@ func fioTables(w io.Writer, r *Results) {
 // writeScaledRatios compares the ratios that survive scaling a benchmark down to this machine:
 // random against sequential read bandwidth of the largest file, and small against large files,
 // ours beside the published ones (seed 003's tables).
-func writeScaledRatios(w io.Writer, r *Results) {
+func writeScaledRatios(w io.Writer, r *results.Results) {
 	type table struct{ ours, seed map[float64]float64 }
 	byMode := map[string]*table{}
 	for _, p := range r.Scenario.Published {
@@ -81,12 +83,12 @@ func writeScaledRatios(w io.Writer, r *Results) {
 			continue
 		}
 		t := &table{ours: map[float64]float64{}, seed: map[float64]float64{}}
-		for _, sr := range r.seedRows(&p) {
+		for _, sr := range seedRows(r, &p) {
 			seed, ok := sr.row[bwCol].Float()
 			if !ok {
 				continue
 			}
-			size := paramNumber(string(sr.row[sizeCol]))
+			size := results.ParamNumber(string(sr.row[sizeCol]))
 			t.ours[size], t.seed[size] = sr.ours.Median["mib_s"], seed
 		}
 		if len(t.ours) > 0 {
@@ -153,7 +155,7 @@ func optPct(m map[string]float64, k string) string {
 
 // cacheBackends finds, by their options, the first gcsfuse entry without the file cache and every
 // one with it (seed 002's configuration and its variants), in the scenario's order.
-func cacheBackends(r *Results) (off string, on []string) {
+func cacheBackends(r *results.Results) (off string, on []string) {
 	for _, b := range r.Scenario.Backends {
 		if b.Name != "gcsfuse" {
 			continue
@@ -173,7 +175,7 @@ func cacheBackends(r *Results) (off string, on []string) {
 // writeSeed002Hypotheses answers seed 002's four hypotheses wherever the run has gcsfuse without
 // and with its file cache over file sizes and read/write modes: once for each entry with the
 // cache, against the one without.
-func writeSeed002Hypotheses(w io.Writer, r *Results) {
+func writeSeed002Hypotheses(w io.Writer, r *results.Results) {
 	off, ons := cacheBackends(r)
 	if _, ok := r.Scenario.Sweep.Get("file_size"); !ok || off == "" || len(ons) == 0 {
 		return
@@ -205,7 +207,7 @@ func (v seed002Verdict) holding() int {
 
 // writeSeed002Pair answers the four hypotheses for gcsfuse without the file cache (off) against
 // one entry with it (on).
-func writeSeed002Pair(w io.Writer, r *Results, off, on string) {
+func writeSeed002Pair(w io.Writer, r *results.Results, off, on string) {
 	verdicts := seed002Verdicts(r, off, on)
 	setting := ""
 	for _, b := range r.Scenario.Backends {
@@ -232,11 +234,11 @@ func writeSeed002Pair(w io.Writer, r *Results, off, on string) {
 
 // seed002Verdicts tests the four hypotheses on gcsfuse without the file cache (off) against one
 // entry with it (on), case by case.
-func seed002Verdicts(r *Results, off, on string) []seed002Verdict {
+func seed002Verdicts(r *results.Results, off, on string) []seed002Verdict {
 	sizes, _ := r.Scenario.Sweep.Get("file_size")
 	mibs := func(backend, rw, size string) (float64, bool) {
 		for _, a := range r.Aggregates {
-			if a.Backend == backend && r.sameParam(backend, "rw", a.Params["rw"], rw) && a.Params["file_size"] == size {
+			if a.Backend == backend && sameParam(r, backend, "rw", a.Params["rw"], rw) && a.Params["file_size"] == size {
 				return a.Median["mib_s"], true
 			}
 		}
@@ -270,7 +272,7 @@ func seed002Verdicts(r *Results, off, on string) []seed002Verdict {
 	small := verdict{claim: "gcsfuse handles small files badly (the smallest file's MiB/s is the lowest)"}
 	smallest := sizes.Values[0]
 	for _, s := range sizes.Values {
-		if paramNumber(s) < paramNumber(smallest) {
+		if results.ParamNumber(s) < results.ParamNumber(smallest) {
 			smallest = s
 		}
 	}
@@ -302,7 +304,7 @@ func seed002Verdicts(r *Results, off, on string) []seed002Verdict {
 
 // fioCharts draws MiB/s against the sweep's first numeric axis, one chart per combination of the
 // other axes (e.g. per rw), one line per backend.
-func fioCharts(r *Results) ([]Chart, error) {
+func fioCharts(r *results.Results) ([]Chart, error) {
 	// The x axis: the first swept parameter (alone or in a linked axis) whose values are all
 	// numbers, more than one of them. Charts are split by the other axes, and by the text
 	// parameters of x's own linked axis (seed 003's rw); the numbers linked to x (its block size,
@@ -314,7 +316,7 @@ func fioCharts(r *Results) ([]Chart, error) {
 			for _, v := range a.Values {
 				p := map[string]string{}
 				a.Set(v, p)
-				numeric = numeric && paramNumber(p[name]) > 0
+				numeric = numeric && results.ParamNumber(p[name]) > 0
 				distinct[p[name]] = true
 			}
 			if numeric && len(distinct) > 1 {
@@ -340,7 +342,7 @@ func fioCharts(r *Results) ([]Chart, error) {
 				continue
 			}
 			for _, n := range names {
-				if n != xAxis && paramNumber(a.Params[n]) <= 0 && a.Params[n] != "0" {
+				if n != xAxis && results.ParamNumber(a.Params[n]) <= 0 && a.Params[n] != "0" {
 					rest = append(rest, n+"="+a.Params[n])
 				}
 			}
@@ -366,7 +368,7 @@ func fioCharts(r *Results) ([]Chart, error) {
 			c.Series = append(c.Series, Series{Name: a.Backend, Group: a.Backend, Style: "thick"})
 			s = &c.Series[len(c.Series)-1]
 		}
-		s.Points = append(s.Points, [2]float64{paramNumber(a.Params[xAxis]), a.Median["mib_s"]})
+		s.Points = append(s.Points, [2]float64{results.ParamNumber(a.Params[xAxis]), a.Median["mib_s"]})
 	}
 	var out []Chart
 	for _, k := range order {

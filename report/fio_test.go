@@ -6,19 +6,20 @@ import (
 	"testing"
 
 	"persistlab/measure"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
 // fioResults is a fio run over sweep, one run per cell, each cell's MiB/s given by mibs.
-func fioResults(t *testing.T, backends []scenario.BackendSpec, sweep scenario.Sweep, mibs func(backend string, p map[string]string) float64) *Results {
+func fioResults(t *testing.T, backends []scenario.BackendSpec, sweep scenario.Sweep, mibs func(backend string, p map[string]string) float64) *results.Results {
 	t.Helper()
 	spec := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "fio"}, Backends: backends, Sweep: sweep, Repeat: 1}
-	r := &Results{Schema: Schema, Scenario: spec}
+	r := &results.Results{Schema: results.Schema, Scenario: spec}
 	for _, c := range spec.Plan() {
 		m := mibs(c.Backend, c.Params)
-		r.Cells = append(r.Cells, Cell{Cell: c, Metrics: map[string]float64{"mib_s": m, "read_mib_s": m, "bytes": m * (1 << 20)}})
+		r.Cells = append(r.Cells, results.Cell{Cell: c, Metrics: map[string]float64{"mib_s": m, "read_mib_s": m, "bytes": m * (1 << 20)}})
 	}
-	r.Summarize()
+	Summarize(r)
 	return r
 }
 

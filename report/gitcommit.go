@@ -6,7 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"persistlab/lab/volume"
+	"persistlab/backend"
+	"persistlab/results"
 )
 
 // The gitcommit workload's presentation (seed 004): per backend the run's pace, its windows, the
@@ -29,19 +30,19 @@ const (
 	seed004ST1Floor        = 20.0
 )
 
-func gitcommitTables(w io.Writer, r *Results) {
+func gitcommitTables(w io.Writer, r *results.Results) {
 	if len(r.Aggregates) == 0 { // crash runs only: the crash table says it all
 		return
 	}
-	p := r.fixedParams()
+	p := fixedParams(r)
 	fmt.Fprintf(w, "gitcommit: %s files, %s changes, git add --all + git commit after each; %d run(s) per row, each column the median over runs\n",
 		p["files"], p["changes"], r.Scenario.Repeat)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\tlayout\tchanges/s\ttotal s\tfirst window\tlast window\tslowest window\tp50 ms\tp99 ms\tcommits\tunchanged\tgit MiB\tfiles MiB\tas files MiB\tgit cpu\tmachine\tvolume $/month\t")
-	for _, b := range r.backendOrder() {
-		for _, a := range r.aggregatesOf(b) {
+	for _, b := range r.BackendOrder() {
+		for _, a := range r.AggregatesOf(b) {
 			m := a.Median
-			layout := r.resolvedFor(b, a.Params)["layout"]
+			layout := resolvedFor(r, b, a.Params)["layout"]
 			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t\n",
 				b, layout, m["changes_per_s"], m["total_s"], m["first_window_per_s"], m["last_window_per_s"], m["min_window_per_s"],
 				m["change_p50_ms"], m["change_p99_ms"], m["ok"], m["unchanged"], m["git_mib"], m["worktree_mib"], m["as_files_mib"],
@@ -56,8 +57,8 @@ func gitcommitTables(w io.Writer, r *Results) {
 }
 
 // resolvedFor is a row's parameters as backend b's cells ran them.
-func (r *Results) resolvedFor(b string, point map[string]string) map[string]string {
-	p := r.fixedParams()
+func resolvedFor(r *results.Results, b string, point map[string]string) map[string]string {
+	p := fixedParams(r)
 	if r.Scenario != nil {
 		for k, v := range r.Scenario.FixedParams(b) {
 			p[k] = v
@@ -69,33 +70,28 @@ func (r *Results) resolvedFor(b string, point map[string]string) map[string]stri
 	return p
 }
 
-// volumeSpec is an emulated volume entry's spec, if b is one with its model on.
-func volumeSpec(r *Results, b string) (volume.Spec, bool) {
+// volumeModel is what backend entry b's volume model says of it, if b has one in effect.
+func volumeModel(r *results.Results, b string) (backend.VolumeModel, bool) {
 	entry, ok := r.Scenario.BackendByID(b)
-	if !ok || entry.Name != "volume" {
-		return volume.Spec{}, false
+	if !ok {
+		return backend.VolumeModel{}, false
 	}
-	cfg, err := volume.ConfigFromOptions(entry.Options)
-	if err != nil || cfg.Off {
-		return volume.Spec{}, false
-	}
-	return cfg.Spec, true
+	return backend.VolumeModelOf(entry.Name, entry.Options)
 }
 
-func volumePrice(r *Results, b string) string {
-	s, ok := volumeSpec(r, b)
+func volumePrice(r *results.Results, b string) string {
+	m, ok := volumeModel(r, b)
 	if !ok {
 		return "-"
 	}
-	usd, _ := s.MonthlyUSD()
-	return fmt.Sprintf("%.2f", usd)
+	return fmt.Sprintf("%.2f", m.MonthlyUSD)
 }
 
 // writeVolumePrices says how each volume's monthly price is made up.
-func writeVolumePrices(w io.Writer, r *Results) {
+func writeVolumePrices(w io.Writer, r *results.Results) {
 	header := false
-	for _, b := range r.backendOrder() {
-		s, ok := volumeSpec(r, b)
+	for _, b := range r.BackendOrder() {
+		m, ok := volumeModel(r, b)
 		if !ok {
 			continue
 		}
@@ -103,8 +99,7 @@ func writeVolumePrices(w io.Writer, r *Results) {
 			fmt.Fprintln(w, "\nvolume list prices per month (lab/volume/price.go cites the price pages; storage and provisioned IOPS only):")
 			header = true
 		}
-		usd, basis := s.MonthlyUSD()
-		fmt.Fprintf(w, "  %-16s $%9.2f  %s\n", b, usd, basis)
+		fmt.Fprintf(w, "  %-16s $%9.2f  %s\n", b, m.MonthlyUSD, m.PriceBasis)
 	}
 }
 
@@ -114,16 +109,16 @@ type gitRow struct {
 	m            map[string]float64
 }
 
-func gitRows(r *Results, layout string) []gitRow {
+func gitRows(r *results.Results, layout string) []gitRow {
 	var out []gitRow
-	for _, b := range r.backendOrder() {
-		for _, a := range r.aggregatesOf(b) {
-			if r.resolvedFor(b, a.Params)["layout"] != layout {
+	for _, b := range r.BackendOrder() {
+		for _, a := range r.AggregatesOf(b) {
+			if resolvedFor(r, b, a.Params)["layout"] != layout {
 				continue
 			}
 			typ := "other" // local disk, or the emulator with its model off
-			if s, ok := volumeSpec(r, b); ok {
-				typ = s.Type
+			if m, ok := volumeModel(r, b); ok {
+				typ = m.Type
 			}
 			out = append(out, gitRow{backend: b, typ: typ, m: a.Median})
 		}
@@ -133,7 +128,7 @@ func gitRows(r *Results, layout string) []gitRow {
 
 // writeGitcommitRatios sets seed 004's findings beside ours: the HDD types' total time against
 // SSD's and against each other, where each type's pace ends, and the layouts' disk use.
-func writeGitcommitRatios(w io.Writer, r *Results) {
+func writeGitcommitRatios(w io.Writer, r *results.Results) {
 	byType := map[string]map[string]float64{}
 	for _, row := range gitRows(r, "distributed") {
 		if _, seen := byType[row.typ]; !seen {
@@ -193,7 +188,7 @@ func writeGitcommitRatios(w io.Writer, r *Results) {
 
 // gitcommitCharts draws the seed's chart: changes per second in each window against the change
 // number the window ended at, a line per backend (first repeat).
-func gitcommitCharts(r *Results) ([]Chart, error) {
+func gitcommitCharts(r *results.Results) ([]Chart, error) {
 	ch := Chart{ID: "gitcommit-pace", Title: "changes per second, per window of changes", XLabel: "changes done", YLabel: "changes/s"}
 	for _, c := range r.Cells {
 		if c.Failure != "" || c.Repeat > 1 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"persistlab/measure"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -21,7 +22,7 @@ func TestGitcommitReportSetsTheSeedsRatiosBesideOurs(t *testing.T) {
 	mono.Options["iops"] = "25000"
 	spec := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "gitcommit", Params: map[string]string{"files": "5000", "changes": "20000"}},
 		Backends: []scenario.BackendSpec{{Name: "local"}, io1, vol("st1", "st1", nil), vol("sc1", "sc1", nil), mono}, Repeat: 1}
-	r := &Results{Schema: Schema, Scenario: spec, Defaults: map[string]string{"layout": "distributed"}}
+	r := &results.Results{Schema: results.Schema, Scenario: spec, Defaults: map[string]string{"layout": "distributed"}}
 	total := map[string]float64{"local": 100, "io1": 110, "st1": 400, "sc1": 1400, "io1-mono": 300}
 	for _, c := range spec.Plan() {
 		s := total[c.Backend]
@@ -30,10 +31,10 @@ func TestGitcommitReportSetsTheSeedsRatiosBesideOurs(t *testing.T) {
 		if c.Backend == "io1-mono" {
 			m["git_mib"] = 400
 		}
-		r.Cells = append(r.Cells, Cell{Cell: c, Metrics: m, Series: map[string][]measure.Point{
+		r.Cells = append(r.Cells, results.Cell{Cell: c, Metrics: m, Series: map[string][]measure.Point{
 			"changes_per_s": {{T: s / 2, V: 150}, {T: s, V: 20000 / s}}, "changes": {{T: s / 2, V: 10000}, {T: s, V: 20000}}}})
 	}
-	r.Summarize()
+	Summarize(r)
 	var out bytes.Buffer
 	WriteTables(&out, r)
 	text := out.String()

@@ -9,6 +9,8 @@ import (
 	"io"
 	"sort"
 	"time"
+
+	"persistlab/results"
 )
 
 //go:embed page.html.tmpl
@@ -31,7 +33,7 @@ type pageData struct {
 // WriteHTML writes one self-contained page: charts drawn by an inline script from inline data, the
 // tables, and the run's configuration, machine and versions. Its Content-Security-Policy forbids
 // every request, so opening it never touches the network.
-func WriteHTML(w io.Writer, r *Results) error {
+func WriteHTML(w io.Writer, r *results.Results) error {
 	charts, err := ChartsFor(r)
 	if err != nil {
 		return err

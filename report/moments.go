@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"persistlab/measure"
+	"persistlab/results"
 )
 
 // Slow moments: a counter cell's latency over its time (series latency_max_ms per window of the
@@ -42,7 +43,7 @@ type Moments struct {
 }
 
 // momentsOf reads a cell's slow windows; ok is false for a cell without a timeline.
-func momentsOf(c Cell) (m Moments, ok bool) {
+func momentsOf(c results.Cell) (m Moments, ok bool) {
 	maxMs, rate := c.Series[seriesLatencyMax], c.Series[seriesRate]
 	p99 := c.M("p99_ms")
 	if len(maxMs) == 0 || len(rate) < 2 || p99 <= 0 {
@@ -133,7 +134,7 @@ func grewWithin(s []measure.Point, from, to float64) bool {
 
 // writeMoments prints, for every cell of the first run with a timeline, its slow windows and
 // what they coincide with.
-func writeMoments(w io.Writer, r *Results) {
+func writeMoments(w io.Writer, r *results.Results) {
 	var rows []string
 	for _, c := range r.Cells {
 		if c.Failure != "" || c.Repeat > 1 {
@@ -189,8 +190,8 @@ func orDash(s string) string {
 // momentsChart draws, for one backend, the cell of the first run whose p90 stands furthest above
 // its median: the slowest answer per window, each write to the cloud (when it ended, how long it
 // took) and the time waited for the CPU limit per sample, on one time axis.
-func momentsChart(r *Results, b string) (Chart, bool) {
-	var best *Cell
+func momentsChart(r *results.Results, b string) (Chart, bool) {
+	var best *results.Cell
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		if c.Backend != b || c.Failure != "" || c.Repeat > 1 || len(c.Series[seriesLatencyMax]) == 0 || c.M("med_ms") <= 0 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"persistlab/measure"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -19,7 +20,7 @@ func TestMomentsLineSlowWindowsUpWithWrites(t *testing.T) {
 		}
 		return out
 	}
-	c := Cell{Metrics: map[string]float64{"med_ms": 5, "p99_ms": 40}, Series: map[string][]measure.Point{
+	c := results.Cell{Metrics: map[string]float64{"med_ms": 5, "p99_ms": 40}, Series: map[string][]measure.Point{
 		seriesLatencyMax: pts(10, 300, 12, 11, 500, 9, 10, 60),
 		seriesRate:       pts(100, 4, 100, 100, 2, 100, 100, 90),
 		// the db upload ends inside window 1 (0.25-0.5 s) and lasts 100 ms; one in window 4 started in window 3
@@ -42,7 +43,7 @@ func TestMomentsLineSlowWindowsUpWithWrites(t *testing.T) {
 	if m, _ := momentsOf(c); m.Throttled != -1 || m.Neither != 1 {
 		t.Errorf("without a CPU limit: %+v", m)
 	}
-	r := &Results{Cells: []Cell{c}, Scenario: &scenario.Spec{}}
+	r := &results.Results{Cells: []results.Cell{c}, Scenario: &scenario.Spec{}}
 	r.Cells[0].Backend = "gcsfuse"
 	var out bytes.Buffer
 	writeMoments(&out, r)
@@ -61,14 +62,14 @@ func TestDifferencesFromTheSeedCiteTheRun(t *testing.T) {
 		Rows: [][]scenario.Value{{"2", "10", "35", "8"}}, Slope: 8}
 	pub2 := scenario.Published{Backend: "litestream", Columns: []string{"vus", "med_ms", "p90_ms", "min_ms"},
 		Rows: [][]scenario.Value{{"2", "9", "12", "6"}}, Slope: 4}
-	r := &Results{
+	r := &results.Results{
 		Scenario: &scenario.Spec{Workload: scenario.Workload{Type: "counter", Params: map[string]string{"cpus": "1"}},
 			Backends: []scenario.BackendSpec{{Name: "gcsfuse"}, {Name: "litestream"}}, Published: []scenario.Published{pub, pub2}},
-		Aggregates: []Aggregate{
+		Aggregates: []results.Aggregate{
 			{Backend: "gcsfuse", Params: map[string]string{"vus": "2"}, Median: map[string]float64{"med_ms": 10, "p90_ms": 11, "min_ms": 4}},
 			{Backend: "litestream", Params: map[string]string{"vus": "2"}, Median: map[string]float64{"med_ms": 9, "p90_ms": 10, "min_ms": 3}},
 		},
-		Fits: []Fit{{Backend: "gcsfuse", AvgMsPerVU: 6, Published: 8}, {Backend: "litestream", AvgMsPerVU: 5, Published: 4}},
+		Fits: []results.Fit{{Backend: "gcsfuse", AvgMsPerVU: 6, Published: 8}, {Backend: "litestream", AvgMsPerVU: 5, Published: 4}},
 	}
 	var out bytes.Buffer
 	counterDifferences(&out, r)
@@ -96,12 +97,12 @@ func quarterPoints(vs ...float64) []measure.Point {
 
 // timelineCell is a cell of the first run at vus whose windows' slowest answers are maxMs, with
 // the writes to the bucket given as (end, ms it took) points.
-func timelineCell(backend, vus string, p99 float64, maxMs []float64, writes ...measure.Point) Cell {
+func timelineCell(backend, vus string, p99 float64, maxMs []float64, writes ...measure.Point) results.Cell {
 	rate := make([]float64, len(maxMs))
 	for i := range rate {
 		rate[i] = 100
 	}
-	return Cell{Cell: scenario.Cell{Backend: backend, Params: map[string]string{"vus": vus}, Repeat: 1},
+	return results.Cell{Cell: scenario.Cell{Backend: backend, Params: map[string]string{"vus": vus}, Repeat: 1},
 		Metrics: map[string]float64{"p99_ms": p99, "med_ms": 10}, Series: map[string][]measure.Point{
 			seriesLatencyMax: quarterPoints(maxMs...), seriesRate: quarterPoints(rate...), seriesWrite + "db": writes}}
 }
@@ -109,7 +110,7 @@ func timelineCell(backend, vus string, p99 float64, maxMs []float64, writes ...m
 // The row: no slow window has a write, but a fast one does. The medians sit beside the
 // count of the windows they are taken over, so "with a write" is never 0 beside a median of them.
 func TestSlowMomentsColumnsCountTheWindowsTheirMediansCover(t *testing.T) {
-	r := &Results{Scenario: &scenario.Spec{Sweep: scenario.Sweep{{Name: "vus", Values: []string{"2", "8", "20"}}}}, Cells: []Cell{
+	r := &results.Results{Scenario: &scenario.Spec{Sweep: scenario.Sweep{{Name: "vus", Values: []string{"2", "8", "20"}}}}, Cells: []results.Cell{
 		// the write (0.1-0.2 s) overlaps window 0 (10 ms); the slow window 2 (200 ms) has none
 		timelineCell("gcsfuse", "2", 60, []float64{10, 12, 200, 11}, measure.Point{T: 0.2, V: 100}),
 		// no write at all
@@ -150,7 +151,7 @@ func TestSlowMomentsColumnsCountTheWindowsTheirMediansCover(t *testing.T) {
 func TestDifferencesCompareSlowWindowsOverTheSameCells(t *testing.T) {
 	spec := &scenario.Spec{Sweep: scenario.Sweep{{Name: "vus", Values: []string{"2", "8"}}},
 		Backends: []scenario.BackendSpec{{Name: "gcsfuse"}}}
-	r := &Results{Scenario: spec, Cells: []Cell{
+	r := &results.Results{Scenario: spec, Cells: []results.Cell{
 		// the write (0.7-0.8 s) overlaps windows 2 and 3 (11 and 100 ms): medians 55.5 with, 10 without
 		timelineCell("gcsfuse", "2", 60, []float64{10, 12, 11, 100, 10, 50, 10, 10}, measure.Point{T: 0.8, V: 100}),
 		// a write over every window: 40 with, none without
@@ -174,10 +175,10 @@ func TestDifferencesTellTailsAtOneVULevel(t *testing.T) {
 			{Backend: "gcsfuse", Columns: cols, Rows: [][]scenario.Value{{"2", "10", "35"}, {"4", "20", "60"}}},
 			{Backend: "litestream", Columns: cols, Rows: [][]scenario.Value{{"2", "9", "-"}, {"4", "10", "40"}}},
 		}}
-	agg := func(b, vus string, med, p90 float64) Aggregate {
-		return Aggregate{Backend: b, Point: "vus=" + vus, Params: map[string]string{"vus": vus}, Median: map[string]float64{"med_ms": med, "p90_ms": p90}}
+	agg := func(b, vus string, med, p90 float64) results.Aggregate {
+		return results.Aggregate{Backend: b, Point: "vus=" + vus, Params: map[string]string{"vus": vus}, Median: map[string]float64{"med_ms": med, "p90_ms": p90}}
 	}
-	r := &Results{Scenario: spec, Aggregates: []Aggregate{
+	r := &results.Results{Scenario: spec, Aggregates: []results.Aggregate{
 		agg("gcsfuse", "2", 10, 11), agg("gcsfuse", "4", 20, 30), agg("litestream", "2", 9, 10), agg("litestream", "4", 10, 20)}}
 	var out bytes.Buffer
 	counterDifferences(&out, r)

@@ -3,6 +3,8 @@ package report
 import (
 	"io"
 	"sync"
+
+	"persistlab/results"
 )
 
 // Presenter is how one workload's results are shown: its tables, charts and the metrics a
@@ -10,16 +12,16 @@ import (
 type Presenter struct {
 	// Tables prints the workload's own tables; the report adds the published numbers beside ours,
 	// the bucket's use and cost, and failures.
-	Tables func(w io.Writer, r *Results)
-	Charts func(r *Results) ([]Chart, error)
+	Tables func(w io.Writer, r *results.Results)
+	Charts func(r *results.Results) ([]Chart, error)
 	// Compare lists the metrics `compare` rates, in order.
 	Compare []CompareMetric
 	// Work is the unit the bucket's requests and cost are counted per.
 	Work WorkUnit
 	// Summarize derives what the workload's tables need beyond medians (seed 000's slopes).
-	Summarize func(r *Results)
+	Summarize func(r *results.Results)
 	// Differences says, after the seed's numbers beside ours, what still differs and why.
-	Differences func(w io.Writer, r *Results)
+	Differences func(w io.Writer, r *results.Results)
 	// Family names what the cells measure, where several workloads measure alike (the counter
 	// and any app under the same HTTP load), so compare can set their runs side by side.
 	Family string
@@ -33,8 +35,8 @@ type CompareMetric struct {
 
 // WorkUnit is what a workload's bucket use is counted per: one app request, one GiB moved.
 type WorkUnit struct {
-	Name  string               // "app request", "GiB moved"
-	Units func(c Cell) float64 // how many units a cell did
+	Name  string                       // "app request", "GiB moved"
+	Units func(c results.Cell) float64 // how many units a cell did
 	// Tables show requests per Scale units (Label: "1,000 app requests") and cost per CostScale
 	// units (CostLabel: "1M req").
 	Scale     float64
@@ -43,7 +45,7 @@ type WorkUnit struct {
 	CostLabel string
 }
 
-func (u WorkUnit) units(c Cell) float64 {
+func (u WorkUnit) units(c results.Cell) float64 {
 	if u.Units == nil {
 		return 0
 	}
@@ -75,9 +77,9 @@ func Comparable(a, b string) bool {
 	return a == b || (pa.Family != "" && pa.Family == pb.Family)
 }
 
-func presenterOf(r *Results) Presenter {
+func presenterOf(r *results.Results) Presenter {
 	presentersMu.RLock()
-	p, ok := presenters[r.workloadType()]
+	p, ok := presenters[r.WorkloadType()]
 	presentersMu.RUnlock()
 	if !ok {
 		return Presenter{Tables: writeGenericTable, Charts: genericCharts}

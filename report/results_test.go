@@ -12,14 +12,15 @@ import (
 
 	"persistlab/backend"
 	"persistlab/measure"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
-func cell(backend string, vus, repeat int, avg, med float64, ok, delta int64) Cell {
+func cell(backend string, vus, repeat int, avg, med float64, ok, delta int64) results.Cell {
 	m := map[string]float64{}
 	measure.Summary{Count: ok, AvgMs: avg, MedMs: med}.Metrics("", m)
 	m["ok"], m["count_delta"], m["lost_updates"] = float64(ok), float64(delta), float64(max(0, ok-delta))
-	return Cell{Cell: scenario.Cell{Backend: backend, Params: map[string]string{"vus": strconv.Itoa(vus)}, Repeat: repeat}, Metrics: m}
+	return results.Cell{Cell: scenario.Cell{Backend: backend, Params: map[string]string{"vus": strconv.Itoa(vus)}, Repeat: repeat}, Metrics: m}
 }
 
 // counterSpec is a counter scenario over the given backends, sweeping vus.
@@ -35,14 +36,14 @@ func TestSummarizeMediansFitsAndLostUpdates(t *testing.T) {
 	spec := counterSpec("b", "a")
 	spec.Published = []scenario.Published{{Backend: "a", Slope: 2, Source: "seed", Columns: []string{"vus", "avg_ms"},
 		Rows: [][]scenario.Value{{"2", "10"}}}}
-	r := &Results{Schema: Schema, Scenario: spec}
-	r.Cells = []Cell{
+	r := &results.Results{Schema: results.Schema, Scenario: spec}
+	r.Cells = []results.Cell{
 		cell("a", 2, 1, 4, 3, 100, 100), cell("a", 2, 2, 5, 1, 100, 97), cell("a", 2, 3, 9, 2, 100, 100),
 		cell("a", 4, 1, 8, 8, 50, 50),
 		cell("b", 2, 1, 10, 10, 10, 10),
 		{Cell: scenario.Cell{Backend: "b", Params: map[string]string{"vus": "4"}}, Failure: "boom"},
 	}
-	r.Summarize()
+	Summarize(r)
 	if len(r.Aggregates) != 3 || r.Aggregates[0].Backend != "b" {
 		t.Fatalf("aggregates %+v (want scenario order b, a)", r.Aggregates)
 	}
@@ -51,7 +52,7 @@ func TestSummarizeMediansFitsAndLostUpdates(t *testing.T) {
 		t.Errorf("a@2 %+v", a2)
 	}
 	// a: points (2,4) (2,5) (2,9) (4,8): Σxy = 8+10+18+32 = 68, Σx² = 4+4+4+16 = 28.
-	var fa Fit
+	var fa results.Fit
 	for _, f := range r.Fits {
 		if f.Backend == "a" {
 			fa = f
@@ -74,12 +75,12 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	spec := counterSpec("a")
 	spec.Sweep[0].Text = "2..6/2"
 	spec.Duration = scenario.Duration(5e9)
-	r := &Results{Schema: Schema, Status: StatusComplete, Scenario: spec, Cells: []Cell{cell("a", 2, 1, 4, 3, 10, 10)}}
+	r := &results.Results{Schema: results.Schema, Status: results.StatusComplete, Scenario: spec, Cells: []results.Cell{cell("a", 2, 1, 4, 3, 10, 10)}}
 	r.Cells[0].Series = map[string][]measure.Point{"iops": {{T: 1, V: 100}, {T: 2, V: 120}}}
 	r.Cells[0].Counters = map[string]int64{"http_500": 3}
 	r.Cells[0].Facts = map[string]string{"integrity": "ok"}
 	path := filepath.Join(t.TempDir(), "sub", "r.json")
-	if err := r.Save(path); err != nil {
+	if err := r.Save(path, Summarize); err != nil {
 		t.Fatal(err)
 	}
 	back, err := Load(path)
@@ -91,7 +92,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		t.Errorf("round trip lost data:\n%+v\n%+v\n%+v\n%+v", back.Scenario, r.Scenario, back.Cells, r.Cells)
 	}
 	r.Schema = "other/9"
-	r.Save(path)
+	r.Save(path, Summarize)
 	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "other/9") {
 		t.Errorf("foreign schema: %v", err)
 	}
@@ -99,16 +100,16 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 
 func TestCrashResultsChartAndSummarize(t *testing.T) {
 	pos := int64(5)
-	r := &Results{Schema: Schema, Scenario: counterSpec("local", "litestream")}
+	r := &results.Results{Schema: results.Schema, Scenario: counterSpec("local", "litestream")}
 	vus := map[string]string{"vus": "2"}
 	for i := 1; i <= 3; i++ {
 		r.Crashes = append(r.Crashes,
-			CrashRun{Cell: scenario.Cell{Backend: "local", Params: vus, Repeat: i}, MaxAcked: 100, Lost: 100, Integrity: "ok"},
-			CrashRun{Cell: scenario.Cell{Backend: "litestream", Params: vus, Repeat: i}, MaxAcked: 100, Recovered: 90 + int64(i), Lost: 10 - int64(i),
+			results.CrashRun{Cell: scenario.Cell{Backend: "local", Params: vus, Repeat: i}, MaxAcked: 100, Lost: 100, Integrity: "ok"},
+			results.CrashRun{Cell: scenario.Cell{Backend: "litestream", Params: vus, Repeat: i}, MaxAcked: 100, Recovered: 90 + int64(i), Lost: 10 - int64(i),
 				Position: &pos, Integrity: "ok", LostReachMs: 500, LoadS: 2, OKBeforeKill: 100,
 				BackendStats: map[string]float64{"bucket_class_a": 40, "bucket_class_b": 0}})
 	}
-	r.Summarize()
+	Summarize(r)
 	if len(r.CrashSummaries) != 2 || r.CrashSummaries[0].LostEverything != 3 || r.CrashSummaries[1].LostMedian != 8 || r.CrashSummaries[1].BelowPosition != 0 {
 		t.Fatalf("summaries %+v", r.CrashSummaries)
 	}
@@ -153,7 +154,7 @@ func TestFirstFormatLoads(t *testing.T) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		t.Fatal(err)
 	}
-	if r.Schema != Schema || len(r.Cells) != len(raw.Cells) || len(raw.Cells) == 0 {
+	if r.Schema != results.Schema || len(r.Cells) != len(raw.Cells) || len(raw.Cells) == 0 {
 		t.Fatalf("schema %s, %d cells of %d", r.Schema, len(r.Cells), len(raw.Cells))
 	}
 	for i, c := range r.Cells {
@@ -170,24 +171,12 @@ func TestFirstFormatLoads(t *testing.T) {
 	}
 }
 
-func TestLoadRefusesIncompleteFiles(t *testing.T) {
-	dir := t.TempDir()
-	for name, content := range map[string]string{"empty.json": "", "null.json": `{"schema":"persistlab.results/2","scenario":null}`,
-		"other.json": `{"schema":"x/1"}`, "garbage.json": "not json"} {
-		path := filepath.Join(dir, name)
-		os.WriteFile(path, []byte(content), 0o644)
-		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
-}
-
 func TestRowsBoundByThisMachineAreFlagged(t *testing.T) {
-	r := &Results{Schema: Schema, Scenario: counterSpec("a")}
+	r := &results.Results{Schema: results.Schema, Scenario: counterSpec("a")}
 	busy, idle := cell("a", 2, 1, 4, 3, 100, 100), cell("a", 4, 1, 8, 8, 100, 100)
 	busy.Metrics["machine_cpu_util"], idle.Metrics["machine_cpu_util"] = 0.97, 0.40
-	r.Cells = []Cell{busy, idle}
-	r.Summarize()
+	r.Cells = []results.Cell{busy, idle}
+	Summarize(r)
 	var out bytes.Buffer
 	WriteTables(&out, r)
 	text := out.String()
@@ -197,13 +186,13 @@ func TestRowsBoundByThisMachineAreFlagged(t *testing.T) {
 }
 
 func TestRowsNearTheLabsCeilingAreFlagged(t *testing.T) {
-	r := &Results{Schema: Schema, Scenario: counterSpec("a")}
+	r := &results.Results{Schema: results.Schema, Scenario: counterSpec("a")}
 	near, far := cell("a", 2, 1, 4, 3, 100, 100), cell("a", 4, 1, 8, 8, 100, 100)
 	near.Metrics["read_mib_s"], far.Metrics["read_mib_s"] = 450, 300
 	near.Metrics["write_mib_s"], far.Metrics["write_mib_s"] = 10, 190
 	r.Ceilings = map[string]backend.Ceiling{"a": {ReadMiBs: 500, WriteMiBs: 200, Method: "probe"}}
-	r.Cells = []Cell{near, far}
-	r.Summarize()
+	r.Cells = []results.Cell{near, far}
+	Summarize(r)
 	var out bytes.Buffer
 	WriteTables(&out, r)
 	text := out.String()
@@ -226,9 +215,9 @@ func TestRowsNearTheLabsCeilingAreFlagged(t *testing.T) {
 	cached.ElapsedS, busy.ElapsedS = 10, 10
 	cached.BackendStats = map[string]float64{"bucket_bytes_out": 10 << 20}
 	busy.BackendStats = map[string]float64{"bucket_bytes_out": 4500 << 20}
-	lab := &Results{Schema: Schema, Scenario: counterSpec("c"), Cells: []Cell{cached, busy},
+	lab := &results.Results{Schema: results.Schema, Scenario: counterSpec("c"), Cells: []results.Cell{cached, busy},
 		Ceilings: map[string]backend.Ceiling{"c": {ReadMiBs: 500, WriteMiBs: 200, ReadBytesStat: "bucket_bytes_out"}}}
-	lab.Summarize()
+	Summarize(lab)
 	out.Reset()
 	WriteTables(&out, lab)
 	if text := out.String(); strings.Contains(text, "c vus=2 (") || !strings.Contains(text, "c vus=4 (read 450 MiB/s, 90% of the lab's read ceiling") {
@@ -236,7 +225,7 @@ func TestRowsNearTheLabsCeilingAreFlagged(t *testing.T) {
 	}
 	// The ceiling survives a save and a load.
 	path := filepath.Join(t.TempDir(), "r.json")
-	if err := r.Save(path); err != nil {
+	if err := r.Save(path, Summarize); err != nil {
 		t.Fatal(err)
 	}
 	back, err := Load(path)
@@ -247,47 +236,18 @@ func TestRowsNearTheLabsCeilingAreFlagged(t *testing.T) {
 
 // Backends that share one lab part share its measured ceiling: it is said once, naming them all.
 func TestASharedCeilingIsSaidOnce(t *testing.T) {
-	r := &Results{Schema: Schema, Scenario: counterSpec("a", "b", "c")}
+	r := &results.Results{Schema: results.Schema, Scenario: counterSpec("a", "b", "c")}
 	for _, b := range []string{"a", "b", "c"} {
 		r.Cells = append(r.Cells, cell(b, 2, 1, 4, 3, 100, 100))
 	}
 	same := backend.Ceiling{ReadMiBs: 500, WriteMiBs: 200, Method: "probe"}
 	r.Ceilings = map[string]backend.Ceiling{"a": same, "b": {ReadMiBs: 90, WriteMiBs: 80, Method: "probe"}, "c": same}
-	r.Summarize()
+	Summarize(r)
 	var out bytes.Buffer
 	WriteTables(&out, r)
 	text := out.String()
 	if strings.Count(text, "own ceiling") != 2 || !strings.Contains(text, "ceiling for backends a, c on this machine: read 500 MiB/s") ||
 		!strings.Contains(text, "ceiling for backend b on this machine: read 90 MiB/s") {
 		t.Errorf("shared ceilings:\n%s", text)
-	}
-}
-
-// A value JSON cannot hold (NaN, +Inf) never costs a run its results: it is left out, and said so.
-func TestSaveNeverFailsOverAValue(t *testing.T) {
-	r := &Results{Schema: Schema, Status: StatusComplete, Scenario: &scenario.Spec{Name: "t"},
-		Cells: []Cell{{Metrics: map[string]float64{"ok": 10, "bad": math.Inf(1)}, BackendStats: map[string]float64{"nan": math.NaN()}}}}
-	path := filepath.Join(t.TempDir(), "r.json")
-	if err := r.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	back, err := Load(path)
-	if err != nil || back.Cells[0].Metrics["ok"] != 10 || len(back.Notes) != 2 || !strings.Contains(strings.Join(back.Notes, " "), "+Inf") {
-		t.Errorf("saved %+v, %v", back, err)
-	}
-}
-
-// Crash runs, ceilings and the like hold numbers too: none of them can fail a save.
-func TestSaveScrubsEveryFigure(t *testing.T) {
-	r := &Results{Schema: Schema, Status: StatusComplete, Scenario: &scenario.Spec{Name: "t"},
-		Crashes:  []CrashRun{{BackendStats: map[string]float64{"x": math.NaN()}, RecoveryMs: math.Inf(-1)}},
-		Ceilings: map[string]backend.Ceiling{"gcsfuse": {ReadMiBs: math.Inf(1)}}}
-	path := filepath.Join(t.TempDir(), "r.json")
-	if err := r.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	back, err := Load(path)
-	if err != nil || !strings.Contains(strings.Join(back.Notes, " "), "3 further figure(s)") {
-		t.Fatalf("%v, notes %v", err, back.Notes)
 	}
 }

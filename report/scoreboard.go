@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"persistlab/internal/provenance"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -46,7 +47,7 @@ func (s Score) Prediction() bool { return s.Measured && s.Calibration == "" }
 
 // seedScores are each seed's headline figures: the gaps its scenario is judged by and the seed's
 // own conclusions, a fixed list so that runs compare.
-var seedScores = map[string]func(r *Results) []Score{
+var seedScores = map[string]func(r *results.Results) []Score{
 	"000": seed000Scores,
 	"001": seed001Scores,
 	"002": seed002Scores,
@@ -55,7 +56,7 @@ var seedScores = map[string]func(r *Results) []Score{
 }
 
 // Scoreboard is the run's scores against its seed; nil when the scenario is not a seed's.
-func (r *Results) Scoreboard() []Score {
+func Scoreboard(r *results.Results) []Score {
 	if r.Scenario == nil || len(r.Aggregates) == 0 {
 		return nil
 	}
@@ -65,10 +66,20 @@ func (r *Results) Scoreboard() []Score {
 	}
 	scores := f(r)
 	fitted := provenance.FittedFrom(r.Scenario.Seed)
+	known := map[string]bool{}
+	for _, fig := range provenance.All() {
+		known[fig.Go] = true
+	}
 	for i := range scores {
 		for _, dep := range scores[i].DependsOn {
+			if !known[dep] {
+				// The model tables come from the packages this build links: a figure none of them
+				// names cannot be shown independent of the seed, so it is never scored as a match.
+				scores[i].Calibration = fmt.Sprintf("%s is in no model table this build links: whether it is fitted from the seed is unknown", dep)
+				continue
+			}
 			for _, fig := range fitted {
-				if fig.Go == dep && r.inEffect(fig) {
+				if fig.Go == dep && inEffect(r, fig) {
 					scores[i].Calibration = fmt.Sprintf("%s %s is fitted from seed %s (%s)", fig.Name, fig.Value, fig.FittedFrom, fig.Source)
 				}
 			}
@@ -79,9 +90,9 @@ func (r *Results) Scoreboard() []Score {
 
 // inEffect says whether a model figure held in the run: an app figure when the run's workload set
 // the same value, a backend model's figure unless a backend entry replaced it by its option.
-func (r *Results) inEffect(fig provenance.Figure) bool {
+func inEffect(r *results.Results, fig provenance.Figure) bool {
 	if param, ok := strings.CutPrefix(fig.Go, "workload."); ok {
-		return sameValue(r.fixedParams()[param], fig.Value)
+		return sameValue(fixedParams(r)[param], fig.Value)
 	}
 	for _, b := range r.Scenario.Backends {
 		if _, replaced := b.Options[fig.Option]; fig.Option != "" && replaced {
@@ -147,8 +158,8 @@ func (t ScoreTally) String() string {
 }
 
 // writeScoreboard prints the seed's headline figures beside ours and the tally.
-func writeScoreboard(w io.Writer, r *Results) {
-	scores := r.Scoreboard()
+func writeScoreboard(w io.Writer, r *results.Results) {
+	scores := Scoreboard(r)
 	if len(scores) == 0 {
 		return
 	}
@@ -201,7 +212,7 @@ func formatScore(v float64) string {
 }
 
 // aggregateAt is backend b's row at the swept parameter values given, nil if the run has none.
-func (r *Results) aggregateAt(b string, params map[string]string) *Aggregate {
+func aggregateAt(r *results.Results, b string, params map[string]string) *results.Aggregate {
 	for i := range r.Aggregates {
 		a := &r.Aggregates[i]
 		if a.Backend != b {
@@ -209,7 +220,7 @@ func (r *Results) aggregateAt(b string, params map[string]string) *Aggregate {
 		}
 		match := true
 		for k, v := range params {
-			if paramNumber(a.Params[k]) != paramNumber(v) || (a.Params[k] == "" && v != "") {
+			if results.ParamNumber(a.Params[k]) != results.ParamNumber(v) || (a.Params[k] == "" && v != "") {
 				match = false
 				break
 			}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -10,8 +11,8 @@ import (
 // and gcsfuse's throughput at 2 VUs, from the scenario's published tables. The Go counter's
 // cpu_per_request is fitted from the seed's Litestream table, so with it the absolute slopes are
 // calibration; the real Rails app's are predictions.
-func seed000Scores(r *Results) []Score {
-	gcs, ls := r.published("gcsfuse"), r.published("litestream")
+func seed000Scores(r *results.Results) []Score {
+	gcs, ls := r.Published("gcsfuse"), r.Published("litestream")
 	if gcs == nil || ls == nil {
 		return nil
 	}
@@ -39,7 +40,7 @@ func seed000Scores(r *Results) []Score {
 			return
 		}
 		s.Seed = n / d
-		if a := r.aggregateAt(b, map[string]string{"vus": fmt.Sprint(vus)}); a != nil && a.Median[den] > 0 {
+		if a := aggregateAt(r, b, map[string]string{"vus": fmt.Sprint(vus)}); a != nil && a.Median[den] > 0 {
 			s.Ours, s.Measured = a.Median[num]/a.Median[den], true
 		}
 		out = append(out, s)
@@ -47,23 +48,23 @@ func seed000Scores(r *Results) []Score {
 	ratioAt("gcsfuse p90 / median at 2 VUs", "gcsfuse", gcs, 2, "p90_ms", "med_ms")
 	ratioAt("gcsfuse p90 / median at 4 VUs", "gcsfuse", gcs, 4, "p90_ms", "med_ms")
 	ratioAt("Litestream p90 / median at 4 VUs", "litestream", ls, 4, "p90_ms", "med_ms")
-	valueAt := func(figure, b string, p *scenario.Published, vus float64, column string, seedOf func(float64) float64, ours func(*Aggregate) float64) {
+	valueAt := func(figure, b string, p *scenario.Published, vus float64, column string, seedOf func(float64) float64, ours func(*results.Aggregate) float64) {
 		v, ok := publishedAt(p, vus, column)
 		if !ok {
 			return
 		}
 		s := Score{Figure: figure, Seed: seedOf(v), DependsOn: levels}
-		if a := r.aggregateAt(b, map[string]string{"vus": fmt.Sprint(vus)}); a != nil {
+		if a := aggregateAt(r, b, map[string]string{"vus": fmt.Sprint(vus)}); a != nil {
 			s.Ours, s.Measured = ours(a), true
 		}
 		out = append(out, s)
 	}
 	same := func(v float64) float64 { return v }
-	valueAt("gcsfuse max at 20 VUs (ms)", "gcsfuse", gcs, 20, "max_ms", same, func(a *Aggregate) float64 { return a.Median["max_ms"] })
-	valueAt("Litestream max at 20 VUs (ms)", "litestream", ls, 20, "max_ms", same, func(a *Aggregate) float64 { return a.Median["max_ms"] })
+	valueAt("gcsfuse max at 20 VUs (ms)", "gcsfuse", gcs, 20, "max_ms", same, func(a *results.Aggregate) float64 { return a.Median["max_ms"] })
+	valueAt("Litestream max at 20 VUs (ms)", "litestream", ls, 20, "max_ms", same, func(a *results.Aggregate) float64 { return a.Median["max_ms"] })
 	// A closed loop's rate is its VUs over its mean latency.
 	valueAt("gcsfuse requests/s at 2 VUs", "gcsfuse", gcs, 2, "avg_ms", func(avg float64) float64 { return 2 / avg * 1000 },
-		func(a *Aggregate) float64 { return a.Median["rate"] })
+		func(a *results.Aggregate) float64 { return a.Median["rate"] })
 	return out
 }
 
@@ -80,7 +81,7 @@ var seed001SecondLoader = map[int]struct {
 
 // seed001Scores: the growth of write operations per doubling of the disk, the second loader's
 // gain, pages written per write operation, and the CPU in use, as seed 001 states them.
-func seed001Scores(r *Results) []Score {
+func seed001Scores(r *results.Results) []Score {
 	rows := bulkRows(r)
 	ops := map[int]map[string]float64{} // disk GB, loaders: write ops/s
 	var cpu, pages, writes float64
@@ -135,7 +136,7 @@ func seed004MiB(mb float64) float64 { return mb * 1e6 / (1 << 20) }
 // seed004Scores: the HDD types against each other, the SSD's end pace, st1's floor (its slowest
 // window beside the seed's floor, like with like) and the layouts' disk use, as seed 004's text
 // states them (its charts are images).
-func seed004Scores(r *Results) []Score {
+func seed004Scores(r *results.Results) []Score {
 	byType := map[string]map[string]float64{}
 	for _, row := range gitRows(r, "distributed") {
 		if _, seen := byType[row.typ]; !seen {
@@ -184,14 +185,14 @@ const seed004CreditPctPerHour = 20
 
 // creditSpentPerHour is the share of a volume type's burst bucket its first distributed-layout
 // cell spent per hour, net of refill, as a burst balance metric shows it.
-func creditSpentPerHour(r *Results, typ string) (float64, bool) {
-	for _, b := range r.backendOrder() {
-		s, ok := volumeSpec(r, b)
-		if !ok || s.Type != typ || s.Limits().CreditMiB <= 0 {
+func creditSpentPerHour(r *results.Results, typ string) (float64, bool) {
+	for _, b := range r.BackendOrder() {
+		m, ok := volumeModel(r, b)
+		if !ok || m.Type != typ || m.CreditMiB <= 0 {
 			continue
 		}
 		for _, c := range r.Cells {
-			if c.Backend != b || c.Failure != "" || r.resolvedFor(b, c.Params)["layout"] != "distributed" {
+			if c.Backend != b || c.Failure != "" || resolvedFor(r, b, c.Params)["layout"] != "distributed" {
 				continue
 			}
 			series := c.Series["backend.volume_credit_mib"]
@@ -202,7 +203,7 @@ func creditSpentPerHour(r *Results, typ string) (float64, bool) {
 			if last.T <= first.T {
 				continue
 			}
-			return 100 * (first.V - last.V) / s.Limits().CreditMiB / ((last.T - first.T) / 3600), true
+			return 100 * (first.V - last.V) / m.CreditMiB / ((last.T - first.T) / 3600), true
 		}
 	}
 	return 0, false
@@ -215,7 +216,7 @@ var seed003Bandwidth = []string{"DefaultModel().StreamBytesPerSecond"}
 // seed003Scores: the ratios of seed 003's tables that survive scaling the benchmark down to this
 // machine (bandwidth over bandwidth, same mode or same file size), from the scenario's published
 // rows and ours at the same points.
-func seed003Scores(r *Results) []Score {
+func seed003Scores(r *results.Results) []Score {
 	ours := map[string]map[float64]float64{} // rw: file size: our MiB/s at the published row's point
 	for i := range r.Scenario.Published {
 		p := &r.Scenario.Published[i]
@@ -226,7 +227,7 @@ func seed003Scores(r *Results) []Score {
 		if ours[rw] == nil {
 			ours[rw] = map[float64]float64{}
 		}
-		for _, sr := range r.seedRows(p) {
+		for _, sr := range seedRows(r, p) {
 			if size := publishedSize(p, sr.row); size > 0 && sr.ours.Median["mib_s"] > 0 {
 				ours[rw][size] = sr.ours.Median["mib_s"]
 			}
@@ -298,7 +299,7 @@ func publishedSize(p *scenario.Published, row []scenario.Value) float64 {
 // seed002Scores: the seed's four hypotheses, each of which it found true in every case, as the
 // share of the cases where ours holds, for the seed's written configuration (the first entry with
 // the file cache; its variants are answered in the hypotheses above the scoreboard).
-func seed002Scores(r *Results) []Score {
+func seed002Scores(r *results.Results) []Score {
 	off, on := cacheBackends(r)
 	if off == "" || len(on) == 0 {
 		return nil

@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"persistlab/measure"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
 // seed000Run is a seed 000 run with the seed's tables at 2, 4 and 20 VUs and our rows.
-func seed000Run(cpuPerRequest string, ours map[string]map[string]float64, fits map[string]float64) *Results {
+func seed000Run(cpuPerRequest string, ours map[string]map[string]float64, fits map[string]float64) *results.Results {
 	cols := []string{"vus", "med_ms", "avg_ms", "p90_ms", "max_ms"}
 	spec := &scenario.Spec{Name: "cloudrun-sqlite", Seed: "000",
 		Workload: scenario.Workload{Type: "counter", Params: map[string]string{"cpu_per_request": cpuPerRequest}},
@@ -19,13 +20,13 @@ func seed000Run(cpuPerRequest string, ours map[string]map[string]float64, fits m
 			{Backend: "gcsfuse", Columns: cols, Slope: 8, Rows: [][]scenario.Value{{"2", "10", "16", "40", "600"}, {"4", "20", "30", "60", "650"}, {"20", "160", "165", "180", "800"}}},
 			{Backend: "litestream", Columns: cols, Slope: 4, Rows: [][]scenario.Value{{"2", "8", "10", "12", "100"}, {"4", "10", "20", "50", "150"}, {"20", "95", "95", "107", "200"}}},
 		}}
-	r := &Results{Schema: Schema, Scenario: spec}
+	r := &results.Results{Schema: results.Schema, Scenario: spec}
 	for key, m := range ours {
 		b, vus, _ := strings.Cut(key, "@")
-		r.Aggregates = append(r.Aggregates, Aggregate{Backend: b, Params: map[string]string{"vus": vus}, Median: m})
+		r.Aggregates = append(r.Aggregates, results.Aggregate{Backend: b, Params: map[string]string{"vus": vus}, Median: m})
 	}
 	for b, k := range fits {
-		r.Fits = append(r.Fits, Fit{Backend: b, AvgMsPerVU: k})
+		r.Fits = append(r.Fits, results.Fit{Backend: b, AvgMsPerVU: k})
 	}
 	return r
 }
@@ -42,7 +43,7 @@ func TestSeed000ScoresMarkFittedSlopesAsCalibration(t *testing.T) {
 	}
 	r := seed000Run("4.7ms", ours, map[string]float64{"gcsfuse": 5.6, "litestream": 4})
 	byFigure := map[string]Score{}
-	for _, s := range r.Scoreboard() {
+	for _, s := range Scoreboard(r) {
 		byFigure[s.Figure] = s
 	}
 	for figure, want := range map[string]struct {
@@ -75,7 +76,7 @@ func TestSeed000ScoresMarkFittedSlopesAsCalibration(t *testing.T) {
 			t.Errorf("%s: seed %v ours %v %s (measured %v), want %v %v %s", figure, s.Seed, s.Ours, judged, s.Measured, want.seed, want.ours, want.judged)
 		}
 	}
-	tally := Tally(r.Scoreboard())
+	tally := Tally(Scoreboard(r))
 	if tally != (ScoreTally{Predictions: 4, Within: 1, Calibration: 5}) || tally.Met() {
 		t.Errorf("tally %+v", tally)
 	}
@@ -92,7 +93,7 @@ func TestSeed000ScoresMarkFittedSlopesAsCalibration(t *testing.T) {
 	// a row the run lacks is not measured, never a zero.
 	delete(ours, "gcsfuse@4")
 	r = seed000Run("0s", ours, map[string]float64{"gcsfuse": 5.6, "litestream": 4})
-	if tally := Tally(r.Scoreboard()); tally != (ScoreTally{Predictions: 8, Within: 4, Unmeasured: 1}) {
+	if tally := Tally(Scoreboard(r)); tally != (ScoreTally{Predictions: 8, Within: 4, Unmeasured: 1}) {
 		t.Errorf("without a fitted cost: tally %+v", tally)
 	}
 }
@@ -118,22 +119,22 @@ func TestSeed004ScoresCompareLikeWithLike(t *testing.T) {
 	for _, typ := range []string{"gp2", "st1", "sc1"} {
 		backends = append(backends, scenario.BackendSpec{Name: "volume", Label: typ, Options: map[string]string{"type": typ, "size": "500GiB"}})
 	}
-	r := &Results{Schema: Schema, Scenario: &scenario.Spec{Name: "ebs-git", Seed: "004", Workload: scenario.Workload{Type: "gitcommit", Params: map[string]string{"layout": "distributed"}},
+	r := &results.Results{Schema: results.Schema, Scenario: &scenario.Spec{Name: "ebs-git", Seed: "004", Workload: scenario.Workload{Type: "gitcommit", Params: map[string]string{"layout": "distributed"}},
 		Backends: backends}}
 	for typ, m := range map[string]map[string]float64{
 		"gp2": {"total_s": 100, "last_window_per_s": 170, "min_window_per_s": 150, "git_mib": 1000, "worktree_mib": 49, "as_files_mib": 75},
 		"st1": {"total_s": 400, "last_window_per_s": 25, "min_window_per_s": 21},
 		"sc1": {"total_s": 1600, "last_window_per_s": 8, "min_window_per_s": 5},
 	} {
-		r.Aggregates = append(r.Aggregates, Aggregate{Backend: typ, Median: m})
+		r.Aggregates = append(r.Aggregates, results.Aggregate{Backend: typ, Median: m})
 	}
 	// st1 spends a tenth of its bucket in half an hour: 20% an hour, the seed's pace.
-	st1, _ := volumeSpec(r, "st1")
-	full := st1.Limits().CreditMiB
-	r.Cells = append(r.Cells, Cell{Cell: scenario.Cell{Backend: "st1", Repeat: 1},
+	st1, _ := volumeModel(r, "st1")
+	full := st1.CreditMiB
+	r.Cells = append(r.Cells, results.Cell{Cell: scenario.Cell{Backend: "st1", Repeat: 1},
 		Series: map[string][]measure.Point{"backend.volume_credit_mib": {{T: 0, V: full}, {T: 900, V: 0.95 * full}, {T: 1800, V: 0.9 * full}}}})
 	got := map[string]Score{}
-	for _, s := range r.Scoreboard() {
+	for _, s := range Scoreboard(r) {
 		got[s.Figure] = s
 	}
 	if s := got["sc1 / st1 total time"]; s.Ours != 4 || !s.Within() {
@@ -173,7 +174,7 @@ func TestSeed003ScoresAreCalibration(t *testing.T) {
 			Rows: [][]scenario.Value{{"256KiB", "60"}, {"1GiB", "1800"}}},
 	}
 	got := map[string]Score{}
-	for _, s := range r.Scoreboard() {
+	for _, s := range Scoreboard(r) {
 		got[s.Figure] = s
 	}
 	for figure, want := range map[string][2]float64{
@@ -189,7 +190,7 @@ func TestSeed003ScoresAreCalibration(t *testing.T) {
 	if s := got["write, 256 KiB / 1 GiB files"]; s.Measured || s.Seed != 60.0/1800 {
 		t.Errorf("write was not run: %+v", s)
 	}
-	if tally := Tally(r.Scoreboard()); tally.Predictions != 0 || tally.Calibration != 3 || tally.Met() {
+	if tally := Tally(Scoreboard(r)); tally.Predictions != 0 || tally.Calibration != 3 || tally.Met() {
 		t.Errorf("tally %+v", tally)
 	}
 }
@@ -214,7 +215,7 @@ func TestSeed002ScoresAreTheShareOfCasesHeld(t *testing.T) {
 		return v
 	})
 	r.Scenario.Seed = "002"
-	scores := r.Scoreboard()
+	scores := Scoreboard(r)
 	want := []float64{0, 0.5, 1, 1}
 	if len(scores) != len(want) {
 		t.Fatalf("%d scores, want %d: %+v", len(scores), len(want), scores)

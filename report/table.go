@@ -9,19 +9,20 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
 // WriteTables prints the run's tables: the workload's own (its presenter's), the seed's published
 // numbers beside ours, the bucket's requests and cost, crash runs, and every failed cell's reason.
-func WriteTables(w io.Writer, r *Results) {
+func WriteTables(w io.Writer, r *results.Results) {
 	s := r.Scenario
 	title := s.Name
 	if s.Title != "" {
 		title += ": " + s.Title
 	}
 	fmt.Fprintf(w, "%s\n", title)
-	if r.Status != StatusComplete {
+	if r.Status != results.StatusComplete {
 		fmt.Fprintf(w, "status: %s %s\n", strings.ToUpper(r.Status), r.Error)
 	}
 	for _, n := range r.Notes {
@@ -45,16 +46,16 @@ func WriteTables(w io.Writer, r *Results) {
 }
 
 // writeFailures lists each failed cell and why.
-func writeFailures(w io.Writer, r *Results) {
+func writeFailures(w io.Writer, r *results.Results) {
 	var failed []string
 	for _, c := range r.Cells {
 		if c.Failure != "" {
-			failed = append(failed, fmt.Sprintf("  cell %d (%s %s run %d): %s", c.Index, c.Backend, r.key(c.Cell).point, c.Repeat, c.Failure))
+			failed = append(failed, fmt.Sprintf("  cell %d (%s %s run %d): %s", c.Index, c.Backend, r.Key(c.Cell).Point, c.Repeat, c.Failure))
 		}
 	}
 	for _, c := range r.Crashes {
 		if c.Failure != "" {
-			failed = append(failed, fmt.Sprintf("  crash %d (%s %s run %d): %s", c.Index, c.Backend, r.key(c.Cell).point, c.Repeat, c.Failure))
+			failed = append(failed, fmt.Sprintf("  crash %d (%s %s run %d): %s", c.Index, c.Backend, r.Key(c.Cell).Point, c.Repeat, c.Failure))
 		}
 	}
 	if len(failed) > 0 {
@@ -64,7 +65,7 @@ func writeFailures(w io.Writer, r *Results) {
 
 // writeGenericTable prints every metric's median per backend and sweep point: the table of a
 // workload without a presenter of its own.
-func writeGenericTable(w io.Writer, r *Results) {
+func writeGenericTable(w io.Writer, r *results.Results) {
 	names := map[string]bool{}
 	for _, a := range r.Aggregates {
 		for m := range a.Median {
@@ -93,7 +94,7 @@ func writeGenericTable(w io.Writer, r *Results) {
 	tw.Flush()
 }
 
-func unitSuffix(r *Results, metric string) string {
+func unitSuffix(r *results.Results, metric string) string {
 	if u := r.Units[metric]; u != "" {
 		return " (" + u + ")"
 	}
@@ -101,7 +102,7 @@ func unitSuffix(r *Results, metric string) string {
 }
 
 // writeBucketTable shows, for backends on a bucket, its requests per unit of work and their cost.
-func writeBucketTable(w io.Writer, r *Results, work WorkUnit) {
+func writeBucketTable(w io.Writer, r *results.Results, work WorkUnit) {
 	any := false
 	for _, a := range r.Aggregates {
 		any = any || a.Bucket != nil
@@ -111,7 +112,7 @@ func writeBucketTable(w io.Writer, r *Results, work WorkUnit) {
 	}
 	scale, costScale := max(work.Scale, 1), max(work.CostScale, 1)
 	fmt.Fprintf(w, "\nbucket requests per %s, and their cost at list prices (medians over runs)\n", work.Label)
-	prices := r.prices()
+	prices := priceLists(r)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	columns := "backend\tpoint\tclass A\tclass B\tKiB up\tKiB down\t429s/run\t"
 	for _, p := range prices {
@@ -160,12 +161,12 @@ func writeBucketTable(w io.Writer, r *Results, work WorkUnit) {
 
 // writeSeedComparison sets each published table beside ours: columns naming a parameter pick our
 // row; the others are metrics, shown as ours, the seed's, and ours/seed.
-func writeSeedComparison(w io.Writer, r *Results) {
+func writeSeedComparison(w io.Writer, r *results.Results) {
 	for _, p := range r.Scenario.Published {
-		paramCols, metricCols := r.publishedColumns(&p)
+		paramCols, metricCols := publishedColumns(r, &p)
 		var rows []string
 		for _, row := range p.Rows {
-			a := r.findAggregate(p.Backend, p.Params, p.Columns, paramCols, row)
+			a := findAggregate(r, p.Backend, p.Params, p.Columns, paramCols, row)
 			if a == nil {
 				continue
 			}
@@ -217,7 +218,7 @@ func writeSeedComparison(w io.Writer, r *Results) {
 }
 
 // isParam says whether name is a parameter of the run (swept or fixed) rather than a metric.
-func (r *Results) isParam(name string) bool {
+func isParam(r *results.Results, name string) bool {
 	if r.Scenario.Sweep.Has(name) {
 		return true
 	}
@@ -234,9 +235,9 @@ func (r *Results) isParam(name string) bool {
 
 // publishedColumns splits a published table's columns into those naming a parameter of the run
 // (they pick our row) and the metrics.
-func (r *Results) publishedColumns(p *scenario.Published) (paramCols, metricCols []int) {
+func publishedColumns(r *results.Results, p *scenario.Published) (paramCols, metricCols []int) {
 	for i, c := range p.Columns {
-		if r.isParam(c) {
+		if isParam(r, c) {
 			paramCols = append(paramCols, i)
 		} else {
 			metricCols = append(metricCols, i)
@@ -247,17 +248,17 @@ func (r *Results) publishedColumns(p *scenario.Published) (paramCols, metricCols
 
 // seedRow is a published row beside our aggregate at the same point.
 type seedRow struct {
-	ours *Aggregate
+	ours *results.Aggregate
 	row  []scenario.Value
 }
 
 // seedRows pairs each row of a published table with our aggregate at its point, in the table's
 // order; rows we did not measure are left out.
-func (r *Results) seedRows(p *scenario.Published) []seedRow {
-	paramCols, _ := r.publishedColumns(p)
+func seedRows(r *results.Results, p *scenario.Published) []seedRow {
+	paramCols, _ := publishedColumns(r, p)
 	var out []seedRow
 	for _, row := range p.Rows {
-		if a := r.findAggregate(p.Backend, p.Params, p.Columns, paramCols, row); a != nil {
+		if a := findAggregate(r, p.Backend, p.Params, p.Columns, paramCols, row); a != nil {
 			out = append(out, seedRow{a, row})
 		}
 	}
@@ -276,7 +277,7 @@ func (s seedRow) seed(p *scenario.Published, column string) (float64, bool) {
 
 // findAggregate finds backend's aggregate whose parameters equal the row's parameter columns and
 // the table's fixed parameters (sizes and numbers compared by value: 128KB = 128KiB).
-func (r *Results) findAggregate(backend string, fixed map[string]string, columns []string, paramCols []int, row []scenario.Value) *Aggregate {
+func findAggregate(r *results.Results, backend string, fixed map[string]string, columns []string, paramCols []int, row []scenario.Value) *results.Aggregate {
 	for i := range r.Aggregates {
 		a := &r.Aggregates[i]
 		if a.Backend != backend {
@@ -284,10 +285,10 @@ func (r *Results) findAggregate(backend string, fixed map[string]string, columns
 		}
 		match := true
 		for _, c := range paramCols {
-			match = match && r.sameParam(backend, columns[c], a.Params[columns[c]], string(row[c]))
+			match = match && sameParam(r, backend, columns[c], a.Params[columns[c]], string(row[c]))
 		}
 		for k, v := range fixed {
-			match = match && r.sameParam(backend, k, a.Params[k], v)
+			match = match && sameParam(r, backend, k, a.Params[k], v)
 		}
 		if match {
 			return a
@@ -298,21 +299,21 @@ func (r *Results) findAggregate(backend string, fixed map[string]string, columns
 
 // sameParam compares a cell's parameter value (or the one the scenario fixes for backend) with a
 // published one.
-func (r *Results) sameParam(backend, name, ours, theirs string) bool {
+func sameParam(r *results.Results, backend, name, ours, theirs string) bool {
 	if ours == "" {
 		ours = r.Scenario.FixedParams(backend)[name]
 	}
 	if ours == theirs {
 		return true
 	}
-	x, y := paramNumber(ours), paramNumber(theirs)
+	x, y := results.ParamNumber(ours), results.ParamNumber(theirs)
 	return x != 0 && x == y
 }
 
 // Verdict is how a run ended, for its exit status: cells that failed, and what crossed a
 // threshold: rows whose share of failed requests passed the scenario's max_error_rate, and the
 // scenario's thresholds that a row crossed or no row could judge.
-func (r *Results) Verdict() (failed int, crossed []string) {
+func Verdict(r *results.Results) (failed int, crossed []string) {
 	for _, c := range r.Cells {
 		if c.Failure != "" {
 			failed++
@@ -323,10 +324,10 @@ func (r *Results) Verdict() (failed int, crossed []string) {
 			failed++
 		}
 	}
-	for _, row := range r.errorRateCrossed() {
+	for _, row := range errorRateCrossed(r) {
 		crossed = append(crossed, "max_error_rate "+strconv.FormatFloat(r.Scenario.ErrorRateLimit(), 'g', -1, 64)+": "+row)
 	}
-	for _, j := range r.Judge() {
+	for _, j := range Judge(r) {
 		switch {
 		case j.Err != nil:
 			crossed = append(crossed, j.Threshold.Text+": "+j.Err.Error())
@@ -340,7 +341,7 @@ func (r *Results) Verdict() (failed int, crossed []string) {
 }
 
 // errorRateCrossed names the rows whose share of failed requests passed max_error_rate.
-func (r *Results) errorRateCrossed() []string {
+func errorRateCrossed(r *results.Results) []string {
 	var crossed []string
 	limit := r.Scenario.ErrorRateLimit()
 	for _, a := range r.Aggregates {
@@ -352,7 +353,7 @@ func (r *Results) errorRateCrossed() []string {
 }
 
 // errorShare is the share of a row's requests that failed, where the workload counts requests.
-func errorShare(a Aggregate) (float64, bool) {
+func errorShare(a results.Aggregate) (float64, bool) {
 	ok, okCounted := a.Total["ok"]
 	errs, errCounted := a.Total["errors"]
 	if !okCounted || !errCounted || ok+errs == 0 {
@@ -362,8 +363,8 @@ func errorShare(a Aggregate) (float64, bool) {
 }
 
 // writeVerdict says which rows crossed the error threshold.
-func writeVerdict(w io.Writer, r *Results) {
-	if crossed := r.errorRateCrossed(); len(crossed) > 0 {
+func writeVerdict(w io.Writer, r *results.Results) {
+	if crossed := errorRateCrossed(r); len(crossed) > 0 {
 		fmt.Fprintf(w, "\n%d row(s) over the error threshold (max_error_rate %g): their latency describes failures, not storage\n  %s\n",
 			len(crossed), r.Scenario.ErrorRateLimit(), strings.Join(crossed, "\n  "))
 	}
@@ -379,7 +380,7 @@ const CeilingShare = 0.8
 
 // boundBy says why a row is bound by this machine rather than by the cloud model ("" if it is not):
 // it kept the machine's CPUs busy, or it moved data near what the lab moves with the model off.
-func (r *Results) boundBy(a Aggregate) string {
+func boundBy(r *results.Results, a results.Aggregate) string {
 	var why []string
 	if cpu := a.Median["machine_cpu_util"]; cpu >= MachineBoundShare {
 		why = append(why, fmt.Sprintf("%.0f%% of the machine's CPU busy", 100*cpu))
@@ -403,17 +404,17 @@ func (r *Results) boundBy(a Aggregate) string {
 }
 
 // writeMachineBound lists the rows bound by this machine rather than by the cloud model.
-func writeMachineBound(w io.Writer, r *Results) {
+func writeMachineBound(w io.Writer, r *results.Results) {
 	var rows []string
 	for _, a := range r.Aggregates {
-		if why := r.boundBy(a); why != "" {
+		if why := boundBy(r, a); why != "" {
 			rows = append(rows, fmt.Sprintf("%s %s (%s)", a.Backend, a.Point, why))
 		}
 	}
 	// Backends of one lab part (eight volume types) share one measured ceiling: said once.
 	var ceilings []string
 	backendsOf := map[string][]string{}
-	for _, b := range r.backendOrder() {
+	for _, b := range r.BackendOrder() {
 		if c, ok := r.Ceilings[b]; ok {
 			iops := ""
 			if c.ReadIOPS > 0 || c.WriteIOPS > 0 {

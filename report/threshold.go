@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -28,7 +29,7 @@ func (j Judgement) Failed() bool { return j.Err != nil || len(j.Crossed) > 0 || 
 
 // Judge evaluates the scenario's thresholds on every row: Aggregates, or CrashSummaries for a
 // crash run. A row's value is the one its table shows.
-func (r *Results) Judge() []Judgement {
+func Judge(r *results.Results) []Judgement {
 	if r.Scenario == nil {
 		return nil
 	}
@@ -49,7 +50,7 @@ func (r *Results) Judge() []Judgement {
 			case t.Holds(v):
 				j.Held++
 			default:
-				j.Crossed = append(j.Crossed, fmt.Sprintf("%s: %s", row, fmtThresholdValue(v, r.unitOf(t.Metric))))
+				j.Crossed = append(j.Crossed, fmt.Sprintf("%s: %s", row, fmtThresholdValue(v, unitOf(r, t.Metric))))
 				if j.crossedRows == nil {
 					j.crossedRows = map[string]bool{}
 				}
@@ -73,7 +74,7 @@ func (r *Results) Judge() []Judgement {
 }
 
 // crossedBy lists the thresholds a row crossed.
-func crossedBy(js []Judgement, a Aggregate) []string {
+func crossedBy(js []Judgement, a results.Aggregate) []string {
 	var out []string
 	for _, j := range js {
 		if j.crossedRows[a.Backend+" "+a.Point] {
@@ -83,7 +84,7 @@ func crossedBy(js []Judgement, a Aggregate) []string {
 	return out
 }
 
-func (r *Results) unitOf(metric string) string {
+func unitOf(r *results.Results, metric string) string {
 	if u, ok := scenario.RowMetrics[metric]; ok {
 		return u
 	}
@@ -94,7 +95,7 @@ func (r *Results) unitOf(metric string) string {
 }
 
 // rowFigure is a row's value of the threshold's metric; ok is false where the row has none.
-func rowFigure(a Aggregate, t scenario.Threshold) (float64, bool) {
+func rowFigure(a results.Aggregate, t scenario.Threshold) (float64, bool) {
 	switch t.Metric {
 	case "error_rate":
 		return errorShare(a)
@@ -113,7 +114,7 @@ func rowFigure(a Aggregate, t scenario.Threshold) (float64, bool) {
 }
 
 // crashFigure is a crash row's value of the threshold's metric.
-func crashFigure(s CrashSummary, t scenario.Threshold) (float64, bool) {
+func crashFigure(s results.CrashSummary, t scenario.Threshold) (float64, bool) {
 	switch t.Metric {
 	case "lost_acked":
 		return float64(s.LostMax), s.Runs > 0
@@ -139,13 +140,13 @@ func crashFigure(s CrashSummary, t scenario.Threshold) (float64, bool) {
 }
 
 // costOf is the cost under the named price list, or the first one.
-func costOf(costs []Cost, name string) (Cost, bool) {
+func costOf(costs []results.Cost, name string) (results.Cost, bool) {
 	for _, c := range costs {
 		if name == "" || strings.EqualFold(c.Prices, name) {
 			return c, true
 		}
 	}
-	return Cost{}, false
+	return results.Cost{}, false
 }
 
 func fmtThresholdValue(v float64, unit string) string {
@@ -161,8 +162,8 @@ func fmtThresholdValue(v float64, unit string) string {
 }
 
 // writeThresholds prints each threshold's verdict over the rows above it.
-func writeThresholds(w io.Writer, r *Results) {
-	js := r.Judge()
+func writeThresholds(w io.Writer, r *results.Results) {
+	js := Judge(r)
 	if len(js) == 0 {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -22,16 +23,16 @@ func thresholds(t *testing.T, texts ...string) scenario.Thresholds {
 }
 
 func TestThresholdsJudgeEveryRowAsItsTableShowsIt(t *testing.T) {
-	r := &Results{
+	r := &results.Results{
 		Scenario: &scenario.Spec{Name: "t", Repeat: 1, Thresholds: thresholds(t, "p95 < 200ms", "error_rate < 1%", "usd_per_month[S3] < 20", "rate > 0")},
 		Units:    map[string]string{"p95_ms": "ms", "rate": "requests/s", "ok": "count", "errors": "count"},
-		Aggregates: []Aggregate{
+		Aggregates: []results.Aggregate{
 			{Backend: "local", Point: "vus=2", Median: map[string]float64{"p95_ms": 12, "rate": 100}, Total: map[string]float64{"ok": 1000, "errors": 0}},
 			{Backend: "gcsfuse", Point: "vus=2", Median: map[string]float64{"p95_ms": 250, "rate": 80}, Total: map[string]float64{"ok": 990, "errors": 10},
-				Bucket: &BucketUse{Costs: []Cost{{Prices: "GCS", USDPerMonth: 30}, {Prices: "S3", USDPerMonth: 19}}}},
+				Bucket: &results.BucketUse{Costs: []results.Cost{{Prices: "GCS", USDPerMonth: 30}, {Prices: "S3", USDPerMonth: 19}}}},
 		},
 	}
-	js := r.Judge()
+	js := Judge(r)
 	if len(js) != 4 {
 		t.Fatalf("%d judgements", len(js))
 	}
@@ -50,7 +51,7 @@ func TestThresholdsJudgeEveryRowAsItsTableShowsIt(t *testing.T) {
 	if rate.Held != 2 || rate.Failed() {
 		t.Errorf("rate: %+v", rate)
 	}
-	_, crossed := r.Verdict()
+	_, crossed := Verdict(r)
 	if len(crossed) != 2 || !strings.HasPrefix(crossed[0], "p95 < 200ms: crossed in gcsfuse") || !strings.HasPrefix(crossed[1], "error_rate < 1%") {
 		t.Errorf("verdict %q", crossed)
 	}
@@ -64,29 +65,29 @@ func TestThresholdsJudgeEveryRowAsItsTableShowsIt(t *testing.T) {
 }
 
 func TestAThresholdNoRowCouldJudgeFailsTheRun(t *testing.T) {
-	r := &Results{
+	r := &results.Results{
 		Scenario:   &scenario.Spec{Name: "t", Repeat: 1, Thresholds: thresholds(t, "usd_per_month < 20")},
-		Aggregates: []Aggregate{{Backend: "local", Point: "vus=2", Median: map[string]float64{}, Total: map[string]float64{}}},
+		Aggregates: []results.Aggregate{{Backend: "local", Point: "vus=2", Median: map[string]float64{}, Total: map[string]float64{}}},
 	}
-	if _, crossed := r.Verdict(); len(crossed) != 1 || !strings.Contains(crossed[0], "no row measured it") {
+	if _, crossed := Verdict(r); len(crossed) != 1 || !strings.Contains(crossed[0], "no row measured it") {
 		t.Errorf("verdict %q", crossed)
 	}
 	r.Aggregates = nil // every cell failed
-	if _, crossed := r.Verdict(); len(crossed) != 1 {
+	if _, crossed := Verdict(r); len(crossed) != 1 {
 		t.Errorf("no rows: verdict %q", crossed)
 	}
 }
 
 func TestCrashThresholdsReadTheCrashRows(t *testing.T) {
-	r := &Results{
+	r := &results.Results{
 		Scenario: &scenario.Spec{Name: "t", Repeat: 1, Crash: &scenario.Crash{Count: 2},
 			Thresholds: thresholds(t, "lost_acked == 0", "integrity_failures == 0", "recovery_ms < 2s")},
-		CrashSummaries: []CrashSummary{
+		CrashSummaries: []results.CrashSummary{
 			{Backend: "gcsfuse", Point: "vus=2", Runs: 2, LostMax: 3, RecoveryMedianMs: 500, IntegrityChecked: 2},
 			{Backend: "litestream", Point: "vus=2", Runs: 2, LostMax: 0, RecoveryMedianMs: 2500},
 		},
 	}
-	js := r.Judge()
+	js := Judge(r)
 	if lost := js[0]; lost.Held != 1 || len(lost.Crossed) != 1 || lost.Crossed[0] != "gcsfuse vus=2: 3" {
 		t.Errorf("lost_acked: %+v", lost)
 	}

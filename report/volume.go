@@ -8,24 +8,22 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"persistlab/lab/volume"
+	"persistlab/backend"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
 // writeVolumeModel sets, for fio on emulated volumes, what the model promises each row beside
 // what fio measured: the calibration of the lab (a ratio far from 1 is the emulator's or this
 // machine's doing, or a pattern the model counts differently from fio's view).
-func writeVolumeModel(w io.Writer, r *Results) {
+func writeVolumeModel(w io.Writer, r *results.Results) {
 	header := false
 	for _, b := range r.Scenario.Backends {
-		if b.Name != "volume" {
+		m, ok := backend.VolumeModelOf(b.Name, b.Options)
+		if !ok {
 			continue
 		}
-		cfg, err := volume.ConfigFromOptions(b.Options)
-		if err != nil || cfg.Off {
-			continue
-		}
-		rows := r.aggregatesOf(b.ID())
+		rows := r.AggregatesOf(b.ID())
 		if len(rows) == 0 {
 			continue
 		}
@@ -33,17 +31,16 @@ func writeVolumeModel(w io.Writer, r *Results) {
 			fmt.Fprintf(w, "\nemulated volumes: fio against the model (model: the rate the volume's published limits allow this job, from full credits)\n")
 			header = true
 		}
-		limits := cfg.Spec.Limits()
-		fmt.Fprintf(w, "\nbackend %s: %s\n", b.ID(), limits)
+		fmt.Fprintf(w, "\nbackend %s: %s\n", b.ID(), m.Limits)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "point\tIOPS\tmodel IOPS\tratio\tMiB/s\tmodel MiB/s\t")
 		for _, a := range rows {
-			p := r.resolved(a.Params)
+			p := resolved(r, a.Params)
 			job, ok := fioJob(p)
 			if !ok {
 				continue
 			}
-			want := limits.Expect(job)
+			want := m.Expect(job)
 			got := a.Median["iops"]
 			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%.1f\t%.1f\t\n", a.Point, got, want, got/want, a.Median["mib_s"], want*float64(job.BS)/(1<<20))
 		}
@@ -53,8 +50,8 @@ func writeVolumeModel(w io.Writer, r *Results) {
 
 // resolved is a row's full parameters: the workload's defaults, the scenario's fixed ones, the
 // row's sweep point.
-func (r *Results) resolved(point map[string]string) map[string]string {
-	p := r.fixedParams()
+func resolved(r *results.Results, point map[string]string) map[string]string {
+	p := fixedParams(r)
 	for k, v := range point {
 		p[k] = v
 	}
@@ -62,9 +59,9 @@ func (r *Results) resolved(point map[string]string) map[string]string {
 }
 
 // fioJob reads a fio row's parameters as a steady job; mixed reads and writes are not one.
-func fioJob(p map[string]string) (volume.Job, bool) {
+func fioJob(p map[string]string) (backend.Job, bool) {
 	rw := p["rw"]
-	var j volume.Job
+	var j backend.Job
 	switch rw {
 	case "read", "write", "randread", "randwrite":
 	default:

@@ -12,13 +12,13 @@ import (
 	"persistlab/backend"
 	"persistlab/internal/cgroup"
 	"persistlab/internal/sysinfo"
-	"persistlab/report"
+	"persistlab/results"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
 
 // MachineCPUMetric is the metric every steady cell carries: the share of the machine's CPU time
-// that was busy while it was measured (report.MachineBoundShare marks rows above it).
+// that was busy while it was measured (the report's MachineBoundShare marks rows above it).
 const MachineCPUMetric = "machine_cpu_util"
 
 // CleanupDeadline bounds how long a cell's clean-up may take once the run is cancelled.
@@ -156,7 +156,7 @@ func (l *cellLife) stopInstances(ctx context.Context, failure *string) {
 }
 
 // fill records a workload's result in a cell of the results.
-func fill(out *report.Cell, r *workload.Result) error {
+func fill(out *results.Cell, r *workload.Result) error {
 	out.ElapsedS = r.Elapsed.Seconds()
 	out.Metrics, out.Series, out.Counters, out.Facts = r.Metrics, r.Series, r.Counters, r.Facts
 	out.ErrorSamples = append(out.ErrorSamples, r.Errors...)

@@ -10,7 +10,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/measure"
-	"persistlab/report"
+	"persistlab/results"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -29,9 +29,9 @@ func crashDraws(spec *scenario.Spec, cells []scenario.Cell) map[int]time.Duratio
 // crashCell loses one instance under load and recovers it: load with every acknowledgement
 // recorded, SIGKILL at killAfter with the backend's instance thrown away, a new instance from
 // what persisted, and the acknowledged writes it lacks. Everything started is stopped.
-func (r *run) crashCell(ctx context.Context, cell scenario.Cell, killAfter time.Duration) (out report.CrashRun) {
-	out = report.CrashRun{Cell: cell, KillAfterS: killAfter.Seconds()}
-	fail := func(err error) report.CrashRun { out.Failure = err.Error(); return out }
+func (r *run) crashCell(ctx context.Context, cell scenario.Cell, killAfter time.Duration) (out results.CrashRun) {
+	out = results.CrashRun{Cell: cell, KillAfterS: killAfter.Seconds()}
+	fail := func(err error) results.CrashRun { out.Failure = err.Error(); return out }
 	life, err := r.open(cell)
 	if err != nil {
 		return fail(err)

@@ -9,7 +9,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/measure"
-	"persistlab/report"
+	"persistlab/results"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -18,9 +18,9 @@ import (
 // mount, with the load split between them; then stops them all (as Cloud Run stops an instance:
 // SIGTERM, data closed) and reads what persisted through a fresh mount. Lost updates are
 // acknowledged writes the final count lacks.
-func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out report.Cell) {
-	out = report.Cell{Cell: cell, Started: time.Now().UTC()}
-	fail := func(err error) report.Cell { out.Failure = err.Error(); return out }
+func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out results.Cell) {
+	out = results.Cell{Cell: cell, Started: time.Now().UTC()}
+	fail := func(err error) results.Cell { out.Failure = err.Error(); return out }
 	life, err := r.open(cell)
 	if err != nil {
 		return fail(err)

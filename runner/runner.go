@@ -15,18 +15,19 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/cost"
 	"persistlab/internal/cgroup"
 	"persistlab/internal/mounts"
 	"persistlab/internal/proc"
 	"persistlab/internal/sysinfo"
-	"persistlab/report"
+	"persistlab/results"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
 
 // Known is what this build can run, for scenario validation.
 func Known() scenario.Known {
-	return scenario.Known{Workloads: workload.Declared(), Metrics: workload.DeclaredMetrics(), Sections: workload.DeclaredSections(), PriceLists: report.PriceListNames(), Backends: backend.Names()}
+	return scenario.Known{Workloads: workload.Declared(), Metrics: workload.DeclaredMetrics(), Sections: workload.DeclaredSections(), PriceLists: cost.PriceListNames(), Backends: backend.Names()}
 }
 
 // Options of one run.
@@ -37,6 +38,10 @@ type Options struct {
 	Progress io.Writer // nil: quiet
 	Command  []string  // as typed, for the results file
 	Keep     bool      // backends leave their data in the work directory (run --keep)
+	// Derive recomputes the results' derived figures (aggregates) before each save, so the file
+	// holds them for readers other than persistlab (report.Summarize); nil leaves them to the
+	// report, which derives them again on load.
+	Derive func(*results.Results)
 }
 
 // run is one execution of a plan.
@@ -45,7 +50,7 @@ type run struct {
 	opts Options
 	info workload.Info
 	wl   workload.Workload
-	res  *report.Results
+	res  *results.Results
 	// shared is the backend consecutive cells share (scenario share_backend), and its target.
 	shared       *cellLife
 	sharedTarget backend.Target
@@ -55,22 +60,22 @@ type run struct {
 // stopped the run; cells that fail on their own are recorded and the run goes on. Everything
 // knowable before the first cell (the scenario, every backend's options, every cell's parameters)
 // is checked first.
-func Run(ctx context.Context, spec *scenario.Spec, opts Options) (*report.Results, error) {
+func Run(ctx context.Context, spec *scenario.Spec, opts Options) (*results.Results, error) {
 	r, err := prepare(ctx, spec, opts)
 	if err != nil {
 		return nil, err
 	}
 	res := r.res
-	if err := res.Save(opts.Out); err != nil {
+	if err := res.Save(opts.Out, opts.Derive); err != nil {
 		return nil, err
 	}
 	if err := r.probeCeilings(ctx); err != nil {
-		res.Status, res.Error, res.Finished = report.StatusFailed, err.Error(), time.Now().UTC()
+		res.Status, res.Error, res.Finished = results.StatusFailed, err.Error(), time.Now().UTC()
 		if ctx.Err() != nil {
-			res.Status, res.Error = report.StatusInterrupted, context.Cause(ctx).Error()
+			res.Status, res.Error = results.StatusInterrupted, context.Cause(ctx).Error()
 			err = fmt.Errorf("interrupted before the first cell: %w", err)
 		}
-		return res, errors.Join(err, res.Save(opts.Out))
+		return res, errors.Join(err, res.Save(opts.Out, opts.Derive))
 	}
 	cells := spec.Plan()
 	progress := newProgress(opts.Progress, len(cells))
@@ -93,7 +98,7 @@ cells:
 			}
 			res.Crashes = append(res.Crashes, c)
 		default:
-			var c report.Cell
+			var c results.Cell
 			if spec.ShareBackend {
 				c = r.sharedCell(ctx, cell)
 			} else {
@@ -104,7 +109,7 @@ cells:
 			}
 			res.Cells = append(res.Cells, c)
 		}
-		if err := res.Save(opts.Out); err != nil {
+		if err := res.Save(opts.Out, opts.Derive); err != nil {
 			runErr = fmt.Errorf("stopped after %d of %d cells: %w", len(res.Cells)+len(res.Crashes), len(cells), err)
 			break
 		}
@@ -114,15 +119,15 @@ cells:
 	res.Finished = time.Now().UTC()
 	switch {
 	case ctx.Err() != nil:
-		res.Status, res.Error = report.StatusInterrupted, context.Cause(ctx).Error()
+		res.Status, res.Error = results.StatusInterrupted, context.Cause(ctx).Error()
 		runErr = errors.Join(runErr, fmt.Errorf("interrupted after %d of %d cells", len(res.Cells)+len(res.Crashes), len(cells)))
 	case runErr != nil:
-		res.Status, res.Error = report.StatusFailed, runErr.Error()
+		res.Status, res.Error = results.StatusFailed, runErr.Error()
 	default:
-		res.Status = report.StatusComplete
+		res.Status = results.StatusComplete
 	}
-	if err := res.Save(opts.Out); err != nil {
-		return res, saveElsewhere(res, opts.Out, err)
+	if err := res.Save(opts.Out, opts.Derive); err != nil {
+		return res, saveElsewhere(res, opts.Out, opts.Derive, err)
 	}
 	return res, runErr
 }
@@ -145,14 +150,14 @@ func (e *SaveError) Unwrap() error { return e.Err }
 
 // saveElsewhere keeps what a run measured when its results file cannot be written: a new file
 // in the system's temporary directory ($TMPDIR).
-func saveElsewhere(res *report.Results, out string, cause error) error {
+func saveElsewhere(res *results.Results, out string, derive func(*results.Results), cause error) error {
 	e := &SaveError{Out: out, Err: cause}
 	f, err := os.CreateTemp("", "persistlab-results-*.json")
 	if err != nil {
 		return e
 	}
 	f.Close()
-	if err := res.Save(f.Name()); err != nil {
+	if err := res.Save(f.Name(), derive); err != nil {
 		os.Remove(f.Name())
 		return e
 	}
@@ -201,11 +206,11 @@ func (r *run) probeCeilings(ctx context.Context) error {
 			os.RemoveAll(dir)
 		}
 	}
-	return r.res.Save(r.opts.Out)
+	return r.res.Save(r.opts.Out, r.opts.Derive)
 }
 
 // measureCell runs one cell in the mode its scenario asks for.
-func (r *run) measureCell(ctx context.Context, cell scenario.Cell) report.Cell {
+func (r *run) measureCell(ctx context.Context, cell scenario.Cell) results.Cell {
 	if n, _ := strconv.Atoi(r.params(cell)["instances"]); n > 1 {
 		return r.instancesCell(ctx, cell, n)
 	}
@@ -348,8 +353,8 @@ func prepare(ctx context.Context, spec *scenario.Spec, opts Options) (*run, erro
 	for k, v := range wl.Versions() {
 		versions[k] = v
 	}
-	res := &report.Results{
-		Schema: report.Schema, Status: report.StatusRunning, Command: opts.Command,
+	res := &results.Results{
+		Schema: results.Schema, Status: results.StatusRunning, Command: opts.Command,
 		Started: time.Now().UTC(), Scenario: spec, Versions: versions, Units: map[string]string{},
 	}
 	for _, m := range info.Metrics {
@@ -366,7 +371,7 @@ func prepare(ctx context.Context, spec *scenario.Spec, opts Options) (*run, erro
 		if err != nil {
 			return nil, fail("workload.cpus", v, err.Error())
 		}
-		res.Placement = report.Placement{AppCPUs: app, DriverCPUs: rest}
+		res.Placement = results.Placement{AppCPUs: app, DriverCPUs: rest}
 		if len(rest) > 0 {
 			if err := proc.PinSelf(rest); err != nil {
 				return nil, err

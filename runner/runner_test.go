@@ -14,7 +14,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/measure"
-	"persistlab/report"
+	"persistlab/results"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -122,16 +122,35 @@ func fakeSpec(sweep string, backends ...scenario.BackendSpec) *scenario.Spec {
 		Backends: backends, Sweep: scenario.Sweep{{Name: "n", Text: sweep}}, Repeat: 2}
 }
 
-func runFake(t *testing.T, ctx context.Context, spec *scenario.Spec) (*report.Results, error) {
+func runFake(t *testing.T, ctx context.Context, spec *scenario.Spec) (*results.Results, error) {
+	t.Helper()
+	res, _, err := runFakeOut(t, ctx, spec)
+	return res, err
+}
+
+// runFakeOut is runFake, also saying where the results file is.
+func runFakeOut(t *testing.T, ctx context.Context, spec *scenario.Spec) (*results.Results, string, error) {
 	t.Helper()
 	takeLedger()
 	work := t.TempDir()
-	return Run(ctx, spec, Options{Out: filepath.Join(work, "r.json"), WorkDir: filepath.Join(work, "scratch")})
+	out := filepath.Join(work, "r.json")
+	res, err := Run(ctx, spec, Options{Out: out, WorkDir: filepath.Join(work, "scratch"), Derive: groupDerive})
+	return res, out, err
+}
+
+// groupDerive stands in for report.Summarize: one aggregate per backend and point, over the cells
+// that did not fail.
+func groupDerive(r *results.Results) {
+	groups, order := results.GroupByPoint(r, r.Cells, func(c results.Cell) (results.PointKey, bool) { return r.Key(c.Cell), c.Failure == "" })
+	r.Aggregates = r.Aggregates[:0]
+	for _, k := range order {
+		r.Aggregates = append(r.Aggregates, results.Aggregate{Backend: k.Backend, Point: k.Point, Runs: len(groups[k])})
+	}
 }
 
 func TestEveryCellRunsAndEverythingStartedIsStopped(t *testing.T) {
 	spec := fakeSpec("1,7,3", scenario.BackendSpec{Name: "fakedisk", Label: "a"}, scenario.BackendSpec{Name: "fakedisk", Label: "b"})
-	res, err := runFake(t, context.Background(), spec)
+	res, out, err := runFakeOut(t, context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +179,11 @@ func TestEveryCellRunsAndEverythingStartedIsStopped(t *testing.T) {
 	}
 	if len(res.Aggregates) != 4 || res.Aggregates[0].Point != "n=1" || res.Aggregates[1].Point != "n=3" || res.Aggregates[0].Runs != 2 {
 		t.Errorf("aggregates %+v", res.Aggregates)
+	}
+	// The file holds what Derive made from the cells it saved.
+	saved, err := results.Load(out)
+	if err != nil || len(saved.Aggregates) != 4 {
+		t.Errorf("saved aggregates: %v, %v", saved, err)
 	}
 }
 
@@ -207,7 +231,7 @@ func TestInterruptDropsThePartialCellAndStopsIt(t *testing.T) {
 		}
 	}()
 	res, err := runFake(t, ctx, spec)
-	if err == nil || res.Status != report.StatusInterrupted || len(res.Cells) != 0 {
+	if err == nil || res.Status != results.StatusInterrupted || len(res.Cells) != 0 {
 		t.Fatalf("err %v, results %+v", err, res)
 	}
 	log := takeLedger()
@@ -341,7 +365,7 @@ func TestInterruptDuringTheCeilingProbe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res, err := runFake(t, ctx, spec)
-	if err == nil || res == nil || res.Status != report.StatusInterrupted || len(res.Cells) != 0 {
+	if err == nil || res == nil || res.Status != results.StatusInterrupted || len(res.Cells) != 0 {
 		t.Errorf("%v %+v", err, res)
 	}
 }

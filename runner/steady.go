@@ -10,16 +10,16 @@ import (
 	"persistlab/backend"
 	"persistlab/internal/proc"
 	"persistlab/measure"
-	"persistlab/report"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
 // steadyCell measures one cell: backend, workload, warm-up, the measured run with the backend's
 // counters around it, and the replication lag of the last acknowledged write where the backend
 // replicates. Whatever fails is recorded in the cell; everything started is stopped.
-func (r *run) steadyCell(ctx context.Context, cell scenario.Cell) (out report.Cell) {
-	out = report.Cell{Cell: cell, Started: time.Now().UTC()}
-	fail := func(err error) report.Cell { out.Failure = err.Error(); return out }
+func (r *run) steadyCell(ctx context.Context, cell scenario.Cell) (out results.Cell) {
+	out = results.Cell{Cell: cell, Started: time.Now().UTC()}
+	fail := func(err error) results.Cell { out.Failure = err.Error(); return out }
 	life, err := r.open(cell)
 	if err != nil {
 		return fail(err)
@@ -36,8 +36,8 @@ func (r *run) steadyCell(ctx context.Context, cell scenario.Cell) (out report.Ce
 // and repeat share one started backend (a blog's tests run one after another on one mount, so a
 // later test finds the cache an earlier one filled). The backend is stopped when the next cell
 // needs another, and at the end of the run (closeShared).
-func (r *run) sharedCell(ctx context.Context, cell scenario.Cell) (out report.Cell) {
-	out = report.Cell{Cell: cell, Started: time.Now().UTC()}
+func (r *run) sharedCell(ctx context.Context, cell scenario.Cell) (out results.Cell) {
+	out = results.Cell{Cell: cell, Started: time.Now().UTC()}
 	if s := r.shared; s != nil && (s.cell.Backend != cell.Backend || s.cell.Repeat != cell.Repeat) {
 		r.closeShared(ctx)
 	}
@@ -80,8 +80,8 @@ func (r *run) closeShared(ctx context.Context) {
 }
 
 // measure starts the workload on a started backend and measures one cell.
-func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target, out report.Cell) report.Cell {
-	fail := func(err error) report.Cell { out.Failure = err.Error(); return out }
+func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target, out results.Cell) results.Cell {
+	fail := func(err error) results.Cell { out.Failure = err.Error(); return out }
 	in, err := life.startWorkload(ctx, target)
 	if err != nil {
 		return fail(err)

@@ -28,7 +28,30 @@ var (
 	_ backend.Sampler       = (*Backend)(nil)
 )
 
-func init() { backend.Register(Name, New) }
+func init() {
+	backend.Register(Name, New)
+	backend.RegisterVolumeModel(Name, Model)
+}
+
+// Model describes an entry's volume for the report: its type, size, published limits and price.
+func Model(options map[string]string) (backend.VolumeModel, bool) {
+	cfg, err := volume.ConfigFromOptions(options)
+	if err != nil || cfg.Off {
+		return backend.VolumeModel{}, false
+	}
+	s, l := cfg.Spec, cfg.Spec.Limits()
+	m := backend.VolumeModel{Type: s.Type, SizeBytes: s.SizeBytes, Limits: l.String(),
+		WriteIOPS: l.BaseIOPS, WriteMiBps: l.BaseMiBps, CreditMiB: l.CreditMiB,
+		Expect: func(j backend.Job) float64 { return l.Expect(volume.Job(j)) }}
+	if l.WriteIOPS > 0 {
+		m.WriteIOPS = l.WriteIOPS
+	}
+	if l.WriteMiBps > 0 {
+		m.WriteMiBps = l.WriteMiBps
+	}
+	m.MonthlyUSD, m.PriceBasis = s.MonthlyUSD()
+	return m, true
+}
 
 // Options are the backend's options: a volume's (lab/volume), and ceiling_probe.
 var Options = append([]string{"ceiling_probe"}, volume.OptionNames...)

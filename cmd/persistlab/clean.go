@@ -12,6 +12,7 @@ import (
 
 	"persistlab/internal/leftover"
 	"persistlab/report"
+	"persistlab/results"
 )
 
 func cmdClean(args []string) error {
@@ -78,7 +79,7 @@ func clean(d leftover.Dead) error {
 	}
 	// The killed run's lock is free (its process is gone); a live run that took the file since
 	// holds it, and then the file is not ours to mark. Taking it also removes the stale lock file.
-	unlock, err := report.Lock(d.Run.Out)
+	unlock, err := results.Lock(d.Run.Out)
 	if err != nil {
 		fmt.Printf("%s: not marked: %v\n", d.Run.Out, err)
 		return nil
@@ -89,12 +90,12 @@ func clean(d leftover.Dead) error {
 		fmt.Printf("%s: not marked: %v\n", d.Run.Out, err)
 		return nil
 	}
-	if r.Status != report.StatusRunning {
+	if r.Status != results.StatusRunning {
 		return nil
 	}
-	r.Status = report.StatusInterrupted
+	r.Status = results.StatusInterrupted
 	r.Error = "the run was killed; persistlab clean removed what it left"
-	if err := r.Save(d.Run.Out); err != nil {
+	if err := r.Save(d.Run.Out, report.Summarize); err != nil {
 		return err
 	}
 	fmt.Printf("%s: marked %s\n", d.Run.Out, r.Status)

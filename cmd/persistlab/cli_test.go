@@ -15,6 +15,7 @@ import (
 	"persistlab/internal/mounts"
 	"persistlab/measure"
 	"persistlab/report"
+	"persistlab/results"
 )
 
 var binary string
@@ -72,7 +73,7 @@ func TestRunTinyScenarioWritesCompleteResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != report.StatusComplete || len(r.Cells) != 4 || len(r.Aggregates) != 2 || len(r.Fits) != 1 {
+	if r.Status != results.StatusComplete || len(r.Cells) != 4 || len(r.Aggregates) != 2 || len(r.Fits) != 1 {
 		t.Fatalf("status %s, %d cells, %d aggregates, %d fits", r.Status, len(r.Cells), len(r.Aggregates), len(r.Fits))
 	}
 	for _, c := range r.Cells {
@@ -141,7 +142,7 @@ func TestRunOnEveryBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != report.StatusComplete || len(r.Cells) != 3 {
+	if r.Status != results.StatusComplete || len(r.Cells) != 3 {
 		t.Fatalf("status %s, %d cells", r.Status, len(r.Cells))
 	}
 	for _, c := range r.Cells {
@@ -242,7 +243,7 @@ func TestInterruptKeepsFinishedCellsAndStopsEverything(t *testing.T) {
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
-	if r.Status != report.StatusInterrupted || len(r.Cells) < 3 || len(r.Cells) >= 30 {
+	if r.Status != results.StatusInterrupted || len(r.Cells) < 3 || len(r.Cells) >= 30 {
 		t.Errorf("status %s with %d cells", r.Status, len(r.Cells))
 	}
 	for _, c := range r.Cells {

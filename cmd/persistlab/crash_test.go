@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"persistlab/report"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -31,7 +32,7 @@ crash: {count: 3, after: 3s..4500ms, seed: 9}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != report.StatusComplete || len(r.Crashes) != 9 || len(r.CrashSummaries) != 3 {
+	if r.Status != results.StatusComplete || len(r.Crashes) != 9 || len(r.CrashSummaries) != 3 {
 		t.Fatalf("status %s, %d crashes, %d summaries", r.Status, len(r.Crashes), len(r.CrashSummaries))
 	}
 	// Every crash's invariants hold wherever the kill landed, even before anything was acknowledged

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"persistlab/report"
+	"persistlab/results"
 )
 
 // A user's own app, started by its command line, runs on the local disk and on a gcsfuse mount
@@ -36,7 +37,7 @@ warmup: 0s
 		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
 	}
 	r, err := report.Load(out)
-	if err != nil || r.Status != report.StatusComplete || len(r.Cells) != 2 {
+	if err != nil || r.Status != results.StatusComplete || len(r.Cells) != 2 {
 		t.Fatalf("%v %+v", err, r)
 	}
 	for _, c := range r.Cells {
@@ -209,7 +210,7 @@ crash: {count: 2, after: 2s..3s, seed: 5}
 // each acknowledged write recovered or counted lost (at most one in flight per VU of 2 kept
 // unacknowledged), integrity_check passing, a local disk thrown away losing all, and at least one
 // crash that acknowledged something.
-func checkAppCrashes(t *testing.T, r *report.Results) {
+func checkAppCrashes(t *testing.T, r *results.Results) {
 	t.Helper()
 	acked := 0
 	for _, c := range r.Crashes {

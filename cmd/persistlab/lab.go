@@ -22,7 +22,7 @@ func cmdLab(args []string) error {
 		return cmdLabModel(args[1:], os.Stdout)
 	}
 	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("want: lab serve [flags] (the emulated GCS bucket alone), lab volume --type T --size S --mount DIR (an emulated block volume) or lab model [bucket|volume|app|all] [--markdown] (where each model figure comes from)")
+		return fmt.Errorf("want: lab serve [flags] (the emulated GCS bucket alone), lab volume --type T --size S --mount DIR (an emulated block volume) or lab model [app|bucket|prices|volume|all] [--markdown] (where each model figure comes from)")
 	}
 	fs := flag.NewFlagSet("lab serve", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:4443", "loopback address to serve on")

@@ -23,7 +23,7 @@ usage:
   persistlab load --url URL [flags]           drive HTTP load at any endpoint on loopback
   persistlab lab serve [flags]                run the emulated GCS bucket alone
   persistlab lab volume --type T --size S --mount DIR   an emulated cloud volume for your own tools
-  persistlab lab model [bucket|volume|app|all] [--markdown]   each model figure: published, assumed or fitted
+  persistlab lab model [app|bucket|prices|volume|all] [--markdown]   each model figure: published, assumed or fitted
 
 Run "persistlab COMMAND -h" for a command's flags.
 `

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"persistlab/report"
+	"persistlab/results"
 )
 
 // Seed 000's counter written in Python's standard library (examples/python-counter) runs the
@@ -26,10 +27,10 @@ func TestPythonCounterRunsSeed000(t *testing.T) {
 		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
 	}
 	r, err := report.Load(out)
-	if err != nil || r.Status != report.StatusComplete || len(r.Cells) != 2 {
+	if err != nil || r.Status != results.StatusComplete || len(r.Cells) != 2 {
 		t.Fatalf("%v %+v", err, r)
 	}
-	var local *report.Cell
+	var local *results.Cell
 	for i, c := range r.Cells {
 		if c.Failure != "" || c.M("ok") < 1 || c.M("errors") != 0 {
 			t.Errorf("%s: failure %q, ok %v, errors %v", c.Backend, c.Failure, c.M("ok"), c.M("errors"))

@@ -15,6 +15,7 @@ import (
 
 	"persistlab/internal/tools"
 	"persistlab/report"
+	"persistlab/results"
 )
 
 func exitCode(err error) int {
@@ -64,7 +65,7 @@ func TestOutPathIsCheckedBeforeAnyCell(t *testing.T) {
 	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("the symlink was replaced: %v", err)
 	}
-	if r, err := report.Load(target); err != nil || r.Status != report.StatusComplete {
+	if r, err := report.Load(target); err != nil || r.Status != results.StatusComplete {
 		t.Errorf("results not in the link's target: %v", err)
 	}
 	if _, _, err := persistlab(t, "report", target, "--html", target); err == nil {
@@ -107,7 +108,7 @@ func TestExitStatuses(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if r, err := report.Load(out); err == nil && r.Status == report.StatusRunning {
+		if r, err := report.Load(out); err == nil && r.Status == results.StatusRunning {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -115,7 +116,7 @@ func TestExitStatuses(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	run.Process.Signal(syscall.SIGTERM)
 	err = run.Wait()
-	if r, lerr := report.Load(out); exitCode(err) != 143 || lerr != nil || r.Status != report.StatusInterrupted {
+	if r, lerr := report.Load(out); exitCode(err) != 143 || lerr != nil || r.Status != results.StatusInterrupted {
 		t.Errorf("SIGTERM: exit %d, results %v", exitCode(err), lerr)
 	}
 }
@@ -203,7 +204,7 @@ func TestCleanRemovesWhatAKilledRunLeft(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(work, "live", "persistlab.lock")); err != nil {
 		t.Errorf("the live run's work directory was touched: %v", err)
 	}
-	if r, err := report.Load(out); err != nil || r.Status != report.StatusInterrupted {
+	if r, err := report.Load(out); err != nil || r.Status != results.StatusInterrupted {
 		t.Errorf("the killed run's results: %v %+v", err, r)
 	}
 	if _, err := os.Stat(out + ".lock"); !os.IsNotExist(err) {
@@ -242,7 +243,7 @@ func TestFullDiskKeepsWhatWasMeasured(t *testing.T) {
 		t.Fatalf("fallback files %v; stderr %s", saved, stderr.String())
 	}
 	r, err := report.Load(saved[0])
-	if err != nil || r.Status != report.StatusFailed || len(r.Cells) == 0 || !strings.Contains(r.Error, "no space left") {
+	if err != nil || r.Status != results.StatusFailed || len(r.Cells) == 0 || !strings.Contains(r.Error, "no space left") {
 		t.Fatalf("fallback results: %v %+v", err, r)
 	}
 	for _, c := range r.Cells {
@@ -346,7 +347,7 @@ func TestRunSurvivesAClosedPipe(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(tmp, "persistlab-*")); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
-	if res, err := report.Load(filepath.Join(tmp, "r.json")); err != nil || res.Status != report.StatusComplete {
+	if res, err := report.Load(filepath.Join(tmp, "r.json")); err != nil || res.Status != results.StatusComplete {
 		t.Errorf("results: %v", err)
 	}
 }

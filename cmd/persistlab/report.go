@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"persistlab/report"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -39,7 +40,7 @@ func cmdReport(args []string) error {
 		if sameFile(o.path, positional[0]) {
 			return fmt.Errorf("%s %s is the results file being read: want another path for the output", o.flag, o.path)
 		}
-		if o.path, err = report.OutputPath(o.flag, o.path, *force); err != nil {
+		if o.path, err = results.OutputPath(o.flag, o.path, *force); err != nil {
 			return err
 		}
 		for _, other := range outputs {
@@ -64,7 +65,7 @@ func cmdReport(args []string) error {
 		}
 		r.Scenario.Thresholds = append(r.Scenario.Thresholds, t)
 	}
-	for _, j := range r.Judge() {
+	for _, j := range report.Judge(r) {
 		if j.Err != nil { // a metric this file's rows do not carry: said before any table
 			return j.Err
 		}
@@ -80,7 +81,7 @@ func cmdReport(args []string) error {
 		}
 		fmt.Printf("wrote %s\n", o.path)
 	}
-	if _, crossed := r.Verdict(); len(crossed) > 0 {
+	if _, crossed := report.Verdict(r); len(crossed) > 0 {
 		return &exitError{code: exitThreshold, err: fmt.Errorf("thresholds crossed:\n  %s", strings.Join(crossed, "\n  "))}
 	}
 	return nil

@@ -20,6 +20,7 @@ import (
 	"persistlab/internal/leftover"
 	"persistlab/internal/proc"
 	"persistlab/report"
+	"persistlab/results"
 	"persistlab/runner"
 	"persistlab/scenario"
 	_ "persistlab/workload/all" // every workload
@@ -84,11 +85,11 @@ func cmdRun(args []string) error {
 	if err := spec.Validate(runner.Known()); err != nil {
 		return err
 	}
-	outPath, err := report.OutPath(*out, *force)
+	outPath, err := results.OutPath(*out, *force)
 	if err != nil {
 		return err
 	}
-	unlockOut, err := report.Lock(outPath)
+	unlockOut, err := results.Lock(outPath)
 	if err != nil {
 		return fmt.Errorf("--out %s: %w", *out, err)
 	}
@@ -109,10 +110,10 @@ func cmdRun(args []string) error {
 		if !report.Comparable(besideSpec.Workload.Type, spec.Workload.Type) {
 			return &scenario.FieldError{Field: "--beside", Value: *beside, Allowed: "a scenario whose cells measure what " + spec.Name + "'s do (workload " + spec.Workload.Type + ", not " + besideSpec.Workload.Type + ")"}
 		}
-		if besideOut, err = report.OutPath(strings.TrimSuffix(outPath, ".json")+".beside.json", *force); err != nil {
+		if besideOut, err = results.OutPath(strings.TrimSuffix(outPath, ".json")+".beside.json", *force); err != nil {
 			return fmt.Errorf("--beside: %w", err)
 		}
-		unlockBeside, err := report.Lock(besideOut)
+		unlockBeside, err := results.Lock(besideOut)
 		if err != nil {
 			return fmt.Errorf("--beside %s: %w", besideOut, err)
 		}
@@ -154,25 +155,25 @@ func cmdRun(args []string) error {
 		progress = os.Stderr
 	}
 	failed, crossed := 0, []string(nil)
-	var besideRes *report.Results
+	var besideRes *results.Results
 	if besideSpec != nil {
 		besideDir := filepath.Join(dir, "beside") // inside the run's own directory: its cells apart
 		if err := os.Mkdir(besideDir, 0o700); err != nil {
 			return err
 		}
 		var besideErr error
-		besideRes, besideErr = runner.Run(ctx, besideSpec, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, Command: os.Args, Keep: *keep})
+		besideRes, besideErr = runner.Run(ctx, besideSpec, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize})
 		if besideRes != nil {
-			failed, _ = besideRes.Verdict()
+			failed, _ = report.Verdict(besideRes)
 		}
 		if besideErr != nil && ctx.Err() == nil {
 			fmt.Fprintf(terminalSafe(os.Stderr), "persistlab run: --beside %s: %v\n", *beside, besideErr)
 		}
 	}
-	var res *report.Results
+	var res *results.Results
 	runErr := context.Cause(ctx)
 	if ctx.Err() == nil {
-		res, runErr = runner.Run(ctx, spec, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep})
+		res, runErr = runner.Run(ctx, spec, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize})
 	} else if besideRes != nil { // interrupted beside: what it measured is all there is
 		report.WriteTables(terminalSafe(os.Stdout), besideRes)
 		fmt.Printf("\nresults: %s\n", besideOut)
@@ -191,7 +192,7 @@ func cmdRun(args []string) error {
 			}
 		}
 		var failedHere int
-		failedHere, crossed = res.Verdict()
+		failedHere, crossed = report.Verdict(res)
 		failed += failedHere
 	}
 	// A mount or loop device still attached (a backend that failed to stop) keeps the directory

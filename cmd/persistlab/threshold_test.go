@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"persistlab/report"
+	"persistlab/results"
 )
 
 func TestACrossedThresholdExitsFourAndKeepsTheResults(t *testing.T) {
@@ -28,11 +29,11 @@ func TestACrossedThresholdExitsFourAndKeepsTheResults(t *testing.T) {
 		t.Errorf("thresholds table:\n%s", stdout)
 	}
 	r, err := report.Load(out)
-	if err != nil || r.Status != report.StatusComplete || len(r.Scenario.Thresholds) != 2 {
+	if err != nil || r.Status != results.StatusComplete || len(r.Scenario.Thresholds) != 2 {
 		t.Fatalf("results: %v %+v", err, r)
 	}
 	// The results file judges alike when read back.
-	if js := r.Judge(); len(js) != 2 || len(js[0].Crossed) != 1 || js[1].Held != 1 {
+	if js := report.Judge(r); len(js) != 2 || len(js[0].Crossed) != 1 || js[1].Held != 1 {
 		t.Errorf("judged from the file: %+v", js)
 	}
 	// report judges the file as run did, with any threshold added.
@@ -77,7 +78,7 @@ func TestBesideRunsTheOtherScenarioAndCompares(t *testing.T) {
 	}
 	for path, workload := range map[string]string{out: "http", filepath.Join(work, "app.beside.json"): "counter"} {
 		r, err := report.Load(path)
-		if err != nil || r.Status != report.StatusComplete || len(r.Cells) != 2 || r.Scenario.Workload.Type != workload {
+		if err != nil || r.Status != results.StatusComplete || len(r.Cells) != 2 || r.Scenario.Workload.Type != workload {
 			t.Errorf("%s: %v %+v", path, err, r)
 		}
 	}

@@ -35,7 +35,7 @@ const (
 
 // Figure is one number (or rule) a model enforces, and its provenance.
 type Figure struct {
-	Model string `json:"model"` // "bucket", "volume", "app"
+	Model string `json:"model"` // "bucket", "volume", "app", "prices"
 	Name  string `json:"name"`  // what it is, e.g. "gp2 baseline IOPS per GiB"
 	// Go is the code that holds it: a constant or variable of the model's package (GP2IOPSPerGiB),
 	// or an expression rooted in one (DefaultModel().Write.Median); for app figures, the workload

@@ -13,13 +13,6 @@ const (
 	PublishedBucketReadsPerSecond = 5000
 )
 
-// Prices (Cloud Storage pricing, Standard storage, https://cloud.google.com/storage/pricing):
-// class A $0.05 and class B $0.004 per 10,000 operations, i.e. per 1,000:
-const (
-	PriceClassAPer1000USD = 0.005
-	PriceClassBPer1000USD = 0.0004
-)
-
 // Model is the cloud behaviour the bucket adds on top of a correct GCS API. Every field can be
 // changed by a flag of `persistlab lab serve` and by backend options.
 type Model struct {

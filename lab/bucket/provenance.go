@@ -22,7 +22,6 @@ func init() {
 const (
 	srcQuotas = `Cloud Storage "Quotas & limits", https://cloud.google.com/storage/quotas (cited 2026-11-22; checked 2026-11-24 in stored copies of that page and of docs.cloud.google.com/storage/quotas.md.txt)`
 	srcRate   = `https://cloud.google.com/storage/quotas and "Request rate and access distribution guidelines", https://cloud.google.com/storage/docs/request-rate (checked 2026-11-24 in stored copies)`
-	srcPrice  = `Cloud Storage pricing, https://cloud.google.com/storage/pricing, Standard storage: class A $0.05 and class B $0.004 per 10,000 operations (as recorded 2026-11-22; not re-read)`
 	src429    = `https://cloud.google.com/storage/docs/gcs429 (the error body GCS sends, cited 2026-11-22) and the quotas page's one write per second per object`
 	srcClass  = `Cloud Storage pricing, "Operations by class", JSON API column, https://cloud.google.com/storage/pricing (as recorded 2026-11-22)`
 )
@@ -77,10 +76,6 @@ func Figures() []provenance.Figure {
 		{Name: "operation classes", Go: "ClassA, ClassB, ClassFree", Value: "A: insert, patch, update, list, compose, copy, rewrite; B: get; free: delete", Kind: provenance.Published,
 			Source: srcClass,
 			Moves:  "the operation counts and the cost of every bucket-backed row"},
-		{Name: "class A operation price", Go: "PriceClassAPer1000USD", Value: fmt.Sprintf("$%g per 1,000", PriceClassAPer1000USD), Kind: provenance.Published,
-			Source: srcPrice, Moves: "the cost of every bucket-backed row (the report's default GCS price list uses it) and `persistlab lab serve`'s bill on exit"},
-		{Name: "class B operation price", Go: "PriceClassBPer1000USD", Value: fmt.Sprintf("$%g per 1,000", PriceClassBPer1000USD), Kind: provenance.Published,
-			Source: srcPrice, Moves: "the bucket's cost, as above"},
 	}
 	for i := range figs {
 		figs[i].Model = "bucket"

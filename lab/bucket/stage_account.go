@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"persistlab/cost"
 )
 
 // Accounting is what the bucket counted: operations by pricing class and by method, bytes moved,
@@ -22,9 +24,9 @@ type Accounting struct {
 	ByMethod  map[string]int64 `json:"by_method"`
 }
 
-// CostUSD prices the operations at the list prices above (network egress not included).
+// CostUSD prices the operations at GCS's list prices (package cost; network egress not included).
 func (a Accounting) CostUSD() float64 {
-	return float64(a.ClassA)/1000*PriceClassAPer1000USD + float64(a.ClassB)/1000*PriceClassBPer1000USD
+	return cost.GCSUSD(a.ClassA, a.ClassB)
 }
 
 type accountant struct {
