@@ -268,8 +268,8 @@ func (g *GCSFuse) Crash() error {
 		return err
 	}
 	if Mounted(in.mount) {
-		if out, err := exec.Command("fusermount3", "-u", "-z", in.mount).CombinedOutput(); err != nil {
-			return fmt.Errorf("backend %q: fusermount3 -uz %s: %v: %s", Name, in.mount, err, out)
+		if err := mounts.Detach(in.mount); err != nil {
+			return fmt.Errorf("backend %q: %w", Name, err)
 		}
 	}
 	return errors.Join(os.RemoveAll(in.staging), os.RemoveAll(in.cache))
@@ -437,7 +437,7 @@ func (in *instance) stop(ctx context.Context) error {
 	var errs []error
 	if Mounted(in.mount) {
 		busy, cancel := context.WithTimeout(ctx, 15*time.Second)
-		if err := Unmount(busy, in.mount); err != nil {
+		if err := mounts.Unmount(busy, in.mount); err != nil {
 			errs = append(errs, err)
 		}
 		cancel()
@@ -446,8 +446,8 @@ func (in *instance) stop(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	if Mounted(in.mount) { // gcsfuse is gone; detach what is left
-		if out, err := exec.Command("fusermount3", "-u", "-z", in.mount).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("fusermount3 -uz %s: %v: %s", in.mount, err, out))
+		if err := mounts.Detach(in.mount); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
@@ -464,18 +464,3 @@ func (g *GCSFuse) closeLab() error {
 
 // Mounted reports whether dir is a mount point.
 func Mounted(dir string) bool { return mounts.Mounted(dir) }
-
-// Unmount runs fusermount3 -u, retrying while the mount is busy (a file still closing), until ctx ends.
-func Unmount(ctx context.Context, dir string) error {
-	for {
-		out, err := exec.Command("fusermount3", "-u", dir).CombinedOutput()
-		if err == nil || !Mounted(dir) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("fusermount3 -u %s: %v: %s", dir, err, out)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}

@@ -98,8 +98,8 @@ func (l *Litestream) Name() string { return Name }
 // Versions implements backend.Backend.
 func (l *Litestream) Versions() map[string]string { return map[string]string{"litestream": l.version} }
 
-// ReplicaPath is where in the bucket the database's replica lives.
-func (l *Litestream) ReplicaPath() string { return l.env.Needs.SQLite }
+// replicaPath is where in the bucket the database's replica lives.
+func (l *Litestream) replicaPath() string { return l.env.Needs.SQLite }
 
 // Start serves the lab bucket and starts `litestream replicate` for the database file.
 func (l *Litestream) Start(ctx context.Context) (backend.Target, error) {
@@ -149,7 +149,7 @@ func (l *Litestream) Crash() error {
 		}
 		l.child = nil
 	}
-	if _, err := l.lab.Snapshot(BucketName, positionBucket, l.ReplicaPath()+"/"); err != nil {
+	if _, err := l.lab.Snapshot(BucketName, positionBucket, l.replicaPath()+"/"); err != nil {
 		return fmt.Errorf("backend %q: record replica position: %w", Name, err)
 	}
 	return os.RemoveAll(l.dir)
@@ -175,8 +175,8 @@ func (l *Litestream) RestorePosition(ctx context.Context, dbPath string) error {
 func (l *Litestream) restore(ctx context.Context, bucketName, dbPath string) error {
 	cmd := proc.Command(ctx, l.bin, "restore", "-if-replica-exists", "-o", dbPath, l.replicaURL(bucketName))
 	cmd.Env = l.environ()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("backend %q: litestream restore from %s: %v: %s", Name, l.replicaURL(bucketName), err, out)
+	if _, err := proc.RunCmd(cmd); err != nil {
+		return fmt.Errorf("backend %q: %w", Name, err)
 	}
 	return nil
 }
@@ -187,7 +187,7 @@ func (l *Litestream) replicaURL(bucketName string) string {
 	if l.legacy {
 		scheme = "gcs://"
 	}
-	return scheme + bucketName + "/" + l.ReplicaPath()
+	return scheme + bucketName + "/" + l.replicaPath()
 }
 
 // WritesSince implements backend.Timeline: Litestream's uploads by kind. Litestream 0.5 writes
@@ -257,7 +257,7 @@ func (l *Litestream) ReplicationLag(ctx context.Context, lastCommit time.Time) (
 	limit := time.NewTimer(2*l.syncInterval + 10*time.Second)
 	defer limit.Stop()
 	for {
-		if _, at := l.lab.LastWriteUnder(BucketName, l.ReplicaPath()+"/"); at.After(lastCommit) {
+		if _, at := l.lab.LastWriteUnder(BucketName, l.replicaPath()+"/"); at.After(lastCommit) {
 			return at.Sub(lastCommit), nil
 		}
 		select {

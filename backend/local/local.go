@@ -25,9 +25,8 @@ func init() { backend.Register(Name, New) }
 
 // Local is a directory on local disk.
 type Local struct {
-	dir   string
-	owned bool // persistlab made dir and removes it on Stop (unless kept)
-	keep  bool
+	dir  string // persistlab makes it, and removes it on Stop unless kept
+	keep bool
 }
 
 // New accepts option "dir": use this existing directory's file system (a subdirectory is made in it).
@@ -35,7 +34,7 @@ func New(env backend.Env) (backend.Backend, error) {
 	if err := backend.CheckOptions(Name, env.Options, "dir"); err != nil {
 		return nil, err
 	}
-	l := &Local{dir: filepath.Join(env.WorkDir, "data"), owned: true, keep: env.Keep}
+	l := &Local{dir: filepath.Join(env.WorkDir, "data"), keep: env.Keep}
 	if d := env.Options["dir"]; d != "" {
 		if strings.ContainsAny(d, ";#") || strings.ContainsFunc(d, unicode.IsControl) {
 			// fio's job files and MariaDB's option files end a value at ';' or '#'.
@@ -65,7 +64,7 @@ func (l *Local) Stats() backend.Stats { return nil }
 
 // Stop removes the directory.
 func (l *Local) Stop(context.Context) error {
-	if !l.owned || l.keep {
+	if l.keep {
 		return nil
 	}
 	return os.RemoveAll(l.dir)

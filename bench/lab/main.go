@@ -20,7 +20,6 @@ import (
 	"io"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -31,6 +30,7 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
 
+	"persistlab/internal/mounts"
 	"persistlab/internal/proc"
 	"persistlab/internal/tools"
 	"persistlab/lab/bucket"
@@ -473,7 +473,7 @@ func mount(bin string, extra []string, lab *bucket.Server, work, name string) (*
 	m := &mounted{dir: dir, child: child}
 	cleanups = append(cleanups, func() { m.stop() })
 	deadline := time.Now().Add(30 * time.Second)
-	for !isMounted(dir) {
+	for !mounts.Mounted(dir) {
 		if child.Exited() || time.Now().After(deadline) {
 			log, _ := os.ReadFile(filepath.Join(work, "gcsfuse-"+name+".log"))
 			m.stop()
@@ -491,31 +491,12 @@ func (m *mounted) stop() error {
 	}
 	m.stopped = true
 	var err error
-	for i := 0; isMounted(m.dir); i++ {
-		out, e := exec.Command("fusermount3", "-u", m.dir).CombinedOutput()
-		if e == nil {
-			break
-		}
-		if i == 100 {
-			err = fmt.Errorf("fusermount3 -u %s: %v: %s", m.dir, e, out)
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+	if mounts.Mounted(m.dir) {
+		busy, cancelBusy := context.WithTimeout(context.Background(), 10*time.Second)
+		err = mounts.Unmount(busy, m.dir)
+		cancelBusy()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	return errors.Join(err, m.child.Stop(ctx))
-}
-
-func isMounted(dir string) bool {
-	data, err := os.ReadFile("/proc/self/mounts")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 1 && f[1] == dir {
-			return true
-		}
-	}
-	return false
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"persistlab/internal/loopdev"
+	"persistlab/internal/proc"
 	"persistlab/lab/volume"
 )
 
@@ -200,9 +201,8 @@ func fio(dir string, write bool, args ...string) fioResult {
 }
 
 func run(name string, args ...string) {
-	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-		check(fmt.Errorf("%s %v: %v: %s", name, args, err, out))
-	}
+	_, err := proc.Run(context.Background(), name, args...)
+	check(err)
 }
 
 // cleanups undo what the benchmark mounted and attached, last first, also when it fails.

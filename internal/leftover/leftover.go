@@ -9,12 +9,12 @@ package leftover
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -350,19 +350,21 @@ func (d Dead) Clean() error {
 			if strings.HasPrefix(m.Type, "fuse") != fuse {
 				continue
 			}
-			cmd := exec.Command("umount", "-l", m.Point)
+			var err error
 			if fuse {
-				cmd = exec.Command("fusermount3", "-u", "-z", m.Point)
+				err = mounts.Detach(m.Point)
+			} else {
+				_, err = proc.Run(context.Background(), "umount", "-l", m.Point)
 			}
-			if out, err := cmd.CombinedOutput(); err != nil && mounts.Mounted(m.Point) {
-				errs = append(errs, fmt.Errorf("%s: %v: %s", strings.Join(cmd.Args, " "), err, strings.TrimSpace(string(out))))
+			if err != nil && mounts.Mounted(m.Point) {
+				errs = append(errs, err)
 			}
 		}
 	}
 	unmount(false)
 	for _, m := range loopMounts(d.Loops) {
-		if out, err := exec.Command("umount", "-l", m.Point).CombinedOutput(); err != nil && mounts.Mounted(m.Point) {
-			errs = append(errs, fmt.Errorf("umount -l %s: %v: %s", m.Point, err, strings.TrimSpace(string(out))))
+		if _, err := proc.Run(context.Background(), "umount", "-l", m.Point); err != nil && mounts.Mounted(m.Point) {
+			errs = append(errs, err)
 		}
 	}
 	for _, dev := range d.Loops {

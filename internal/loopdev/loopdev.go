@@ -6,18 +6,19 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"persistlab/internal/proc"
 )
 
 // Attach makes a loop device of file with direct I/O, so that the loop device keeps no page cache
 // of its own and every block I/O reaches the file, and says which device it is.
 func Attach(ctx context.Context, file string) (string, error) {
-	out, err := exec.CommandContext(ctx, "losetup", "--find", "--show", "--direct-io=on", file).CombinedOutput()
+	out, err := proc.Run(ctx, "losetup", "--find", "--show", "--direct-io=on", file)
 	if err != nil {
-		return "", fmt.Errorf("losetup %s: %v: %s", file, err, strings.TrimSpace(string(out)))
+		return "", err
 	}
 	dev := strings.TrimSpace(string(out))
 	dio, _ := os.ReadFile("/sys/block/" + filepath.Base(dev) + "/loop/dio")
@@ -28,15 +29,14 @@ func Attach(ctx context.Context, file string) (string, error) {
 }
 
 // Detach frees a loop device, retrying while the kernel still holds it (a file system just
-// unmounted). A device still in use is freed by the kernel when its last user goes.
+// unmounted). A device still in use is freed by the kernel when its last user goes. The error
+// is losetup's last failure, a *proc.CommandError.
 func Detach(dev string) error {
 	var err error
 	for i := 0; i < 50; i++ {
-		var out []byte
-		if out, err = exec.Command("losetup", "-d", dev).CombinedOutput(); err == nil {
+		if _, err = proc.Run(context.Background(), "losetup", "-d", dev); err == nil {
 			return nil
 		}
-		err = fmt.Errorf("losetup -d %s: %v: %s", dev, err, strings.TrimSpace(string(out)))
 		time.Sleep(100 * time.Millisecond)
 	}
 	return err

@@ -1,12 +1,17 @@
 // Package mounts reads the mount table: the one parser every part of persistlab uses, so a mount
-// point with a space in its path is seen the same everywhere.
+// point with a space in its path is seen the same everywhere. It also unmounts FUSE file systems,
+// the one way persistlab does.
 package mounts
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
+
+	"persistlab/internal/proc"
 )
 
 // Mount is one line of the mount table.
@@ -73,6 +78,32 @@ func Of(path string) (Mount, bool) {
 		}
 	}
 	return best, found
+}
+
+// Unmount unmounts the FUSE file system at dir (fusermount3 -u), retrying every 100 ms while it
+// is busy (a file still closing) until ctx ends; the last failure, a *proc.CommandError, is the
+// error then. It tries at least once, even with ctx already ended, and succeeds if dir is no
+// longer mounted.
+func Unmount(ctx context.Context, dir string) error {
+	for {
+		// Each try runs to its end: ctx bounds the retrying, not an unmount under way.
+		_, err := proc.Run(context.WithoutCancel(ctx), "fusermount3", "-u", dir)
+		if err == nil || !Mounted(dir) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Detach detaches the FUSE file system at dir lazily (fusermount3 -u -z): it is gone from the
+// tree at once, and from the kernel when its last user lets go. Its error is a *proc.CommandError.
+func Detach(dir string) error {
+	_, err := proc.Run(context.Background(), "fusermount3", "-u", "-z", dir)
+	return err
 }
 
 func absolute(dir string) string {

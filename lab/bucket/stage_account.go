@@ -30,11 +30,10 @@ func (a Accounting) CostUSD() float64 {
 }
 
 type accountant struct {
-	mu         sync.Mutex
-	acc        Accounting
-	lastWrite  map[string]time.Time // object -> when its latest successful write completed
-	writeAdded *sync.Cond
-	writes     []Write // every completed write, up to maxWrites
+	mu        sync.Mutex
+	acc       Accounting
+	lastWrite map[string]time.Time // object -> when its latest successful write completed
+	writes    []Write              // every completed write, up to maxWrites
 }
 
 // Write is one completed write of an object (an upload, a compose, a copy), and when it ran.
@@ -48,9 +47,7 @@ type Write struct {
 const maxWrites = 1 << 16
 
 func newAccountant() *accountant {
-	a := &accountant{acc: Accounting{ByMethod: map[string]int64{}}, lastWrite: map[string]time.Time{}}
-	a.writeAdded = sync.NewCond(&a.mu)
-	return a
+	return &accountant{acc: Accounting{ByMethod: map[string]int64{}}, lastWrite: map[string]time.Time{}}
 }
 
 type countingReader struct {
@@ -91,7 +88,6 @@ func (a *accountant) stage(next http.Handler) http.Handler {
 			if len(a.writes) < maxWrites {
 				a.writes = append(a.writes, Write{Object: op.Bucket + "/" + op.Object, Started: started, Done: done, Bytes: body.n})
 			}
-			a.writeAdded.Broadcast()
 		}
 		if op.Class == ClassNone {
 			return

@@ -20,6 +20,7 @@ import (
 	"persistlab/internal/cgroup"
 	"persistlab/internal/loopdev"
 	"persistlab/internal/mounts"
+	"persistlab/internal/proc"
 )
 
 // FileSystems are the file systems a volume can be formatted with.
@@ -211,12 +212,12 @@ func Format(ctx context.Context, fs, dev string) error {
 	var cmd *exec.Cmd
 	switch fs {
 	case "xfs":
-		cmd = exec.CommandContext(ctx, "mkfs.xfs", "-f", "-q", "-K", dev)
+		cmd = proc.Command(ctx, "mkfs.xfs", "-f", "-q", "-K", dev)
 	default:
-		cmd = exec.CommandContext(ctx, "mkfs.ext4", "-F", "-q", "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1", dev)
+		cmd = proc.Command(ctx, "mkfs.ext4", "-F", "-q", "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1", dev)
 	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("volume: %s: %v: %s", strings.Join(cmd.Args, " "), err, strings.TrimSpace(string(out)))
+	if _, err := proc.RunCmd(cmd); err != nil {
+		return fmt.Errorf("volume: %w", err)
 	}
 	return nil
 }
@@ -244,9 +245,8 @@ func (v *Volume) mount(ctx context.Context) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, "mount", append(MountArgs(v.cfg.FS), v.loop, dir)...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("volume: mount %s at %s: %v: %s", v.loop, dir, err, strings.TrimSpace(string(out)))
+	if _, err := proc.Run(ctx, "mount", append(MountArgs(v.cfg.FS), v.loop, dir)...); err != nil {
+		return fmt.Errorf("volume: %w", err)
 	}
 	v.mounts++
 	v.Dir = dir
@@ -323,8 +323,8 @@ func (v *Volume) detach(ctx context.Context, lost bool) error {
 		if lost {
 			args = []string{"-l", point}
 		}
-		if out, err := exec.CommandContext(ctx, "umount", args...).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("volume: umount %s: %v: %s", point, err, strings.TrimSpace(string(out))))
+		if _, err := proc.Run(ctx, "umount", args...); err != nil {
+			errs = append(errs, fmt.Errorf("volume: %w", err))
 		}
 	}
 	if len(errs) > 0 && !lost {

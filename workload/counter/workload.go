@@ -200,8 +200,8 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	inInstance := func(args ...string) []string { return append(append([]string{}, env.Target.Wrap...), args...) }
 	prep := inInstance(env.Self, "app", "counter", "--db", db, "--prepare")
 	prepare := proc.Command(ctx, prep[0], prep[1:]...)
-	if out, err := prepare.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("prepare %s: %v: %s", db, err, out)
+	if _, err := proc.RunCmd(prepare); err != nil {
+		return nil, fmt.Errorf("prepare %s: %w", db, err)
 	}
 	args := []string{env.Self, "app", "counter", "--db", db, "--listen", "127.0.0.1:0"}
 	if s.cpus > 0 {

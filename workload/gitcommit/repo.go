@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"persistlab/internal/proc"
 )
 
 // repos lists the repositories a run left under dir (the target): the one of the monolithic
@@ -63,7 +65,8 @@ func confined(env []string, dir string) []string {
 }
 
 // gitOutput runs git in dir, confined to it, with the workload's environment and returns its
-// trimmed stdout.
+// trimmed stdout. Its error is a *proc.CommandError naming the command "git ARGS" and keeping the
+// first 3 lines of git's stderr (or stdout, if stderr is empty) on one line.
 func gitOutput(ctx context.Context, git string, env []string, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, git, args...)
 	cmd.Dir, cmd.Env = dir, confined(env, dir)
@@ -74,7 +77,7 @@ func gitOutput(ctx context.Context, git string, env []string, dir string, args .
 		if msg == "" {
 			msg = strings.TrimSpace(stdout.String())
 		}
-		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, firstLines(msg, 3))
+		return "", &proc.CommandError{Args: append([]string{"git"}, args...), Output: firstLines(msg, 3), Err: err}
 	}
 	return strings.TrimSpace(stdout.String()), nil
 }

@@ -55,9 +55,8 @@ func checkScript(ctx context.Context, path string) (bin string, err error) {
 	if bin, err = tools.Find("k6"); err != nil {
 		return "", err
 	}
-	cmd := proc.Command(ctx, bin, "inspect", path)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("k6 inspect: %v: %s", err, lastLines(string(out), 3))
+	if _, err := proc.RunCmdTail(proc.Command(ctx, bin, "inspect", path), 3); err != nil {
+		return "", err
 	}
 	return bin, nil
 }

@@ -622,8 +622,8 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		args := inInstance(substitute(w.prepare, env.Target.Dir, port))
 		prep := proc.Command(ctx, args[0], args[1:]...)
 		prep.Env, prep.Dir = environ, env.Target.Dir
-		if out, err := prep.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("prepare (%s): %v: %s", strings.Join(w.prepare, " "), err, lastLines(string(out), 10))
+		if _, err := proc.RunCmdTail(prep, 10); err != nil {
+			return nil, fmt.Errorf("prepare (%s): %w", strings.Join(w.prepare, " "), err)
 		}
 	}
 	child, err := proc.Start("app", log, environ, inInstance(substitute(w.command, env.Target.Dir, port))...)
