@@ -26,7 +26,8 @@ func TestBuiltinsValidateAgainstTheRealRegistries(t *testing.T) {
 			if err := s.Apply(scenario.Overrides{Quick: quick}); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Validate(runner.Known()); err != nil {
+			plan, err := scenario.NewPlan(s, runner.Known())
+			if err != nil {
 				t.Errorf("%s (quick %v): %v", name, quick, err)
 				continue
 			}
@@ -36,8 +37,8 @@ func TestBuiltinsValidateAgainstTheRealRegistries(t *testing.T) {
 				t.Errorf("%s: %v", name, err)
 				continue
 			}
-			for _, c := range s.Plan() {
-				if err := w.Check(context.Background(), workload.Resolve(info.Params, s.Workload.Params, c.Params)); err != nil {
+			for _, c := range plan.Cells {
+				if err := w.Check(context.Background(), c.Resolved); err != nil {
 					t.Errorf("%s cell %d: %v", name, c.Index, err)
 					break
 				}

@@ -47,21 +47,35 @@ type Options struct {
 // run is one execution of a plan.
 type run struct {
 	spec *scenario.Spec
+	plan *scenario.Plan
 	opts Options
 	info workload.Info
 	wl   workload.Workload
 	res  *results.Results
+	// versions are the programs the run's backends and workload name, for the results file.
+	versions map[string]string
 	// shared is the backend consecutive cells share (scenario share_backend), and its target.
 	shared       *cellLife
 	sharedTarget backend.Target
 }
 
-// Run executes spec. It returns the results (also written to opts.Out) and the first error that
-// stopped the run; cells that fail on their own are recorded and the run goes on. Everything
-// knowable before the first cell (the scenario, every backend's options, every cell's parameters)
-// is checked first.
+// Run plans spec (scenario.NewPlan: checked once, every cell's parameters resolved) and runs the
+// plan (RunPlan).
 func Run(ctx context.Context, spec *scenario.Spec, opts Options) (*results.Results, error) {
-	r, err := prepare(ctx, spec, opts)
+	plan, err := scenario.NewPlan(spec, Known())
+	if err != nil {
+		return nil, err
+	}
+	return RunPlan(ctx, plan, opts)
+}
+
+// RunPlan executes a plan. It returns the results (also written to opts.Out) and the first error
+// that stopped the run; cells that fail on their own are recorded and the run goes on. Everything
+// knowable before the first cell (every backend's options, every cell's parameters as the
+// workload reads them) is checked first.
+func RunPlan(ctx context.Context, plan *scenario.Plan, opts Options) (*results.Results, error) {
+	spec := plan.Spec
+	r, err := prepare(ctx, plan, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +91,7 @@ func Run(ctx context.Context, spec *scenario.Spec, opts Options) (*results.Resul
 		}
 		return res, errors.Join(err, res.Save(opts.Out, opts.Derive))
 	}
-	cells := spec.Plan()
+	cells := plan.Cells
 	progress := newProgress(opts.Progress, len(cells))
 	var runErr error
 	var killAfter map[int]time.Duration
@@ -217,19 +231,42 @@ func (r *run) measureCell(ctx context.Context, cell scenario.Cell) results.Cell 
 	return r.steadyCell(ctx, cell)
 }
 
-// params is a cell's full parameters: declared defaults, the scenario's fixed values, the point.
-func (r *run) params(cell scenario.Cell) workload.Params {
-	return workload.Resolve(r.info.Params, r.spec.FixedParams(cell.Backend), cell.Params)
-}
+// params is a cell's full parameters, as the plan resolved them.
+func (r *run) params(cell scenario.Cell) workload.Params { return cell.Resolved }
 
-// prepare validates everything knowable before the first cell and sets up the results.
-func prepare(ctx context.Context, spec *scenario.Spec, opts Options) (*run, error) {
-	if err := spec.Validate(Known()); err != nil {
+// prepare checks everything knowable before the first cell, starting nothing that outlives it,
+// and sets up the results.
+func prepare(ctx context.Context, plan *scenario.Plan, opts Options) (*run, error) {
+	r, err := newRun(plan, opts)
+	if err != nil {
 		return nil, err
 	}
-	fail := func(field, value, allowed string) error {
-		return &scenario.FieldError{Scenario: spec.Name, Field: field, Value: value, Allowed: allowed}
+	if err := r.checkMode(); err != nil {
+		return nil, err
 	}
+	if err := os.MkdirAll(opts.WorkDir, 0o755); err != nil {
+		return nil, fmt.Errorf("work dir: %w", err)
+	}
+	for _, check := range []func(context.Context) error{r.checkBackends, r.checkRunnerParams, r.checkCells} {
+		if err := check(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.newResults(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// fail is a refusal of the scenario's field, before the first cell.
+func (r *run) fail(field, value, allowed string) error {
+	return &scenario.FieldError{Scenario: r.spec.Name, Field: field, Value: value, Allowed: allowed}
+}
+
+// newRun makes the scenario's workload (its own sections: pragmas, extra) and learns what it asks
+// of a backend.
+func newRun(plan *scenario.Plan, opts Options) (*run, error) {
+	spec := plan.Spec
 	info, err := workload.Lookup(spec.Workload.Type)
 	if err != nil {
 		return nil, err
@@ -245,139 +282,167 @@ func prepare(ctx context.Context, spec *scenario.Spec, opts Options) (*run, erro
 	if info.NeedsOf != nil { // what this scenario's workload asks of a backend (an app's SQLite file)
 		info.Needs = info.NeedsOf(spec.Workload)
 	}
+	return &run{spec: spec, plan: plan, opts: opts, info: info, wl: wl, versions: sysinfo.Versions()}, nil
+}
+
+// checkMode refuses a duration the workload cannot use and crash runs it cannot judge.
+func (r *run) checkMode() error {
+	spec, info := r.spec, r.info
 	switch {
 	case info.Timed && spec.Duration <= 0:
-		return nil, fail("duration", time.Duration(spec.Duration).String(), "a duration above 0, like 120s: workload "+info.Name+" runs for it")
+		return r.fail("duration", time.Duration(spec.Duration).String(), "a duration above 0, like 120s: workload "+info.Name+" runs for it")
 	case !info.Timed && (spec.Duration > 0 || spec.Warmup > 0):
-		return nil, fail("duration", time.Duration(spec.Duration).String(), "no duration or warmup: workload "+info.Name+" runs to its own end (set its parameters)")
+		return r.fail("duration", time.Duration(spec.Duration).String(), "no duration or warmup: workload "+info.Name+" runs to its own end (set its parameters)")
 	}
-	if spec.Crash != nil {
-		if _, ok := wl.(workload.Inspector); !ok {
-			return nil, fail("crash", fmt.Sprint(spec.Crash.Count), "no crash runs: workload "+info.Name+" cannot say what a recovery lost")
-		}
+	if _, ok := r.wl.(workload.Inspector); spec.Crash != nil && !ok {
+		return r.fail("crash", fmt.Sprint(spec.Crash.Count), "no crash runs: workload "+info.Name+" cannot say what a recovery lost")
 	}
-	if err := os.MkdirAll(opts.WorkDir, 0o755); err != nil {
-		return nil, fmt.Errorf("work dir: %w", err)
-	}
-	r := &run{spec: spec, opts: opts, info: info, wl: wl}
-	cells := spec.Plan()
-	// Every backend entry is made once (options, programs, what the workload needs), starting nothing.
-	checkDir, err := os.MkdirTemp(opts.WorkDir, "check-")
+	return nil
+}
+
+// checkBackends makes every backend entry once (options, programs, what the workload needs),
+// starting nothing, and asks it whether it can serve the run's mode.
+func (r *run) checkBackends(ctx context.Context) error {
+	checkDir, err := os.MkdirTemp(r.opts.WorkDir, "check-")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer os.RemoveAll(checkDir)
-	versions := sysinfo.Versions()
-	for i, b := range spec.Backends {
-		be, err := backend.New(b.Name, backend.Env{WorkDir: checkDir, Options: b.Options, Needs: info.Needs})
+	for i, b := range r.spec.Backends {
+		field := fmt.Sprintf("backends[%d]", i)
+		be, err := backend.New(b.Name, backend.Env{WorkDir: checkDir, Options: b.Options, Needs: r.info.Needs})
 		if err != nil {
-			return nil, fail(fmt.Sprintf("backends[%d]", i), b.ID(), err.Error())
+			return r.fail(field, b.ID(), err.Error())
 		}
 		if c, ok := be.(backend.Checker); ok {
 			if err := c.Check(ctx); err != nil {
-				return nil, fail(fmt.Sprintf("backends[%d]", i), b.ID(), "a backend that can run here: "+err.Error())
+				return r.fail(field, b.ID(), "a backend that can run here: "+err.Error())
 			}
 		}
 		for k, v := range be.Versions() {
-			versions[k] = v
+			r.versions[k] = v
 		}
-		if _, ok := be.(backend.Crasher); spec.Crash != nil && !ok {
-			return nil, fail(fmt.Sprintf("backends[%d]", i), b.ID(), "a backend that can lose its instance, for crash runs")
+		if _, ok := be.(backend.Crasher); r.spec.Crash != nil && !ok {
+			return r.fail(field, b.ID(), "a backend that can lose its instance, for crash runs")
 		}
-		for _, c := range cells {
-			if n, _ := strconv.Atoi(r.params(c)["instances"]); n > 1 && c.Backend == b.ID() {
-				if _, ok := be.(backend.MultiInstance); !ok {
-					return nil, fail(fmt.Sprintf("backends[%d]", i), b.ID(), fmt.Sprintf("a backend several instances can share (each %s instance would have a disk of its own)", b.Name))
-				}
-				break
-			}
+		if _, ok := be.(backend.MultiInstance); !ok && r.sharedBy(b.ID()) {
+			return r.fail(field, b.ID(), fmt.Sprintf("a backend several instances can share (each %s instance would have a disk of its own)", b.Name))
 		}
 	}
-	// The runner's own parameters: placement is made once per run, crash and shared-backend cells
-	// run one instance.
+	return nil
+}
+
+// sharedBy says whether any cell of backend entry id runs several instances on it.
+func (r *run) sharedBy(id string) bool {
+	for _, c := range r.plan.Cells {
+		if n, _ := strconv.Atoi(c.Resolved["instances"]); n > 1 && c.Backend == id {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRunnerParams refuses what the runner decides once per run, or per cell, being swept or
+// mixed: CPUs are placed once per run; crash and shared-backend cells run one instance; a CPU
+// quota needs cgroup v2's cpu controller.
+func (r *run) checkRunnerParams(context.Context) error {
+	spec := r.spec
 	for _, a := range spec.Sweep {
 		for _, n := range a.Params() {
 			if n == "cpus" {
-				return nil, fail("sweep."+a.Name, a.Text, "no sweep of cpus: CPUs are placed once per run; run once per value with --set cpus=N")
+				return r.fail("sweep."+a.Name, a.Text, "no sweep of cpus: CPUs are placed once per run; run once per value with --set cpus=N")
 			}
 			if (n == QuotaParam || n == PeriodParam) && spec.ShareBackend {
-				return nil, fail("sweep."+a.Name, a.Text, "no sweep of "+n+" with share_backend: the instance's CPU limit is made with the backend the cells share")
+				return r.fail("sweep."+a.Name, a.Text, "no sweep of "+n+" with share_backend: the instance's CPU limit is made with the backend the cells share")
 			}
 		}
 	}
-	for _, c := range cells {
-		if n, _ := strconv.Atoi(r.params(c)["instances"]); n > 1 {
+	for _, c := range r.plan.Cells {
+		if n, _ := strconv.Atoi(c.Resolved["instances"]); n > 1 {
 			point := c.Point(spec.Sweep)
 			switch {
 			case spec.Crash != nil:
-				return nil, fail("workload.instances (at "+point+")", strconv.Itoa(n), "1 in crash runs: a crash run loses the one instance it starts")
+				return r.fail("workload.instances (at "+point+")", strconv.Itoa(n), "1 in crash runs: a crash run loses the one instance it starts")
 			case spec.ShareBackend:
-				return nil, fail("workload.instances (at "+point+")", strconv.Itoa(n), "1 with share_backend: each multi-instance cell mounts its own instances")
+				return r.fail("workload.instances (at "+point+")", strconv.Itoa(n), "1 with share_backend: each multi-instance cell mounts its own instances")
 			}
 		}
 	}
-	for _, c := range cells {
-		if cpus, _ := quotaOf(r.params(c)); cpus > 0 {
+	for _, c := range r.plan.Cells {
+		if cpus, _ := quotaOf(c.Resolved); cpus > 0 {
 			if err := cgroup.CheckCPU(); err != nil {
-				return nil, fail("workload."+QuotaParam+" (at "+c.Point(spec.Sweep)+")", r.params(c)[QuotaParam], "0 on this machine: "+err.Error())
+				return r.fail("workload."+QuotaParam+" (at "+c.Point(spec.Sweep)+")", c.Resolved[QuotaParam], "0 on this machine: "+err.Error())
 			}
 			break
 		}
 	}
+	return nil
+}
+
+// checkCells has the workload check each sweep point's parameters as it reads them (fio's own
+// reading of a job, a rate its mode needs), and crash runs' own needs.
+func (r *run) checkCells(ctx context.Context) error {
+	spec := r.spec
 	checked := map[string]bool{}
-	for _, c := range cells {
+	for _, c := range r.plan.Cells {
 		point := c.Point(spec.Sweep)
 		if checked[point] {
 			continue
 		}
 		checked[point] = true
-		err := wl.Check(ctx, r.params(c))
-		if cc, ok := wl.(workload.CrashChecker); ok && err == nil && spec.Crash != nil {
-			err = cc.CheckCrash(r.params(c))
+		err := r.wl.Check(ctx, c.Resolved)
+		if cc, ok := r.wl.(workload.CrashChecker); ok && err == nil && spec.Crash != nil {
+			err = cc.CheckCrash(c.Resolved)
 		}
-		if err != nil {
-			var fe *scenario.FieldError
-			if errors.As(err, &fe) {
-				fe.Scenario = spec.Name
-				if point != "" {
-					fe.Field += " (at " + point + ")"
-				}
-				return nil, fe
+		var fe *scenario.FieldError
+		switch {
+		case err == nil:
+		case errors.As(err, &fe):
+			fe.Scenario = spec.Name
+			if point != "" {
+				fe.Field += " (at " + point + ")"
 			}
-			if point == "" {
-				return nil, fmt.Errorf("scenario %q: %w", spec.Name, err)
-			}
-			return nil, fmt.Errorf("scenario %q at %s: %w", spec.Name, point, err)
+			return fe
+		case point == "":
+			return fmt.Errorf("scenario %q: %w", spec.Name, err)
+		default:
+			return fmt.Errorf("scenario %q at %s: %w", spec.Name, point, err)
 		}
 	}
-	for k, v := range wl.Versions() {
-		versions[k] = v
+	return nil
+}
+
+// newResults starts the results: what ran, where, with which versions, units and defaults, and
+// which CPUs the system under test has (the driver pins itself to the others).
+func (r *run) newResults() error {
+	spec, info := r.spec, r.info
+	for k, v := range r.wl.Versions() {
+		r.versions[k] = v
 	}
 	res := &results.Results{
-		Schema: results.Schema, Status: results.StatusRunning, Command: opts.Command,
-		Started: time.Now().UTC(), Scenario: spec, Versions: versions, Units: map[string]string{},
+		Schema: results.Schema, Status: results.StatusRunning, Command: r.opts.Command,
+		Started: time.Now().UTC(), Scenario: spec, Versions: r.versions, Units: map[string]string{},
+		Defaults: map[string]string{}, Machine: sysinfo.Describe(r.opts.WorkDir),
 	}
 	for _, m := range info.Metrics {
 		res.Units[m.Name] = m.Unit
 	}
-	res.Defaults = map[string]string{}
 	for _, p := range info.Params {
 		res.Defaults[p.Name] = p.Default
 	}
-	res.Machine = sysinfo.Describe(opts.WorkDir)
 	if v, ok := spec.Workload.Param("cpus"); ok && v != "0" {
 		cpus, _ := strconv.Atoi(v)
 		app, rest, err := proc.SplitCPUs(cpus)
 		if err != nil {
-			return nil, fail("workload.cpus", v, err.Error())
+			return r.fail("workload.cpus", v, err.Error())
 		}
 		res.Placement = results.Placement{AppCPUs: app, DriverCPUs: rest}
 		if len(rest) > 0 {
 			if err := proc.PinSelf(rest); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	r.res = res
-	return r, nil
+	return nil
 }

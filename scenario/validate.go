@@ -439,6 +439,8 @@ type Cell struct {
 	Backend string            `json:"backend"` // the entry's ID: its label, or its backend's name
 	Params  map[string]string `json:"params,omitempty"`
 	Repeat  int               `json:"repeat"` // 1-based
+	// Resolved is every parameter the cell ran with (NewPlan); absent in files of earlier versions.
+	Resolved map[string]string `json:"resolved,omitempty"`
 }
 
 // Point names the cell's place in the sweep, "vus=2 rw=read" in sweep order: cells of one point

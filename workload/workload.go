@@ -62,24 +62,13 @@ type Info struct {
 }
 
 // Params is one cell's parameters, every declared one present: defaults, then the scenario's
-// fixed values, then the cell's sweep point.
+// fixed values, then the cell's sweep point (scenario.Resolve, in the plan).
 type Params map[string]string
 
-// Resolve fills a cell's parameters from the declarations, the scenario and the sweep point.
+// Resolve is scenario.Resolve as Params: for tests and tools that make a cell's parameters
+// without a plan.
 func Resolve(decl []scenario.Param, fixed, point map[string]string) Params {
-	p := Params{}
-	for _, d := range decl {
-		if d.Default != "" {
-			p[d.Name] = d.Default
-		}
-	}
-	for k, v := range fixed {
-		p[k] = v
-	}
-	for k, v := range point {
-		p[k] = v
-	}
-	return p
+	return scenario.Resolve(decl, fixed, point)
 }
 
 // Workload is a configured workload; Start begins one cell of it.

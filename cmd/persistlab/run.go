@@ -82,7 +82,8 @@ func cmdRun(args []string) error {
 	if err := spec.Apply(o); err != nil {
 		return err
 	}
-	if err := spec.Validate(runner.Known()); err != nil {
+	plan, err := scenario.NewPlan(spec, runner.Known())
+	if err != nil {
 		return err
 	}
 	outPath, err := results.OutPath(*out, *force)
@@ -96,6 +97,7 @@ func cmdRun(args []string) error {
 	defer unlockOut()
 	// The scenario run beside this one: read, checked and given a results file before either runs.
 	var besideSpec *scenario.Spec
+	var besidePlan *scenario.Plan
 	var besideOut string
 	if *beside != "" {
 		if besideSpec, err = scenario.Load(*beside); err != nil {
@@ -104,7 +106,7 @@ func cmdRun(args []string) error {
 		if err := besideSpec.Apply(o); err != nil {
 			return fmt.Errorf("--beside: %w", err)
 		}
-		if err := besideSpec.Validate(runner.Known()); err != nil {
+		if besidePlan, err = scenario.NewPlan(besideSpec, runner.Known()); err != nil {
 			return fmt.Errorf("--beside: %w", err)
 		}
 		if !report.Comparable(besideSpec.Workload.Type, spec.Workload.Type) {
@@ -162,7 +164,7 @@ func cmdRun(args []string) error {
 			return err
 		}
 		var besideErr error
-		besideRes, besideErr = runner.Run(ctx, besideSpec, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize})
+		besideRes, besideErr = runner.RunPlan(ctx, besidePlan, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize})
 		if besideRes != nil {
 			failed, _ = report.Verdict(besideRes)
 		}
@@ -173,7 +175,7 @@ func cmdRun(args []string) error {
 	var res *results.Results
 	runErr := context.Cause(ctx)
 	if ctx.Err() == nil {
-		res, runErr = runner.Run(ctx, spec, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize})
+		res, runErr = runner.RunPlan(ctx, plan, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize})
 	} else if besideRes != nil { // interrupted beside: what it measured is all there is
 		report.WriteTables(terminalSafe(os.Stdout), besideRes)
 		fmt.Printf("\nresults: %s\n", besideOut)

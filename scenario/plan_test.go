@@ -1,0 +1,66 @@
+package scenario
+
+import (
+	"errors"
+	"testing"
+)
+
+// Each cell's parameters are resolved once, in order: the declared default, the scenario's value,
+// the backend entry's, the sweep point's.
+func TestPlanResolvesEveryCellOnce(t *testing.T) {
+	s, err := Parse([]byte(`
+name: p
+workload: {type: counter, threads: 3, method: POST}
+backends:
+  - name: local
+  - name: gcsfuse
+    params: {path: /b}
+sweep: {vus: "2,4"}
+duration: 1s
+repeat: 2
+`), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := []Param{{Name: "vus", Kind: KindInt, Default: "1", Min: 1, Max: 100}, {Name: "threads", Kind: KindInt, Default: "1", Min: 0, Max: 100},
+		{Name: "path", Kind: KindString, Default: "/"}, {Name: "method", Kind: KindEnum, Default: "GET", Allowed: []string{"GET", "POST"}},
+		{Name: "mode", Kind: KindEnum, Default: "closed", Allowed: []string{"closed", "open"}}}
+	plan, err := NewPlan(s, Known{Workloads: map[string][]Param{"counter": declared}, Backends: []string{"local", "gcsfuse"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Cells) != 2*2*2 || plan.Spec != s {
+		t.Fatalf("%d cells", len(plan.Cells))
+	}
+	for _, c := range plan.Cells {
+		want := map[string]string{"vus": c.Params["vus"], "threads": "3", "path": "/", "method": "POST", "mode": "closed"}
+		if c.Backend == "gcsfuse" {
+			want["path"] = "/b"
+		}
+		if len(c.Resolved) != len(want) {
+			t.Errorf("cell %d: %v, want %v", c.Index, c.Resolved, want)
+		}
+		for k, v := range want {
+			if c.Resolved[k] != v {
+				t.Errorf("cell %d (%s): %s = %q, want %q", c.Index, c.Backend, k, c.Resolved[k], v)
+			}
+		}
+	}
+	// The sweep point is the cell's own: resolving one cell changes no other.
+	plan.Cells[0].Resolved["threads"] = "99"
+	if plan.Cells[1].Resolved["threads"] == "99" || s.Workload.Params["threads"] == "99" {
+		t.Error("cells share their resolved parameters")
+	}
+}
+
+func TestPlanRefusesWhatValidateRefuses(t *testing.T) {
+	s, err := Parse([]byte("name: p\nworkload: {type: counter, vus: 0}\nbackends: [{name: local}]\nduration: 1s\n"), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := NewPlan(s, known)
+	var fe *FieldError
+	if plan != nil || !errors.As(err, &fe) || fe.Field != "workload.vus" {
+		t.Errorf("plan %v, err %v", plan, err)
+	}
+}
