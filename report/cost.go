@@ -174,7 +174,7 @@ func writeTooFewToPrice(w io.Writer, r *results.Results, thin []string, backends
 	fmt.Fprintln(w, indentWrap(fmt.Sprintf("* not priced: %s %s too few bucket operations in a run to price. A count n of such rare "+
 		"events is known to about 1/sqrt(n), so a price resting on fewer than %d (class A and B weighted by their prices) errs by a third or more, "+
 		"and its $0, or its month, would extrapolate the few uploads the run happened to catch (a SQLite checkpoint, a sync)",
-		listAnd(thin), verb, MinPricedOps), "  ", "    "))
+		ListAnd(thin), verb, MinPricedOps), "  ", "    "))
 	if work == nil {
 		return
 	}
@@ -203,13 +203,5 @@ func writeTooFewToPrice(w io.Writer, r *results.Results, thin []string, backends
 
 // indentWrap wraps text at 110 columns, its first line indented by first, the others by rest.
 func indentWrap(text, first, rest string) string {
-	return first + strings.ReplaceAll(wrapText(text, 110-len(first)), "\n  ", "\n"+rest)
-}
-
-// listAnd joins names as "a, b and c".
-func listAnd(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return first + strings.ReplaceAll(WrapText(text, 110-len(first)), "\n  ", "\n"+rest)
 }

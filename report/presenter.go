@@ -22,6 +22,9 @@ type Presenter struct {
 	Summarize func(r *results.Results)
 	// Differences says, after the seed's numbers beside ours, what still differs and why.
 	Differences func(w io.Writer, r *results.Results)
+	// Beside prints, after a comparison's table, what the presenter derives for A and B side by
+	// side (seed 000's slopes).
+	Beside func(w io.Writer, a, b *results.Results)
 	// Family names what the cells measure, where several workloads measure alike (the counter
 	// and any app under the same HTTP load), so compare can set their runs side by side.
 	Family string
@@ -67,7 +70,6 @@ func RegisterPresenter(workload string, p Presenter) {
 	presenters[workload] = p
 }
 
-// presenterOf is r's workload's presenter, or the generic one.
 // Comparable says whether runs of workloads a and b measure the same things: one workload, or
 // two of one presenter family (the Go counter and an app under the same HTTP load).
 func Comparable(a, b string) bool {
@@ -77,6 +79,7 @@ func Comparable(a, b string) bool {
 	return a == b || (pa.Family != "" && pa.Family == pb.Family)
 }
 
+// presenterOf is r's workload's presenter, or the generic one.
 func presenterOf(r *results.Results) Presenter {
 	presentersMu.RLock()
 	p, ok := presenters[r.WorkloadType()]

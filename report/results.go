@@ -1,5 +1,7 @@
 // Package report turns results files into the tables, comparisons and pages people read.
-// Everything here works from a results file, never from a run's memory.
+// Everything here works from a results file, never from a run's memory. A workload's own tables,
+// charts and seed scores register from a package of their own (report/counter, report/fio, ...);
+// report/all links them all, and a workload without one gets the generic table.
 package report
 
 import (

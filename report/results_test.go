@@ -3,10 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"math"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -15,61 +12,6 @@ import (
 	"persistlab/results"
 	"persistlab/scenario"
 )
-
-func cell(backend string, vus, repeat int, avg, med float64, ok, delta int64) results.Cell {
-	m := map[string]float64{}
-	measure.Summary{Count: ok, AvgMs: avg, MedMs: med}.Metrics("", m)
-	m["ok"], m["count_delta"], m["lost_updates"] = float64(ok), float64(delta), float64(max(0, ok-delta))
-	return results.Cell{Cell: scenario.Cell{Backend: backend, Params: map[string]string{"vus": strconv.Itoa(vus)}, Repeat: repeat}, Metrics: m}
-}
-
-// counterSpec is a counter scenario over the given backends, sweeping vus.
-func counterSpec(backends ...string) *scenario.Spec {
-	s := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "counter"}, Sweep: scenario.Sweep{{Name: "vus", Text: "2,4", Values: []string{"2", "4"}}}, Repeat: 1}
-	for _, b := range backends {
-		s.Backends = append(s.Backends, scenario.BackendSpec{Name: b})
-	}
-	return s
-}
-
-func TestSummarizeMediansFitsAndLostUpdates(t *testing.T) {
-	spec := counterSpec("b", "a")
-	spec.Published = []scenario.Published{{Backend: "a", Slope: 2, Source: "seed", Columns: []string{"vus", "avg_ms"},
-		Rows: [][]scenario.Value{{"2", "10"}}}}
-	r := &results.Results{Schema: results.Schema, Scenario: spec}
-	r.Cells = []results.Cell{
-		cell("a", 2, 1, 4, 3, 100, 100), cell("a", 2, 2, 5, 1, 100, 97), cell("a", 2, 3, 9, 2, 100, 100),
-		cell("a", 4, 1, 8, 8, 50, 50),
-		cell("b", 2, 1, 10, 10, 10, 10),
-		{Cell: scenario.Cell{Backend: "b", Params: map[string]string{"vus": "4"}}, Failure: "boom"},
-	}
-	Summarize(r)
-	if len(r.Aggregates) != 3 || r.Aggregates[0].Backend != "b" {
-		t.Fatalf("aggregates %+v (want scenario order b, a)", r.Aggregates)
-	}
-	a2 := r.Aggregates[1]
-	if a2.Point != "vus=2" || a2.Runs != 3 || a2.Median["avg_ms"] != 5 || a2.Median["med_ms"] != 2 || a2.Total["lost_updates"] != 3 {
-		t.Errorf("a@2 %+v", a2)
-	}
-	// a: points (2,4) (2,5) (2,9) (4,8): Σxy = 8+10+18+32 = 68, Σx² = 4+4+4+16 = 28.
-	var fa results.Fit
-	for _, f := range r.Fits {
-		if f.Backend == "a" {
-			fa = f
-		}
-	}
-	if math.Abs(fa.AvgMsPerVU-68.0/28) > 1e-12 || fa.Points != 4 || fa.Published != 2 {
-		t.Errorf("fit %+v", fa)
-	}
-	var out bytes.Buffer
-	WriteTables(&out, r)
-	// The seed's avg at 2 VUs is 10; ours is 5 (median of 4, 5, 9): ratio 0.50.
-	for _, want := range []string{"backend a", "backend b", "seed: 2.00", "b / a", "1 cell(s) failed", "boom", "a beside the seed", "5.00  10.00  0.50x"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("table lacks %q:\n%s", want, out.String())
-		}
-	}
-}
 
 func TestSaveLoadRoundTrip(t *testing.T) {
 	spec := counterSpec("a")
@@ -95,79 +37,6 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	r.Save(path, Summarize)
 	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "other/9") {
 		t.Errorf("foreign schema: %v", err)
-	}
-}
-
-func TestCrashResultsChartAndSummarize(t *testing.T) {
-	pos := int64(5)
-	r := &results.Results{Schema: results.Schema, Scenario: counterSpec("local", "litestream")}
-	vus := map[string]string{"vus": "2"}
-	for i := 1; i <= 3; i++ {
-		r.Crashes = append(r.Crashes,
-			results.CrashRun{Cell: scenario.Cell{Backend: "local", Params: vus, Repeat: i}, MaxAcked: 100, Lost: 100, Integrity: "ok"},
-			results.CrashRun{Cell: scenario.Cell{Backend: "litestream", Params: vus, Repeat: i}, MaxAcked: 100, Recovered: 90 + int64(i), Lost: 10 - int64(i),
-				Position: &pos, Integrity: "ok", LostReachMs: 500, LoadS: 2, OKBeforeKill: 100,
-				BackendStats: map[string]float64{"bucket_class_a": 40, "bucket_class_b": 0}})
-	}
-	Summarize(r)
-	if len(r.CrashSummaries) != 2 || r.CrashSummaries[0].LostEverything != 3 || r.CrashSummaries[1].LostMedian != 8 || r.CrashSummaries[1].BelowPosition != 0 {
-		t.Fatalf("summaries %+v", r.CrashSummaries)
-	}
-	ls := r.CrashSummaries[1]
-	if ls.AckedPerS != 50 || r.CrashSummaries[0].AckedPerS != 0 {
-		t.Errorf("acknowledged per second of load: %v and %v, want 50 (100 in 2 s) and 0 (no load time)", ls.AckedPerS, r.CrashSummaries[0].AckedPerS)
-	}
-	// 40 class A uploads in 2 s: 20/s, for 30 days at $0.005 per 1,000 = $259.20; and 40 per 100
-	// requests is 400,000 per million requests = $2.00.
-	if ls.ClassAPerS != 20 || ls.TooFewToPrice || len(ls.Costs) != 2 || math.Abs(ls.Costs[0].USDPerMonth-259.2) > 1e-9 || math.Abs(ls.Costs[0].USDPerUnit*1e6-2) > 1e-9 {
-		t.Errorf("litestream cost %+v %+v", ls.ClassAPerS, ls.Costs)
-	}
-	charts, err := ChartsFor(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(charts) != 2 || charts[0].ID != "crash-lost" || len(charts[0].Series) != 2 || len(charts[0].Series[0].Points) != 3 {
-		t.Errorf("crash charts %+v", charts)
-	}
-	var out bytes.Buffer
-	WriteTables(&out, r)
-	if !strings.Contains(out.String(), "local lost every acknowledged write in every crash") {
-		t.Errorf("table:\n%s", out.String())
-	}
-}
-
-// A results file of the first format (a real run of cloudrun-sqlite --quick, before workloads
-// were plug-ins) loads as generic cells with the same numbers.
-func TestFirstFormatLoads(t *testing.T) {
-	r, err := Load(recorded)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw struct {
-		Cells []struct {
-			VUs     int             `json:"vus"`
-			OK      int64           `json:"ok"`
-			Summary measure.Summary `json:"summary"`
-		} `json:"cells"`
-	}
-	data, _ := os.ReadFile(recorded)
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatal(err)
-	}
-	if r.Schema != results.Schema || len(r.Cells) != len(raw.Cells) || len(raw.Cells) == 0 {
-		t.Fatalf("schema %s, %d cells of %d", r.Schema, len(r.Cells), len(raw.Cells))
-	}
-	for i, c := range r.Cells {
-		old := raw.Cells[i]
-		if c.Params["vus"] != strconv.Itoa(old.VUs) || c.M("ok") != float64(old.OK) || c.Summary() != old.Summary || c.Histograms["latency"] == "" {
-			t.Errorf("cell %d: %+v from %+v", i, c, old)
-		}
-	}
-	if v, _ := r.Scenario.Workload.Param("cpus"); v != "1" || r.Scenario.Workload.Sections["app"] != nil {
-		t.Errorf("app section not flattened: %+v", r.Scenario.Workload)
-	}
-	if len(r.Fits) != 3 || len(r.Aggregates) == 0 {
-		t.Errorf("fits %d aggregates %d", len(r.Fits), len(r.Aggregates))
 	}
 }
 

@@ -5,12 +5,12 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
 	"persistlab/internal/provenance"
 	"persistlab/results"
-	"persistlab/scenario"
 )
 
 // A Score is one of a seed's headline figures, the seed's value beside ours. A figure set by a
@@ -45,14 +45,22 @@ func (s Score) Within() bool {
 // fitted from the same seed.
 func (s Score) Prediction() bool { return s.Measured && s.Calibration == "" }
 
-// seedScores are each seed's headline figures: the gaps its scenario is judged by and the seed's
-// own conclusions, a fixed list so that runs compare.
-var seedScores = map[string]func(r *results.Results) []Score{
-	"000": seed000Scores,
-	"001": seed001Scores,
-	"002": seed002Scores,
-	"003": seed003Scores,
-	"004": seed004Scores,
+var (
+	scoresMu sync.RWMutex
+	// seedScores are each seed's headline figures: the gaps its scenario is judged by and the
+	// seed's own conclusions, a fixed list so that runs compare.
+	seedScores = map[string]func(r *results.Results) []Score{}
+)
+
+// RegisterScores sets how a seed's headline figures are read from a run (its workload's presenter
+// registers them); a second registration of one seed panics.
+func RegisterScores(seed string, f func(r *results.Results) []Score) {
+	scoresMu.Lock()
+	defer scoresMu.Unlock()
+	if _, dup := seedScores[seed]; dup {
+		panic("scores for seed " + seed + " registered twice")
+	}
+	seedScores[seed] = f
 }
 
 // Scoreboard is the run's scores against its seed; nil when the scenario is not a seed's.
@@ -60,7 +68,9 @@ func Scoreboard(r *results.Results) []Score {
 	if r.Scenario == nil || len(r.Aggregates) == 0 {
 		return nil
 	}
+	scoresMu.RLock()
 	f := seedScores[r.Scenario.Seed]
+	scoresMu.RUnlock()
 	if f == nil {
 		return nil
 	}
@@ -92,7 +102,7 @@ func Scoreboard(r *results.Results) []Score {
 // the same value, a backend model's figure unless a backend entry replaced it by its option.
 func inEffect(r *results.Results, fig provenance.Figure) bool {
 	if param, ok := strings.CutPrefix(fig.Go, "workload."); ok {
-		return sameValue(fixedParams(r)[param], fig.Value)
+		return sameValue(FixedParams(r)[param], fig.Value)
 	}
 	for _, b := range r.Scenario.Backends {
 		if _, replaced := b.Options[fig.Option]; fig.Option != "" && replaced {
@@ -157,8 +167,8 @@ func (t ScoreTally) String() string {
 	return strings.Join(parts, ", ") + fmt.Sprintf("; goal (%.0f%% of predictions within): %s", 100*ScoreGoal, goal)
 }
 
-// writeScoreboard prints the seed's headline figures beside ours and the tally.
-func writeScoreboard(w io.Writer, r *results.Results) {
+// WriteScoreboard prints the seed's headline figures beside ours and the tally.
+func WriteScoreboard(w io.Writer, r *results.Results) {
 	scores := Scoreboard(r)
 	if len(scores) == 0 {
 		return
@@ -209,47 +219,4 @@ func formatScore(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
-}
-
-// aggregateAt is backend b's row at the swept parameter values given, nil if the run has none.
-func aggregateAt(r *results.Results, b string, params map[string]string) *results.Aggregate {
-	for i := range r.Aggregates {
-		a := &r.Aggregates[i]
-		if a.Backend != b {
-			continue
-		}
-		match := true
-		for k, v := range params {
-			if results.ParamNumber(a.Params[k]) != results.ParamNumber(v) || (a.Params[k] == "" && v != "") {
-				match = false
-				break
-			}
-		}
-		if match {
-			return a
-		}
-	}
-	return nil
-}
-
-// publishedAt is the seed's value of column in backend b's published row whose first column is key.
-func publishedAt(p *scenario.Published, key float64, column string) (float64, bool) {
-	if p == nil {
-		return 0, false
-	}
-	col := -1
-	for i, c := range p.Columns {
-		if c == column {
-			col = i
-		}
-	}
-	if col < 0 {
-		return 0, false
-	}
-	for _, row := range p.Rows {
-		if k, ok := row[0].Float(); ok && k == key {
-			return row[col].Float()
-		}
-	}
-	return 0, false
 }

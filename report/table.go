@@ -38,7 +38,7 @@ func WriteTables(w io.Writer, r *results.Results) {
 		if pres.Differences != nil {
 			pres.Differences(w, r)
 		}
-		writeScoreboard(w, r)
+		WriteScoreboard(w, r)
 	}
 	writeFailures(w, r)
 	writeVerdict(w, r)
@@ -246,30 +246,30 @@ func publishedColumns(r *results.Results, p *scenario.Published) (paramCols, met
 	return paramCols, metricCols
 }
 
-// seedRow is a published row beside our aggregate at the same point.
-type seedRow struct {
-	ours *results.Aggregate
-	row  []scenario.Value
+// SeedRow is a published row beside our aggregate at the same point.
+type SeedRow struct {
+	Ours *results.Aggregate // our row at the published row's point
+	Row  []scenario.Value   // the published row, in its table's columns
 }
 
-// seedRows pairs each row of a published table with our aggregate at its point, in the table's
+// SeedRows pairs each row of a published table with our aggregate at its point, in the table's
 // order; rows we did not measure are left out.
-func seedRows(r *results.Results, p *scenario.Published) []seedRow {
+func SeedRows(r *results.Results, p *scenario.Published) []SeedRow {
 	paramCols, _ := publishedColumns(r, p)
-	var out []seedRow
+	var out []SeedRow
 	for _, row := range p.Rows {
 		if a := findAggregate(r, p.Backend, p.Params, p.Columns, paramCols, row); a != nil {
-			out = append(out, seedRow{a, row})
+			out = append(out, SeedRow{a, row})
 		}
 	}
 	return out
 }
 
-// seed is the published value of column in the row, if it has a number there.
-func (s seedRow) seed(p *scenario.Published, column string) (float64, bool) {
+// Seed is the published value of column in the row, if it has a number there.
+func (s SeedRow) Seed(p *scenario.Published, column string) (float64, bool) {
 	for i, c := range p.Columns {
-		if c == column && i < len(s.row) {
-			return s.row[i].Float()
+		if c == column && i < len(s.Row) {
+			return s.Row[i].Float()
 		}
 	}
 	return 0, false
@@ -285,10 +285,10 @@ func findAggregate(r *results.Results, backend string, fixed map[string]string, 
 		}
 		match := true
 		for _, c := range paramCols {
-			match = match && sameParam(r, backend, columns[c], a.Params[columns[c]], string(row[c]))
+			match = match && SameParam(r, backend, columns[c], a.Params[columns[c]], string(row[c]))
 		}
 		for k, v := range fixed {
-			match = match && sameParam(r, backend, k, a.Params[k], v)
+			match = match && SameParam(r, backend, k, a.Params[k], v)
 		}
 		if match {
 			return a
@@ -297,9 +297,9 @@ func findAggregate(r *results.Results, backend string, fixed map[string]string, 
 	return nil
 }
 
-// sameParam compares a cell's parameter value (or the one the scenario fixes for backend) with a
-// published one.
-func sameParam(r *results.Results, backend, name, ours, theirs string) bool {
+// SameParam compares a cell's parameter value (or the one the scenario fixes for backend) with a
+// published one (sizes and numbers by value: 128KB = 128KiB).
+func SameParam(r *results.Results, backend, name, ours, theirs string) bool {
 	if ours == "" {
 		ours = r.Scenario.FixedParams(backend)[name]
 	}
@@ -345,15 +345,15 @@ func errorRateCrossed(r *results.Results) []string {
 	var crossed []string
 	limit := r.Scenario.ErrorRateLimit()
 	for _, a := range r.Aggregates {
-		if share, ok := errorShare(a); ok && share > limit {
+		if share, ok := ErrorShare(a); ok && share > limit {
 			crossed = append(crossed, fmt.Sprintf("%s %s: %.1f%% of requests failed", a.Backend, a.Point, 100*share))
 		}
 	}
 	return crossed
 }
 
-// errorShare is the share of a row's requests that failed, where the workload counts requests.
-func errorShare(a results.Aggregate) (float64, bool) {
+// ErrorShare is the share of a row's requests that failed, where the workload counts requests.
+func ErrorShare(a results.Aggregate) (float64, bool) {
 	ok, okCounted := a.Total["ok"]
 	errs, errCounted := a.Total["errors"]
 	if !okCounted || !errCounted || ok+errs == 0 {
@@ -378,9 +378,9 @@ const MachineBoundShare = 0.9
 // off) above which a row is marked as bound by this machine.
 const CeilingShare = 0.8
 
-// boundBy says why a row is bound by this machine rather than by the cloud model ("" if it is not):
+// BoundBy says why a row is bound by this machine rather than by the cloud model ("" if it is not):
 // it kept the machine's CPUs busy, or it moved data near what the lab moves with the model off.
-func boundBy(r *results.Results, a results.Aggregate) string {
+func BoundBy(r *results.Results, a results.Aggregate) string {
 	var why []string
 	if cpu := a.Median["machine_cpu_util"]; cpu >= MachineBoundShare {
 		why = append(why, fmt.Sprintf("%.0f%% of the machine's CPU busy", 100*cpu))
@@ -407,7 +407,7 @@ func boundBy(r *results.Results, a results.Aggregate) string {
 func writeMachineBound(w io.Writer, r *results.Results) {
 	var rows []string
 	for _, a := range r.Aggregates {
-		if why := boundBy(r, a); why != "" {
+		if why := BoundBy(r, a); why != "" {
 			rows = append(rows, fmt.Sprintf("%s %s (%s)", a.Backend, a.Point, why))
 		}
 	}

@@ -73,8 +73,8 @@ func Judge(r *results.Results) []Judgement {
 	return out
 }
 
-// crossedBy lists the thresholds a row crossed.
-func crossedBy(js []Judgement, a results.Aggregate) []string {
+// CrossedBy lists the thresholds of js that row a crossed.
+func CrossedBy(js []Judgement, a results.Aggregate) []string {
 	var out []string
 	for _, j := range js {
 		if j.crossedRows[a.Backend+" "+a.Point] {
@@ -98,7 +98,7 @@ func unitOf(r *results.Results, metric string) string {
 func rowFigure(a results.Aggregate, t scenario.Threshold) (float64, bool) {
 	switch t.Metric {
 	case "error_rate":
-		return errorShare(a)
+		return ErrorShare(a)
 	case "usd_per_month", "usd_per_unit":
 		if a.Bucket == nil {
 			return 0, false
@@ -181,7 +181,7 @@ func writeThresholds(w io.Writer, r *results.Results) {
 			verdict = "FAILED: no row measured it"
 		}
 		total := j.Held + len(j.Crossed) + len(j.Unjudged)
-		fmt.Fprintf(tw, "%s\t%s\t%d of %d\t%s\t%s\n", j.Threshold.Text, verdict, j.Held, total, orDash(strings.Join(j.Crossed, "; ")), orDash(strings.Join(j.Unjudged, "; ")))
+		fmt.Fprintf(tw, "%s\t%s\t%d of %d\t%s\t%s\n", j.Threshold.Text, verdict, j.Held, total, OrDash(strings.Join(j.Crossed, "; ")), OrDash(strings.Join(j.Unjudged, "; ")))
 	}
 	tw.Flush()
 }

@@ -9,19 +9,6 @@ import (
 	"persistlab/scenario"
 )
 
-func thresholds(t *testing.T, texts ...string) scenario.Thresholds {
-	t.Helper()
-	var out scenario.Thresholds
-	for _, s := range texts {
-		th, err := scenario.ParseThreshold(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, th)
-	}
-	return out
-}
-
 func TestThresholdsJudgeEveryRowAsItsTableShowsIt(t *testing.T) {
 	r := &results.Results{
 		Scenario: &scenario.Spec{Name: "t", Repeat: 1, Thresholds: thresholds(t, "p95 < 200ms", "error_rate < 1%", "usd_per_month[S3] < 20", "rate > 0")},

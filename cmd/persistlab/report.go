@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"persistlab/report"
+	_ "persistlab/report/all" // every workload's presenter and seed scores
 	"persistlab/results"
 	"persistlab/scenario"
 )

@@ -1,4 +1,4 @@
-package report
+package gitcommit
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"persistlab/measure"
+	"persistlab/report"
 	"persistlab/results"
 	"persistlab/scenario"
 )
@@ -34,9 +35,9 @@ func TestGitcommitReportSetsTheSeedsRatiosBesideOurs(t *testing.T) {
 		r.Cells = append(r.Cells, results.Cell{Cell: c, Metrics: m, Series: map[string][]measure.Point{
 			"changes_per_s": {{T: s / 2, V: 150}, {T: s, V: 20000 / s}}, "changes": {{T: s / 2, V: 10000}, {T: s, V: 20000}}}})
 	}
-	Summarize(r)
+	report.Summarize(r)
 	var out bytes.Buffer
-	WriteTables(&out, r)
+	report.WriteTables(&out, r)
 	text := out.String()
 	for _, want := range []string{
 		"sc1 / st1 total time        3.50x   seed: about 3.8x",
@@ -52,7 +53,7 @@ func TestGitcommitReportSetsTheSeedsRatiosBesideOurs(t *testing.T) {
 			t.Errorf("want %q in:\n%s", want, text)
 		}
 	}
-	charts, err := ChartsFor(r)
+	charts, err := report.ChartsFor(r)
 	if err != nil || len(charts) == 0 || charts[0].ID != "gitcommit-pace" || len(charts[0].Series) != 5 {
 		t.Fatalf("charts %v %+v", err, charts)
 	}

@@ -1,4 +1,5 @@
-package report
+// Package bulkload presents the bulkload workload's results: seed 001's tables and scores.
+package bulkload
 
 import (
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"persistlab/measure"
+	"persistlab/report"
 	"persistlab/results"
 )
 
@@ -16,12 +18,13 @@ import (
 // the growth per doubling of the disk against the seed's, where growth stops and what bound it,
 // and each size's storage price with the cost of each 1,000 write IOPS gained.
 func init() {
-	RegisterPresenter("bulkload", Presenter{
+	report.RegisterPresenter("bulkload", report.Presenter{
 		Tables:    bulkloadTables,
 		Summarize: bulkloadRates,
-		Compare: []CompareMetric{{Name: "volume_write_ops_per_s", HigherBetter: true}, {Name: "pages_written_per_s", HigherBetter: true},
+		Compare: []report.CompareMetric{{Name: "volume_write_ops_per_s", HigherBetter: true}, {Name: "pages_written_per_s", HigherBetter: true},
 			{Name: "received_mib_s", HigherBetter: true}, {Name: "total_s"}},
 	})
+	report.RegisterScores("001", seed001Scores)
 }
 
 // Seed 001's write operations per second by disk size (one loader), as its text states them. Of
@@ -103,8 +106,8 @@ func bulkRows(r *results.Results) []bulkRow {
 	var out []bulkRow
 	for _, b := range r.BackendOrder() {
 		for _, a := range r.AggregatesOf(b) {
-			row := bulkRow{backend: b, loaders: resolvedFor(r, b, a.Params)["loaders"], m: a.Median}
-			if m, ok := volumeModel(r, b); ok {
+			row := bulkRow{backend: b, loaders: report.ResolvedFor(r, b, a.Params)["loaders"], m: a.Median}
+			if m, ok := report.VolumeModel(r, b); ok {
 				row.gib = int(m.SizeBytes >> 30)
 				row.writeIOPS, row.writeMiBs, row.price = m.WriteIOPS, m.WriteMiBps, m.MonthlyUSD
 			}
@@ -119,7 +122,7 @@ func bulkloadTables(w io.Writer, r *results.Results) {
 	if len(rows) == 0 {
 		return
 	}
-	p := fixedParams(r)
+	p := report.FixedParams(r)
 	fmt.Fprintf(w, "bulkload: LOAD DATA LOCAL INFILE of %s rows of %s bytes per loader; rates are means over the steady middle of the load (its first and last tenth left out)\n", p["rows"], p["row_bytes"])
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\tdisk GB\tloaders\twrite IOPS limit\twrite ops/s\tof limit\tpages/s\tpages MB/s\tdata MiB/s\tredo MiB/s\tdisk MiB/s\theld by disk\tredo age MiB\treceived MiB/s\tserver cpu\ttotal s\trows/s\twarnings\ttable MiB\t$/month\t")
@@ -237,7 +240,7 @@ func boundOf(row bulkRow) string {
 	if m["server_cpu_util"] >= 0.9 {
 		parts = append(parts, fmt.Sprintf("mariadbd's CPU (%.0f%% of one CPU)", 100*m["server_cpu_util"]))
 	}
-	if m["machine_cpu_util"] >= MachineBoundShare {
+	if m["machine_cpu_util"] >= report.MachineBoundShare {
 		parts = append(parts, fmt.Sprintf("this machine's CPU (%.0f%% busy: the lab, not the cloud)", 100*m["machine_cpu_util"]))
 	}
 	if len(parts) == 0 {

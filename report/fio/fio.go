@@ -1,4 +1,6 @@
-package report
+// Package fio presents the fio workload's results: seeds 002 and 003's tables, hypotheses, ratios
+// and scores, and the emulated volumes against their model.
+package fio
 
 import (
 	"fmt"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"persistlab/report"
 	"persistlab/results"
 )
 
@@ -15,14 +18,16 @@ import (
 // backend and sweep point, bandwidth charts against the numeric axis of the sweep, and seed 002's
 // four hypotheses answered from the measurements.
 func init() {
-	RegisterPresenter("fio", Presenter{
+	report.RegisterPresenter("fio", report.Presenter{
 		Tables: fioTables,
 		Charts: fioCharts,
-		Compare: []CompareMetric{{Name: "mib_s", HigherBetter: true}, {Name: "iops", HigherBetter: true},
+		Compare: []report.CompareMetric{{Name: "mib_s", HigherBetter: true}, {Name: "iops", HigherBetter: true},
 			{Name: "lat_avg_ms"}, {Name: "read_lat_p99_ms"}, {Name: "write_lat_p99_ms"}},
-		Work: WorkUnit{Name: "GiB moved", Units: func(c results.Cell) float64 { return c.M("bytes") / (1 << 30) },
+		Work: report.WorkUnit{Name: "GiB moved", Units: func(c results.Cell) float64 { return c.M("bytes") / (1 << 30) },
 			Scale: 1, Label: "GiB moved", CostScale: 1, CostLabel: "GiB"},
 	})
+	report.RegisterScores("002", seed002Scores)
+	report.RegisterScores("003", seed003Scores)
 }
 
 // fioTables prints one table per backend: each sweep point's medians over runs.
@@ -48,9 +53,9 @@ func fioTables(w io.Writer, r *results.Results) {
 			}
 			line += fmt.Sprintf("%.1f\t%.0f\t%.3f\t%s\t%s\t%s\t%.2f\t%.0f%%\t%s\t", m["mib_s"], m["iops"], m["lat_avg_ms"],
 				optMs(m, "read_lat_p99_ms"), optMs(m, "write_lat_p99_ms"), optMs(m, "fsync_avg_ms"), m["bytes"]/(1<<30),
-				m["cpu_util"]*100, optPct(m, "helper_cpu_util"))
-			line += optPct(m, "machine_cpu_util")
-			if boundBy(r, a) != "" {
+				m["cpu_util"]*100, report.OptPct(m, "helper_cpu_util"))
+			line += report.OptPct(m, "machine_cpu_util")
+			if report.BoundBy(r, a) != "" {
 				line += " bound"
 			}
 			fmt.Fprintln(tw, line+"\t")
@@ -83,13 +88,13 @@ func writeScaledRatios(w io.Writer, r *results.Results) {
 			continue
 		}
 		t := &table{ours: map[float64]float64{}, seed: map[float64]float64{}}
-		for _, sr := range seedRows(r, &p) {
-			seed, ok := sr.row[bwCol].Float()
+		for _, sr := range report.SeedRows(r, &p) {
+			seed, ok := sr.Row[bwCol].Float()
 			if !ok {
 				continue
 			}
-			size := results.ParamNumber(string(sr.row[sizeCol]))
-			t.ours[size], t.seed[size] = sr.ours.Median["mib_s"], seed
+			size := results.ParamNumber(string(sr.Row[sizeCol]))
+			t.ours[size], t.seed[size] = sr.Ours.Median["mib_s"], seed
 		}
 		if len(t.ours) > 0 {
 			byMode[rw] = t
@@ -142,13 +147,6 @@ func formatBytes(v float64) string {
 func optMs(m map[string]float64, k string) string {
 	if v, ok := m[k]; ok {
 		return fmt.Sprintf("%.3f", v)
-	}
-	return "-"
-}
-
-func optPct(m map[string]float64, k string) string {
-	if v, ok := m[k]; ok {
-		return fmt.Sprintf("%.0f%%", v*100)
 	}
 	return "-"
 }
@@ -238,7 +236,7 @@ func seed002Verdicts(r *results.Results, off, on string) []seed002Verdict {
 	sizes, _ := r.Scenario.Sweep.Get("file_size")
 	mibs := func(backend, rw, size string) (float64, bool) {
 		for _, a := range r.Aggregates {
-			if a.Backend == backend && sameParam(r, backend, "rw", a.Params["rw"], rw) && a.Params["file_size"] == size {
+			if a.Backend == backend && report.SameParam(r, backend, "rw", a.Params["rw"], rw) && a.Params["file_size"] == size {
 				return a.Median["mib_s"], true
 			}
 		}
@@ -304,7 +302,7 @@ func seed002Verdicts(r *results.Results, off, on string) []seed002Verdict {
 
 // fioCharts draws MiB/s against the sweep's first numeric axis, one chart per combination of the
 // other axes (e.g. per rw), one line per backend.
-func fioCharts(r *results.Results) ([]Chart, error) {
+func fioCharts(r *results.Results) ([]report.Chart, error) {
 	// The x axis: the first swept parameter (alone or in a linked axis) whose values are all
 	// numbers, more than one of them. Charts are split by the other axes, and by the text
 	// parameters of x's own linked axis (seed 003's rw); the numbers linked to x (its block size,
@@ -331,7 +329,7 @@ func fioCharts(r *results.Results) ([]Chart, error) {
 	if xAxis == "" {
 		return nil, nil
 	}
-	charts := map[string]*Chart{}
+	charts := map[string]*report.Chart{}
 	var order []string
 	for _, a := range r.Aggregates {
 		var rest []string
@@ -354,23 +352,23 @@ func fioCharts(r *results.Results) ([]Chart, error) {
 			if key != "" {
 				title += " at " + key
 			}
-			c = &Chart{ID: "mib-s-" + fmt.Sprint(len(order)), Title: title, XLabel: xAxis, YLabel: "MiB/s", LogX: true}
+			c = &report.Chart{ID: "mib-s-" + fmt.Sprint(len(order)), Title: title, XLabel: xAxis, YLabel: "MiB/s", LogX: true}
 			charts[key] = c
 			order = append(order, key)
 		}
-		var s *Series
+		var s *report.Series
 		for i := range c.Series {
 			if c.Series[i].Group == a.Backend {
 				s = &c.Series[i]
 			}
 		}
 		if s == nil {
-			c.Series = append(c.Series, Series{Name: a.Backend, Group: a.Backend, Style: "thick"})
+			c.Series = append(c.Series, report.Series{Name: a.Backend, Group: a.Backend, Style: "thick"})
 			s = &c.Series[len(c.Series)-1]
 		}
 		s.Points = append(s.Points, [2]float64{results.ParamNumber(a.Params[xAxis]), a.Median["mib_s"]})
 	}
-	var out []Chart
+	var out []report.Chart
 	for _, k := range order {
 		c := charts[k]
 		for i := range c.Series {

@@ -1,4 +1,6 @@
-package report
+// Package counter presents the counter workload's results, and those of any app under the same
+// HTTP load (workload http): seed 000's tables, slopes, charts and scores.
+package counter
 
 import (
 	"fmt"
@@ -8,26 +10,29 @@ import (
 	"text/tabwriter"
 
 	"persistlab/measure"
+	"persistlab/report"
 	"persistlab/results"
 )
 
 // The counter workload's presentation: seed 000's table per backend, the slope of avg latency
 // against VUs, latency charts, and the notes of runs with several instances.
 func init() {
-	RegisterPresenter("counter", counterPresenter)
+	report.RegisterPresenter("counter", counterPresenter)
 	// Any app of the user's under the same load (workload http) reads the same way.
-	RegisterPresenter("http", counterPresenter)
+	report.RegisterPresenter("http", counterPresenter)
+	report.RegisterScores("000", seed000Scores)
 }
 
-var counterPresenter = Presenter{
+var counterPresenter = report.Presenter{
 	Tables:      counterTables,
 	Charts:      counterCharts,
 	Summarize:   counterFits,
 	Differences: counterDifferences,
+	Beside:      slopesBeside,
 	Family:      "http load",
-	Compare: []CompareMetric{{Name: "med_ms"}, {Name: "avg_ms"}, {Name: "p95_ms"}, {Name: "p99_ms"},
+	Compare: []report.CompareMetric{{Name: "med_ms"}, {Name: "avg_ms"}, {Name: "p95_ms"}, {Name: "p99_ms"},
 		{Name: "rate", HigherBetter: true}},
-	Work: WorkUnit{Name: "app request", Units: func(c results.Cell) float64 { return c.M("ok") },
+	Work: report.WorkUnit{Name: "app request", Units: func(c results.Cell) float64 { return c.M("ok") },
 		Scale: 1000, Label: "1,000 app requests", CostScale: 1e6, CostLabel: "1M req"},
 }
 
@@ -40,7 +45,7 @@ func counterTables(w io.Writer, r *results.Results) {
 	}
 	fmt.Fprintf(w, "%s loop, %s per run, %d run(s) per row, each column the median over runs; latency in ms\n",
 		mode, r.Scenario.Duration, r.Scenario.Repeat)
-	judged := Judge(r)
+	judged := report.Judge(r)
 	for _, b := range r.BackendOrder() {
 		rows := r.AggregatesOf(b)
 		if len(rows) == 0 {
@@ -91,12 +96,12 @@ func counterTables(w io.Writer, r *results.Results) {
 
 // rowMark flags a row whose share of failed requests passed the threshold, that crossed one of
 // the scenario's thresholds, or whose k6 script's own checks failed.
-func rowMark(a results.Aggregate, limit float64, judged []Judgement) string {
+func rowMark(a results.Aggregate, limit float64, judged []report.Judgement) string {
 	var marks []string
-	if share, ok := errorShare(a); ok && share > limit {
+	if share, ok := report.ErrorShare(a); ok && share > limit {
 		marks = append(marks, fmt.Sprintf("%.1f%% errors", 100*share))
 	}
-	if crossed := crossedBy(judged, a); len(crossed) > 0 {
+	if crossed := report.CrossedBy(judged, a); len(crossed) > 0 {
 		marks = append(marks, "crossed "+strings.Join(crossed, ", "))
 	}
 	if n := a.Total["checks_failed"]; n > 0 {

@@ -1,4 +1,4 @@
-package report
+package counter
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"persistlab/measure"
+	"persistlab/report"
 	"persistlab/results"
 	"persistlab/scenario"
 )
@@ -37,9 +38,9 @@ func counterDifferences(w io.Writer, r *results.Results) {
 		if p == nil {
 			continue
 		}
-		for _, sr := range seedRows(r, p) {
-			if seed, ok := sr.seed(p, "min_ms"); ok && seed > 0 {
-				floors = append(floors, sr.ours.Median["min_ms"]/seed)
+		for _, sr := range report.SeedRows(r, p) {
+			if seed, ok := sr.Seed(p, "min_ms"); ok && seed > 0 {
+				floors = append(floors, sr.Ours.Median["min_ms"]/seed)
 			}
 		}
 		if s := tailRatio(r, b, p, at); s != "" {
@@ -78,17 +79,17 @@ func counterDifferences(w io.Writer, r *results.Results) {
 	if len(parts) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nwhat still differs from the seed, and why (every figure is in the tables above):\n  %s.\n", wrapText(strings.Join(parts, "; "), 100))
+	fmt.Fprintf(w, "\nwhat still differs from the seed, and why (every figure is in the tables above):\n  %s.\n", report.WrapText(strings.Join(parts, "; "), 100))
 }
 
 // tailRows are the rows of backend b's published table where its tail (p90 over the median) is
 // both published and measured, in the table's order.
-func tailRows(r *results.Results, p *scenario.Published) []seedRow {
-	var out []seedRow
-	for _, sr := range seedRows(r, p) {
-		p90, ok1 := sr.seed(p, "p90_ms")
-		med, ok2 := sr.seed(p, "med_ms")
-		if ok1 && ok2 && med > 0 && p90 > 0 && sr.ours.Median["med_ms"] > 0 {
+func tailRows(r *results.Results, p *scenario.Published) []report.SeedRow {
+	var out []report.SeedRow
+	for _, sr := range report.SeedRows(r, p) {
+		p90, ok1 := sr.Seed(p, "p90_ms")
+		med, ok2 := sr.Seed(p, "med_ms")
+		if ok1 && ok2 && med > 0 && p90 > 0 && sr.Ours.Median["med_ms"] > 0 {
 			out = append(out, sr)
 		}
 	}
@@ -104,7 +105,7 @@ func commonTailPoint(r *results.Results) string {
 		if p := r.Published(b); p != nil {
 			var points []string
 			for _, sr := range tailRows(r, p) {
-				points = append(points, sr.ours.Point)
+				points = append(points, sr.Ours.Point)
 			}
 			lists = append(lists, points)
 		}
@@ -128,12 +129,12 @@ func commonTailPoint(r *results.Results) string {
 // the same row: the one at point (shared by every backend), else the first of its table we measured.
 func tailRatio(r *results.Results, b string, p *scenario.Published, point string) string {
 	for _, sr := range tailRows(r, p) {
-		if point != "" && sr.ours.Point != point {
+		if point != "" && sr.Ours.Point != point {
 			continue
 		}
-		p90, _ := sr.seed(p, "p90_ms")
-		med, _ := sr.seed(p, "med_ms")
-		a := sr.ours
+		p90, _ := sr.Seed(p, "p90_ms")
+		med, _ := sr.Seed(p, "med_ms")
+		a := sr.Ours
 		ours, seed := a.Median["p90_ms"]/a.Median["med_ms"], p90/med
 		s := fmt.Sprintf("%s's p90 is %.2fx its median at %s where the seed's was %.2fx", b, ours, vusText(a), seed)
 		if ours-1 < (seed-1)/2 {
@@ -184,9 +185,9 @@ func tailsOf(r *results.Results, b string) string {
 	if len(points) > 0 {
 		which := "its cells"
 		if len(points) < cells {
-			which = fmt.Sprintf("its cells at %s only (the others had a write in every window or in none)", listAnd(points))
+			which = fmt.Sprintf("its cells at %s only (the others had a write in every window or in none)", report.ListAnd(points))
 		} else if len(points) <= 3 {
-			which = "its cells at " + listAnd(points)
+			which = "its cells at " + report.ListAnd(points)
 		}
 		s += fmt.Sprintf(" (slowest answer in windows with one %.0f ms, without %.0f ms: the medians over %s of each cell's median over its windows)",
 			measure.Median(maxWith), measure.Median(maxWithout), which)
@@ -210,24 +211,4 @@ func minMax(v []float64) (lo, hi float64) {
 		lo, hi = min(lo, x), max(hi, x)
 	}
 	return lo, hi
-}
-
-// wrapText breaks text into lines of at most width characters, continued with two spaces.
-func wrapText(text string, width int) string {
-	var b strings.Builder
-	line := 0
-	for i, word := range strings.Fields(text) {
-		if i > 0 {
-			if line+1+len(word) > width {
-				b.WriteString("\n  ")
-				line = 2
-			} else {
-				b.WriteByte(' ')
-				line++
-			}
-		}
-		b.WriteString(word)
-		line += len(word)
-	}
-	return b.String()
 }

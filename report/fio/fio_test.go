@@ -1,11 +1,12 @@
-package report
+package fio
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
-	"persistlab/measure"
+	"persistlab/report"
+	"persistlab/report/reporttest"
 	"persistlab/results"
 	"persistlab/scenario"
 )
@@ -13,13 +14,8 @@ import (
 // fioResults is a fio run over sweep, one run per cell, each cell's MiB/s given by mibs.
 func fioResults(t *testing.T, backends []scenario.BackendSpec, sweep scenario.Sweep, mibs func(backend string, p map[string]string) float64) *results.Results {
 	t.Helper()
-	spec := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "fio"}, Backends: backends, Sweep: sweep, Repeat: 1}
-	r := &results.Results{Schema: results.Schema, Scenario: spec}
-	for _, c := range spec.Plan() {
-		m := mibs(c.Backend, c.Params)
-		r.Cells = append(r.Cells, results.Cell{Cell: c, Metrics: map[string]float64{"mib_s": m, "read_mib_s": m, "bytes": m * (1 << 20)}})
-	}
-	Summarize(r)
+	r := reporttest.Fio(backends, sweep, mibs)
+	report.Summarize(r)
 	return r
 }
 
@@ -43,7 +39,7 @@ func TestSeed002HypothesesFollowTheMeasurements(t *testing.T) {
 		return v
 	})
 	var out bytes.Buffer
-	WriteTables(&out, r)
+	report.WriteTables(&out, r)
 	text := out.String()
 	for _, want := range []string{
 		"1. read is faster with the cache: TRUE (2 of 2",
@@ -73,7 +69,7 @@ func TestSeed002HypothesesPerCacheVariant(t *testing.T) {
 		return 100
 	})
 	var out bytes.Buffer
-	WriteTables(&out, r)
+	report.WriteTables(&out, r)
 	text := out.String()
 	plain := strings.Index(text, "(gcsfuse without the file cache against gcsfuse-cache with it, file_cache_for_range_read false)")
 	ranged := strings.Index(text, "(gcsfuse without the file cache against gcsfuse-cache-range with it, file_cache_for_range_read true)")
@@ -118,7 +114,7 @@ func TestSeed003RatiosAndChartsOverALinkedAxis(t *testing.T) {
 			Rows: [][]scenario.Value{{"128KiB", "50"}, {"1GiB", "300"}}},
 	}
 	var out bytes.Buffer
-	WriteTables(&out, r)
+	report.WriteTables(&out, r)
 	text := out.String()
 	for _, want := range []string{"random / sequential read at 1GiB: ours 0.25, seed 0.30"} {
 		if !strings.Contains(text, want) {
@@ -136,27 +132,5 @@ func TestSeed003RatiosAndChartsOverALinkedAxis(t *testing.T) {
 	}
 	if !strings.Contains(charts[0].Title, "rw=read") || charts[0].Series[0].Points[1] != [2]float64{1 << 30, 400} {
 		t.Errorf("first chart %+v", charts[0])
-	}
-}
-
-// A backend's sampled counters get a chart each, a line per cell.
-func TestBackendSeriesAreCharted(t *testing.T) {
-	r := fioResults(t, []scenario.BackendSpec{{Name: "volume", Label: "gp2"}}, scenario.Sweep{{Name: "rw", Values: []string{"read", "write"}}},
-		func(string, map[string]string) float64 { return 1 })
-	for i := range r.Cells {
-		r.Cells[i].Series = map[string][]measure.Point{"backend.volume_credit_ios": {{T: 0, V: 100}, {T: 1, V: 40}}, "latency": {{T: 0, V: 1}}}
-	}
-	charts, err := ChartsFor(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var credit *Chart
-	for i := range charts {
-		if charts[i].YLabel == "volume_credit_ios" {
-			credit = &charts[i]
-		}
-	}
-	if credit == nil || len(credit.Series) != 2 || credit.Series[1].Name != "gp2 rw=write" || credit.Series[0].Points[1] != [2]float64{1, 40} {
-		t.Errorf("charts %+v", charts)
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package fio
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/report"
 	"persistlab/results"
 	"persistlab/scenario"
 )
@@ -51,7 +52,7 @@ func writeVolumeModel(w io.Writer, r *results.Results) {
 // resolved is a row's full parameters: the workload's defaults, the scenario's fixed ones, the
 // row's sweep point.
 func resolved(r *results.Results, point map[string]string) map[string]string {
-	p := fixedParams(r)
+	p := report.FixedParams(r)
 	for k, v := range point {
 		p[k] = v
 	}

@@ -1,4 +1,5 @@
-package report
+// Package gitcommit presents the gitcommit workload's results: seed 004's tables, chart and scores.
+package gitcommit
 
 import (
 	"fmt"
@@ -6,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"persistlab/backend"
+	"persistlab/report"
 	"persistlab/results"
 )
 
@@ -14,12 +15,13 @@ import (
 // disk use of each layout and the volume's monthly list price; the seed's ratios beside ours; and
 // the seed's chart, changes per second against the change number.
 func init() {
-	RegisterPresenter("gitcommit", Presenter{
+	report.RegisterPresenter("gitcommit", report.Presenter{
 		Tables: gitcommitTables,
 		Charts: gitcommitCharts,
-		Compare: []CompareMetric{{Name: "changes_per_s", HigherBetter: true}, {Name: "total_s"},
+		Compare: []report.CompareMetric{{Name: "changes_per_s", HigherBetter: true}, {Name: "total_s"},
 			{Name: "last_window_per_s", HigherBetter: true}, {Name: "change_p99_ms"}, {Name: "git_mib"}},
 	})
+	report.RegisterScores("004", seed004Scores)
 }
 
 // Seed 004's figures that its text states (its charts are images): the total time of sc1 was
@@ -34,7 +36,7 @@ func gitcommitTables(w io.Writer, r *results.Results) {
 	if len(r.Aggregates) == 0 { // crash runs only: the crash table says it all
 		return
 	}
-	p := fixedParams(r)
+	p := report.FixedParams(r)
 	fmt.Fprintf(w, "gitcommit: %s files, %s changes, git add --all + git commit after each; %d run(s) per row, each column the median over runs\n",
 		p["files"], p["changes"], r.Scenario.Repeat)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -42,11 +44,11 @@ func gitcommitTables(w io.Writer, r *results.Results) {
 	for _, b := range r.BackendOrder() {
 		for _, a := range r.AggregatesOf(b) {
 			m := a.Median
-			layout := resolvedFor(r, b, a.Params)["layout"]
+			layout := report.ResolvedFor(r, b, a.Params)["layout"]
 			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t\n",
 				b, layout, m["changes_per_s"], m["total_s"], m["first_window_per_s"], m["last_window_per_s"], m["min_window_per_s"],
 				m["change_p50_ms"], m["change_p99_ms"], m["ok"], m["unchanged"], m["git_mib"], m["worktree_mib"], m["as_files_mib"],
-				optPct(m, "git_cpu_util"), optPct(m, "machine_cpu_util"), volumePrice(r, b))
+				report.OptPct(m, "git_cpu_util"), report.OptPct(m, "machine_cpu_util"), volumePrice(r, b))
 		}
 	}
 	tw.Flush()
@@ -56,31 +58,8 @@ func gitcommitTables(w io.Writer, r *results.Results) {
 	writeVolumePrices(w, r)
 }
 
-// resolvedFor is a row's parameters as backend b's cells ran them.
-func resolvedFor(r *results.Results, b string, point map[string]string) map[string]string {
-	p := fixedParams(r)
-	if r.Scenario != nil {
-		for k, v := range r.Scenario.FixedParams(b) {
-			p[k] = v
-		}
-	}
-	for k, v := range point {
-		p[k] = v
-	}
-	return p
-}
-
-// volumeModel is what backend entry b's volume model says of it, if b has one in effect.
-func volumeModel(r *results.Results, b string) (backend.VolumeModel, bool) {
-	entry, ok := r.Scenario.BackendByID(b)
-	if !ok {
-		return backend.VolumeModel{}, false
-	}
-	return backend.VolumeModelOf(entry.Name, entry.Options)
-}
-
 func volumePrice(r *results.Results, b string) string {
-	m, ok := volumeModel(r, b)
+	m, ok := report.VolumeModel(r, b)
 	if !ok {
 		return "-"
 	}
@@ -91,7 +70,7 @@ func volumePrice(r *results.Results, b string) string {
 func writeVolumePrices(w io.Writer, r *results.Results) {
 	header := false
 	for _, b := range r.BackendOrder() {
-		m, ok := volumeModel(r, b)
+		m, ok := report.VolumeModel(r, b)
 		if !ok {
 			continue
 		}
@@ -113,11 +92,11 @@ func gitRows(r *results.Results, layout string) []gitRow {
 	var out []gitRow
 	for _, b := range r.BackendOrder() {
 		for _, a := range r.AggregatesOf(b) {
-			if resolvedFor(r, b, a.Params)["layout"] != layout {
+			if report.ResolvedFor(r, b, a.Params)["layout"] != layout {
 				continue
 			}
 			typ := "other" // local disk, or the emulator with its model off
-			if m, ok := volumeModel(r, b); ok {
+			if m, ok := report.VolumeModel(r, b); ok {
 				typ = m.Type
 			}
 			out = append(out, gitRow{backend: b, typ: typ, m: a.Median})
@@ -188,8 +167,8 @@ func writeGitcommitRatios(w io.Writer, r *results.Results) {
 
 // gitcommitCharts draws the seed's chart: changes per second in each window against the change
 // number the window ended at, a line per backend (first repeat).
-func gitcommitCharts(r *results.Results) ([]Chart, error) {
-	ch := Chart{ID: "gitcommit-pace", Title: "changes per second, per window of changes", XLabel: "changes done", YLabel: "changes/s"}
+func gitcommitCharts(r *results.Results) ([]report.Chart, error) {
+	ch := report.Chart{ID: "gitcommit-pace", Title: "changes per second, per window of changes", XLabel: "changes done", YLabel: "changes/s"}
 	for _, c := range r.Cells {
 		if c.Failure != "" || c.Repeat > 1 {
 			continue
@@ -199,7 +178,7 @@ func gitcommitCharts(r *results.Results) ([]Chart, error) {
 			continue
 		}
 		name := strings.TrimSpace(c.Backend + " " + c.Point(r.Scenario.Sweep))
-		s := Series{Name: name, Group: c.Backend, Style: "solid"}
+		s := report.Series{Name: name, Group: c.Backend, Style: "solid"}
 		for i := range rate {
 			s.Points = append(s.Points, [2]float64{done[i].V, rate[i].V})
 		}
@@ -208,7 +187,7 @@ func gitcommitCharts(r *results.Results) ([]Chart, error) {
 	if len(ch.Series) == 0 {
 		return nil, nil
 	}
-	return []Chart{ch}, nil
+	return []report.Chart{ch}, nil
 }
 
 // diskMiB is a row's disk use: measured whole, or (older results) its parts.

@@ -1,4 +1,4 @@
-package report
+package counter
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"persistlab/measure"
+	"persistlab/report"
 	"persistlab/results"
 )
 
@@ -161,7 +162,7 @@ func writeMoments(w io.Writer, r *results.Results) {
 			without = fmt.Sprintf("%.1f", m.MaxWithout)
 		}
 		rows = append(rows, fmt.Sprintf("%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%s\t%d\t  %s", c.Backend, c.Point(r.Scenario.Sweep),
-			m.Windows, m.Written, withWrite, without, m.Slow, m.AnyWrite, throttled, m.Neither, orDash(strings.Join(writes, ", "))))
+			m.Windows, m.Written, withWrite, without, m.Slow, m.AnyWrite, throttled, m.Neither, report.OrDash(strings.Join(writes, ", "))))
 	}
 	if len(rows) == 0 {
 		return
@@ -180,17 +181,10 @@ func writeMoments(w io.Writer, r *results.Results) {
 	tw.Flush()
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // momentsChart draws, for one backend, the cell of the first run whose p90 stands furthest above
 // its median: the slowest answer per window, each write to the cloud (when it ended, how long it
 // took) and the time waited for the CPU limit per sample, on one time axis.
-func momentsChart(r *results.Results, b string) (Chart, bool) {
+func momentsChart(r *results.Results, b string) (report.Chart, bool) {
 	var best *results.Cell
 	for i := range r.Cells {
 		c := &r.Cells[i]
@@ -202,12 +196,12 @@ func momentsChart(r *results.Results, b string) (Chart, bool) {
 		}
 	}
 	if best == nil {
-		return Chart{}, false
+		return report.Chart{}, false
 	}
-	ch := Chart{ID: "moments-" + strings.ReplaceAll(b, " ", "-"),
+	ch := report.Chart{ID: "moments-" + strings.ReplaceAll(b, " ", "-"),
 		Title:  fmt.Sprintf("%s at %s over time: slowest answer per window, writes to the bucket, CPU-limit waits (p90 %.1fx the median)", b, best.Point(r.Scenario.Sweep), best.M("p90_ms")/best.M("med_ms")),
 		XLabel: "seconds into the cell", YLabel: "ms"}
-	line := Series{Name: "slowest answer per window", Group: b, Style: "solid"}
+	line := report.Series{Name: "slowest answer per window", Group: b, Style: "solid"}
 	for _, p := range best.Series[seriesLatencyMax] {
 		line.Points = append(line.Points, [2]float64{p.T, p.V})
 	}
@@ -220,14 +214,14 @@ func momentsChart(r *results.Results, b string) (Chart, bool) {
 	}
 	sort.Strings(names)
 	for i, name := range names {
-		s := Series{Name: "write " + strings.TrimPrefix(name, seriesWrite) + " (ms it took, at its end)", Group: fmt.Sprintf("%s write %d", b, i), Style: "points"}
+		s := report.Series{Name: "write " + strings.TrimPrefix(name, seriesWrite) + " (ms it took, at its end)", Group: fmt.Sprintf("%s write %d", b, i), Style: "points"}
 		for _, p := range best.Series[name] {
 			s.Points = append(s.Points, [2]float64{p.T, p.V})
 		}
 		ch.Series = append(ch.Series, s)
 	}
 	if t := best.Series[seriesThrottled]; len(t) > 1 {
-		s := Series{Name: "ms waited for the CPU limit per sample", Group: b + " cpu", Style: "dotted"}
+		s := report.Series{Name: "ms waited for the CPU limit per sample", Group: b + " cpu", Style: "dotted"}
 		for i := 1; i < len(t); i++ {
 			s.Points = append(s.Points, [2]float64{t[i].T, (t[i].V - t[i-1].V) * 1000})
 		}

@@ -1,4 +1,4 @@
-package report
+package counter
 
 import (
 	"bytes"
@@ -14,9 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-const recorded = "testdata/cloudrun-sqlite-quick.json" // a real `persistlab run cloudrun-sqlite --quick`
+	"persistlab/report"
+)
 
 // chromium runs Debian's headless Chromium (installed by scripts/setup) with the flags that keep
 // it off the network on its own account.
@@ -51,16 +51,16 @@ func chromium(t *testing.T, args ...string) []byte {
 }
 
 func TestHTMLReportDrawsInABrowserWithoutNetwork(t *testing.T) {
-	r, err := Load(recorded)
+	r, err := report.Load(recorded)
 	if err != nil {
 		t.Fatal(err)
 	}
-	charts, err := ChartsFor(r)
+	charts, err := report.ChartsFor(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var page bytes.Buffer
-	if err := WriteHTML(&page, r); err != nil {
+	if err := report.WriteHTML(&page, r); err != nil {
 		t.Fatal(err)
 	}
 	html := page.String()

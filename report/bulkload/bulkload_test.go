@@ -1,4 +1,4 @@
-package report
+package bulkload
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"persistlab/measure"
+	"persistlab/report"
 	"persistlab/results"
 	"persistlab/scenario"
 )
@@ -32,12 +33,12 @@ func TestBulkloadReportFindsThePlateauAndItsBound(t *testing.T) {
 		r.Cells = append(r.Cells, results.Cell{Cell: c, Metrics: map[string]float64{"pages_written_per_s": ops[c.Backend] * 0.8, "server_cpu_util": 0.7, "total_s": 100, "checkpoint_age_mib": 75},
 			Series: map[string][]measure.Point{"backend.volume_write_ops": series, "backend.volume_throttled_s": held}})
 	}
-	Summarize(r)
+	report.Summarize(r)
 	if got := r.Aggregates[0].Median["volume_write_ops_per_s"]; got != 1500 {
 		t.Fatalf("steady write ops of the 50 GB disk: %v, want 1500", got)
 	}
 	var out bytes.Buffer
-	WriteTables(&out, r)
+	report.WriteTables(&out, r)
 	text := out.String()
 	for _, want := range []string{
 		"50 GB  100 GB  1.93x  1.80x",

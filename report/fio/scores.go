@@ -1,0 +1,118 @@
+package fio
+
+import (
+	"fmt"
+
+	"persistlab/report"
+	"persistlab/results"
+	"persistlab/scenario"
+)
+
+// seed003Bandwidth is the bucket's bandwidth per request, fitted from seed 003: every bandwidth
+// of the seed's tables is bound by it.
+var seed003Bandwidth = []string{"DefaultModel().StreamBytesPerSecond"}
+
+// seed003Scores: the ratios of seed 003's tables that survive scaling the benchmark down to this
+// machine (bandwidth over bandwidth, same mode or same file size), from the scenario's published
+// rows and ours at the same points.
+func seed003Scores(r *results.Results) []report.Score {
+	ours := map[string]map[float64]float64{} // rw: file size: our MiB/s at the published row's point
+	for i := range r.Scenario.Published {
+		p := &r.Scenario.Published[i]
+		rw := p.Params["rw"]
+		if rw == "" {
+			continue
+		}
+		if ours[rw] == nil {
+			ours[rw] = map[float64]float64{}
+		}
+		for _, sr := range report.SeedRows(r, p) {
+			if size := publishedSize(p, sr.Row); size > 0 && sr.Ours.Median["mib_s"] > 0 {
+				ours[rw][size] = sr.Ours.Median["mib_s"]
+			}
+		}
+	}
+	// Published rows name the points; a figure whose rows this run lacks is not measured.
+	seedOnly := map[string]map[float64]float64{}
+	for i := range r.Scenario.Published {
+		p := &r.Scenario.Published[i]
+		rw := p.Params["rw"]
+		for _, row := range p.Rows {
+			for j, c := range p.Columns {
+				if c != "mib_s" || j >= len(row) {
+					continue
+				}
+				v, ok := row[j].Float()
+				size := publishedSize(p, row)
+				if ok && size > 0 {
+					if seedOnly[rw] == nil {
+						seedOnly[rw] = map[float64]float64{}
+					}
+					seedOnly[rw][size] = v
+				}
+			}
+		}
+	}
+	ratio := func(figure, rwA string, sizeA float64, rwB string, sizeB float64) report.Score {
+		s := report.Score{Figure: figure, DependsOn: seed003Bandwidth}
+		x, y := seedOnly[rwA][sizeA], seedOnly[rwB][sizeB]
+		if x <= 0 || y <= 0 {
+			return report.Score{}
+		}
+		s.Seed = x / y
+		if a, b := ours[rwA][sizeA], ours[rwB][sizeB]; a > 0 && b > 0 {
+			s.Ours, s.Measured = a/b, true
+		}
+		return s
+	}
+	const kib, mib, gib = 1 << 10, 1 << 20, 1 << 30
+	var out []report.Score
+	for _, s := range []report.Score{
+		ratio("random / sequential read, 1 GiB files", "randread", gib, "read", gib),
+		ratio("sequential read, 128 KiB / 1 GiB files", "read", 128*kib, "read", gib),
+		ratio("sequential read, 1 MiB / 1 GiB files", "read", mib, "read", gib),
+		ratio("random read, 128 KiB / 1 GiB files", "randread", 128*kib, "randread", gib),
+		ratio("random read, 1 MiB / 1 GiB files", "randread", mib, "randread", gib),
+		ratio("write, 256 KiB / 1 GiB files", "write", 256*kib, "write", gib),
+	} {
+		if s.Figure != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// publishedSize is a published row's file_size in bytes (written as in a scenario: 128KiB, 1GiB),
+// 0 if it has none.
+func publishedSize(p *scenario.Published, row []scenario.Value) float64 {
+	for i, c := range p.Columns {
+		if c == "file_size" && i < len(row) {
+			if n, err := scenario.ParseSize(string(row[i])); err == nil {
+				return float64(n)
+			}
+		}
+	}
+	return 0
+}
+
+// seed002Scores: the seed's four hypotheses, each of which it found true in every case, as the
+// share of the cases where ours holds, for the seed's written configuration (the first entry with
+// the file cache; its variants are answered in the hypotheses above the scoreboard).
+func seed002Scores(r *results.Results) []report.Score {
+	off, on := cacheBackends(r)
+	if off == "" || len(on) == 0 {
+		return nil
+	}
+	var out []report.Score
+	for i, v := range seed002Verdicts(r, off, on[0]) {
+		s := report.Score{Figure: fmt.Sprintf("hypothesis %d holds, share of cases (%s)", i+1, on[0]), Seed: 1}
+		if i == 0 {
+			s.Note = "seed: each hypothesis true (◯); ours, the share of file sizes and modes where it holds"
+		}
+		if v.total > 0 {
+			s.Ours, s.Measured = float64(v.holding())/float64(v.total), true
+		}
+		out = append(out, s)
+	}
+	return out
+}

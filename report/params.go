@@ -1,0 +1,42 @@
+package report
+
+import (
+	"persistlab/backend"
+	"persistlab/results"
+)
+
+// FixedParams are the parameters every cell of the run shared: the workload's defaults (when the
+// results recorded them), overridden by the scenario's fixed values.
+func FixedParams(r *results.Results) map[string]string {
+	out := map[string]string{}
+	for k, v := range r.Defaults {
+		out[k] = v
+	}
+	for k, v := range r.Scenario.Workload.Params {
+		out[k] = v
+	}
+	return out
+}
+
+// ResolvedFor is a row's parameters as backend b's cells ran them.
+func ResolvedFor(r *results.Results, b string, point map[string]string) map[string]string {
+	p := FixedParams(r)
+	if r.Scenario != nil {
+		for k, v := range r.Scenario.FixedParams(b) {
+			p[k] = v
+		}
+	}
+	for k, v := range point {
+		p[k] = v
+	}
+	return p
+}
+
+// VolumeModel is what backend entry b's volume model says of it, if b has one in effect.
+func VolumeModel(r *results.Results, b string) (backend.VolumeModel, bool) {
+	entry, ok := r.Scenario.BackendByID(b)
+	if !ok {
+		return backend.VolumeModel{}, false
+	}
+	return backend.VolumeModelOf(entry.Name, entry.Options)
+}

@@ -1,0 +1,67 @@
+// Package reporttest holds the fixtures the report's tests and its presenters' tests share: a
+// counter run's cells and scenario, fio runs, thresholds. It must not import package report, whose
+// own tests use it.
+package reporttest
+
+import (
+	"strconv"
+	"testing"
+
+	"persistlab/measure"
+	"persistlab/results"
+	"persistlab/scenario"
+)
+
+// Cell is a counter cell of backend at vus: ok requests answered, the count grown by delta.
+func Cell(backend string, vus, repeat int, avg, med float64, ok, delta int64) results.Cell {
+	m := map[string]float64{}
+	measure.Summary{Count: ok, AvgMs: avg, MedMs: med}.Metrics("", m)
+	m["ok"], m["count_delta"], m["lost_updates"] = float64(ok), float64(delta), float64(max(0, ok-delta))
+	return results.Cell{Cell: scenario.Cell{Backend: backend, Params: map[string]string{"vus": strconv.Itoa(vus)}, Repeat: repeat}, Metrics: m}
+}
+
+// CounterSpec is a counter scenario over the given backends, sweeping vus.
+func CounterSpec(backends ...string) *scenario.Spec {
+	s := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "counter"}, Sweep: scenario.Sweep{{Name: "vus", Text: "2,4", Values: []string{"2", "4"}}}, Repeat: 1}
+	for _, b := range backends {
+		s.Backends = append(s.Backends, scenario.BackendSpec{Name: b})
+	}
+	return s
+}
+
+// Scaled is a counter run of two runs per cell: latencies scaled by f and rate by 1/f, each run
+// spread apart by spread.
+func Scaled(f float64, spread float64) *results.Results {
+	r := &results.Results{Schema: results.Schema, Scenario: CounterSpec("x", "y")}
+	for rep := 1; rep <= 2; rep++ {
+		c := Cell("x", 4, rep, 10*f+spread*float64(rep), 9*f+spread*float64(rep), 100, 100)
+		c.Metrics["p95_ms"], c.Metrics["p99_ms"], c.Metrics["rate"] = 20*f+spread*float64(rep), 30*f+spread*float64(rep), 400/f+10*spread*float64(rep)
+		r.Cells = append(r.Cells, c)
+	}
+	return r
+}
+
+// Thresholds parses each text as a scenario's threshold.
+func Thresholds(t *testing.T, texts ...string) scenario.Thresholds {
+	t.Helper()
+	var out scenario.Thresholds
+	for _, s := range texts {
+		th, err := scenario.ParseThreshold(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, th)
+	}
+	return out
+}
+
+// Fio is a fio run over sweep, one run per cell, each cell's MiB/s given by mibs; not summarized.
+func Fio(backends []scenario.BackendSpec, sweep scenario.Sweep, mibs func(backend string, p map[string]string) float64) *results.Results {
+	spec := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "fio"}, Backends: backends, Sweep: sweep, Repeat: 1}
+	r := &results.Results{Schema: results.Schema, Scenario: spec}
+	for _, c := range spec.Plan() {
+		m := mibs(c.Backend, c.Params)
+		r.Cells = append(r.Cells, results.Cell{Cell: c, Metrics: map[string]float64{"mib_s": m, "read_mib_s": m, "bytes": m * (1 << 20)}})
+	}
+	return r
+}
