@@ -29,7 +29,7 @@ func Summarize(r *results.Results) {
 	r.Aggregates = r.Aggregates[:0]
 	for _, k := range order {
 		cells := groups[k]
-		a := results.Aggregate{Backend: k.Backend, Point: k.Point, Params: cells[0].Params, Runs: len(cells),
+		a := results.Aggregate{Backend: k.Backend, Point: k.Point, Params: cells[0].Params, Resolved: cells[0].Resolved, Runs: len(cells),
 			Median: map[string]float64{}, Total: map[string]float64{}}
 		names := map[string]bool{}
 		for _, c := range cells {

@@ -89,12 +89,15 @@ func (c Cell) Summary() measure.Summary { return measure.SummaryFrom("", c.Metri
 // Aggregate summarises one backend at one point of the sweep over its runs, as the seeds do: each
 // metric's median over runs, taken independently; counts are also summed.
 type Aggregate struct {
-	Backend string             `json:"backend"`
-	Point   string             `json:"point"` // "vus=2 rw=read"
-	Params  map[string]string  `json:"params,omitempty"`
-	Runs    int                `json:"runs"`
-	Median  map[string]float64 `json:"median"`
-	Total   map[string]float64 `json:"total"`
+	Backend string            `json:"backend"`
+	Point   string            `json:"point"` // "vus=2 rw=read"
+	Params  map[string]string `json:"params,omitempty"`
+	// Resolved is every parameter the row's cells ran with, as the plan resolved them; absent
+	// where the cells did not record theirs (files of earlier versions).
+	Resolved map[string]string  `json:"resolved,omitempty"`
+	Runs     int                `json:"runs"`
+	Median   map[string]float64 `json:"median"`
+	Total    map[string]float64 `json:"total"`
 	// Bucket is what the bucket did per unit of the workload's work (bucket backends only).
 	Bucket *BucketUse `json:"bucket,omitempty"`
 }

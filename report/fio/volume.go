@@ -36,7 +36,7 @@ func writeVolumeModel(w io.Writer, r *results.Results) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "point\tIOPS\tmodel IOPS\tratio\tMiB/s\tmodel MiB/s\t")
 		for _, a := range rows {
-			p := resolved(r, a.Params)
+			p := report.RowParams(r, a)
 			job, ok := fioJob(p)
 			if !ok {
 				continue
@@ -47,16 +47,6 @@ func writeVolumeModel(w io.Writer, r *results.Results) {
 		}
 		tw.Flush()
 	}
-}
-
-// resolved is a row's full parameters: the workload's defaults, the scenario's fixed ones, the
-// row's sweep point.
-func resolved(r *results.Results, point map[string]string) map[string]string {
-	p := report.FixedParams(r)
-	for k, v := range point {
-		p[k] = v
-	}
-	return p
 }
 
 // fioJob reads a fio row's parameters as a steady job; mixed reads and writes are not one.

@@ -67,7 +67,7 @@ func creditSpentPerHour(r *results.Results, typ string) (float64, bool) {
 			continue
 		}
 		for _, c := range r.Cells {
-			if c.Backend != b || c.Failure != "" || report.ResolvedFor(r, b, c.Params)["layout"] != "distributed" {
+			if c.Backend != b || c.Failure != "" || report.CellParams(r, c)["layout"] != "distributed" {
 				continue
 			}
 			series := c.Series["backend.volume_credit_mib"]
