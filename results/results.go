@@ -48,10 +48,16 @@ type Results struct {
 	// be told in full (compare) from the scenario's fixed ones and the cell's sweep point.
 	Defaults map[string]string `json:"defaults,omitempty"`
 	// Units names the unit of each metric, as the workload declared it.
-	Units      map[string]string `json:"units,omitempty"`
-	Cells      []Cell            `json:"cells"`
-	Aggregates []Aggregate       `json:"aggregates"`
-	Fits       []Fit             `json:"fits,omitempty"`
+	Units map[string]string `json:"units,omitempty"`
+	// Shard is the share of the plan this file holds when the run was one of several machines'
+	// (run --shard); PlanCells is the whole plan's number of cells. Merged names the shards a
+	// merged file was made from.
+	Shard      *scenario.Shard `json:"shard,omitempty"`
+	PlanCells  int             `json:"plan_cells,omitempty"`
+	Merged     []MergedShard   `json:"merged,omitempty"`
+	Cells      []Cell          `json:"cells"`
+	Aggregates []Aggregate     `json:"aggregates"`
+	Fits       []Fit           `json:"fits,omitempty"`
 	// Crashes and CrashSummaries are filled by crash runs instead of Cells and Aggregates.
 	Crashes        []CrashRun     `json:"crashes,omitempty"`
 	CrashSummaries []CrashSummary `json:"crash_summaries,omitempty"`

@@ -423,6 +423,7 @@ func (r *run) newResults() error {
 		Schema: results.Schema, Status: results.StatusRunning, Command: r.opts.Command,
 		Started: time.Now().UTC(), Scenario: spec, Versions: r.versions, Units: map[string]string{},
 		Defaults: map[string]string{}, Machine: sysinfo.Describe(r.opts.WorkDir),
+		Shard: r.plan.Shard, PlanCells: r.plan.Whole,
 	}
 	for _, m := range info.Metrics {
 		res.Units[m.Name] = m.Unit

@@ -7,6 +7,10 @@ package scenario
 type Plan struct {
 	Spec  *Spec
 	Cells []Cell
+	// Shard is the share of the whole plan Cells are, when the plan is split over machines
+	// (Share); Whole is then the whole plan's number of cells.
+	Shard *Shard
+	Whole int
 }
 
 // NewPlan validates s against what this build can run and resolves every cell's parameters.
@@ -24,7 +28,7 @@ func NewPlan(s *Spec, known Known) (*Plan, error) {
 		}
 		c.Resolved = Resolve(declared, fixed[c.Backend], c.Params)
 	}
-	return &Plan{Spec: s, Cells: cells}, nil
+	return &Plan{Spec: s, Cells: cells, Whole: len(cells)}, nil
 }
 
 // Resolve is a cell's full parameters: the declared defaults, the fixed values (the scenario's
