@@ -17,6 +17,7 @@ usage:
   persistlab scenarios [show NAME [--provenance]]   list the built-in scenarios, print one, or where its figures come from
   persistlab report RESULTS.json [--html F] [--csv F] [--force]   tables again; an HTML page with charts; CSV
   persistlab compare A.json B.json            B against A, cell by cell, with verdicts where runs allow
+  persistlab merge SHARD.json... --out F      join the results of a run's shards (run --shard I/N)
   persistlab clean [DIR...] [--dry-run]       remove what killed runs left: mounts, processes, work dirs
   persistlab app counter --db PATH [flags]    run the counter app (the system under test)
   persistlab app gitcommit --dir DIR [flags]  seed 004's loop alone: write, git add, git commit, per change
@@ -37,6 +38,7 @@ func main() {
 		"run":       cmdRun,
 		"scenarios": cmdScenarios,
 		"report":    cmdReport,
+		"merge":     cmdMerge,
 		"app":       cmdApp,
 		"load":      cmdLoad,
 		"lab":       cmdLab,

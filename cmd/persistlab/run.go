@@ -49,6 +49,8 @@ func cmdRun(args []string) error {
 	maxErrorRate := fs.Float64("max-error-rate", -1, "share of failed requests above which a row is marked and the run exits 4 (default: the scenario's, else 0.01)")
 	workDir := fs.String("workdir", "", "scratch directory for databases and logs (default: a new temporary one, removed after unless a cell failed)")
 	keep := fs.Bool("keep", false, "keep the scratch directory (logs, databases) after the run")
+	shardFlag := fs.String("shard", "", "run this machine's share I/N of the plan (I from 0, as a Kubernetes Indexed Job's JOB_COMPLETION_INDEX); persistlab merge joins the shards' files")
+	shardBy := fs.String("shard-by", scenario.ShardByPoint, "how --shard deals the plan out: point (every backend of a sweep point on one machine) or backend (every cell of a backend entry)")
 	beside := fs.String("beside", "", "first run this scenario too, with the same flags, and compare the two (e.g. cloudrun-sqlite beside cloudrun-sqlite-rails); its results go to OUT's name with .beside")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -85,6 +87,18 @@ func cmdRun(args []string) error {
 	plan, err := scenario.NewPlan(spec, runner.Known())
 	if err != nil {
 		return err
+	}
+	if *shardFlag != "" {
+		share, err := scenario.ParseShard(*shardFlag, *shardBy)
+		if err != nil {
+			return err
+		}
+		if *beside != "" {
+			return &scenario.FieldError{Field: "--beside", Value: *beside, Allowed: "no --beside with --shard: run the other scenario's shards and merge them apart"}
+		}
+		if plan, err = plan.Share(share); err != nil {
+			return err
+		}
 	}
 	outPath, err := results.OutPath(*out, *force)
 	if err != nil {
