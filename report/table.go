@@ -25,6 +25,12 @@ func WriteTables(w io.Writer, r *results.Results) {
 	if r.Status != results.StatusComplete {
 		fmt.Fprintf(w, "status: %s %s\n", strings.ToUpper(r.Status), r.Error)
 	}
+	switch {
+	case r.Shard != nil:
+		fmt.Fprintf(w, "shard %s: %d of the plan's %d cells (persistlab merge joins the shards)\n", r.Shard, len(r.Cells)+len(r.Crashes), r.PlanCells)
+	case len(r.Merged) > 0:
+		fmt.Fprintf(w, "merged from %d shards (split by %s)\n", len(r.Merged), r.Merged[0].Shard.By)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

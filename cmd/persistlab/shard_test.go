@@ -36,8 +36,11 @@ func TestShardsRunAndMerge(t *testing.T) {
 			t.Errorf("cell %d: %+v", i, c.Cell)
 		}
 	}
-	if stdout, _, err := persistlab(t, "report", all); err != nil || !strings.Contains(stdout, "vus") {
+	if stdout, _, err := persistlab(t, "report", all); err != nil || !strings.Contains(stdout, "vus") || !strings.Contains(stdout, "merged from 2 shards (split by point)") {
 		t.Errorf("report of the merged file: %v\n%s", err, stdout)
+	}
+	if stdout, _, err := persistlab(t, "report", files[1]); err != nil || !strings.Contains(stdout, "shard 1/2 by point: 1 of the plan's 3 cells") {
+		t.Errorf("report of a shard: %v\n%s", err, stdout)
 	}
 	// One shard alone is refused, naming the missing one; so is a share the plan cannot deal.
 	if _, stderr, err := persistlab(t, "merge", files[0], "--out", filepath.Join(work, "half.json")); err == nil || !strings.Contains(stderr, "1/2") {
