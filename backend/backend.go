@@ -1,6 +1,6 @@
 // Package backend is where data lives: every backend gives a workload a directory (a local disk, a
 // FUSE mount of a bucket, a replicated disk) and cleans up after it. Backends register themselves
-// by name, like database/sql drivers.
+// by name, like database/sql drivers, with what they are and the options they take (Info).
 package backend
 
 import (
@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"persistlab/param"
 )
 
 // Needs is what a workload asks of a backend. Every backend gives a directory; a replicating
@@ -166,19 +168,39 @@ type Backend interface {
 	Versions() map[string]string // component name -> version, for results files
 }
 
-// Factory makes a backend from its environment; it rejects options it does not know.
+// Factory makes a backend from its environment. Given a declared backend's options, each name
+// declared and each value checked by its Param, it checks what only it can: combinations, files,
+// programs, what the workload needs.
 type Factory func(Env) (Backend, error)
 
-var registry = map[string]Factory{}
-
-// Register makes a backend available by name; backends call it from init. A second registration
-// of a name panics.
-func Register(name string, f Factory) {
-	if _, dup := registry[name]; dup {
-		panic("backend " + name + " registered twice")
-	}
-	registry[name] = f
+// Info describes a backend to the runner, to validation and to users, as workload.Info describes
+// a workload.
+type Info struct {
+	Name        string
+	Description string // where the data lives, in a line
+	// Options are what a scenario's backends[].options may set, each with its kind, default,
+	// bounds, unit and help. New refuses any other name and any value its Param refuses.
+	Options []param.Param
+	New     Factory
+	// Undeclared says the backend declares no options and checks them itself (CheckOptions): a
+	// test's fake, registered with Register.
+	Undeclared bool
 }
+
+var registry = map[string]Info{}
+
+// RegisterInfo makes a backend available by name; backends call it from init. A second
+// registration of a name panics.
+func RegisterInfo(info Info) {
+	if _, dup := registry[info.Name]; dup {
+		panic("backend " + info.Name + " registered twice")
+	}
+	registry[info.Name] = info
+}
+
+// Register makes a backend that declares no options available by name: its factory checks them
+// itself. For tests' fakes; persistlab's backends declare theirs with RegisterInfo.
+func Register(name string, f Factory) { RegisterInfo(Info{Name: name, New: f, Undeclared: true}) }
 
 // Names lists the registered backends.
 func Names() []string {
@@ -190,17 +212,58 @@ func Names() []string {
 	return names
 }
 
-// New makes the named backend: it checks the options and what the workload needs, and finds the
-// programs it runs, but starts nothing.
-func New(name string, env Env) (Backend, error) {
-	f, ok := registry[name]
+// Lookup finds a registered backend.
+func Lookup(name string) (Info, error) {
+	info, ok := registry[name]
 	if !ok {
-		return nil, fmt.Errorf("backend %q: want one of %s", name, strings.Join(Names(), ", "))
+		return Info{}, fmt.Errorf("backend %q: want one of %s", name, strings.Join(Names(), ", "))
 	}
-	return f(env)
+	return info, nil
 }
 
-// CheckOptions rejects option names outside allowed, naming the backend, option and choices.
+// New makes the named backend: it checks the options and what the workload needs, and finds the
+// programs it runs, but starts nothing. An option the backend does not declare, or a value its
+// declaration refuses, is a *param.FieldError whose Field is "options.NAME" (the runner puts the
+// backend entry before it: backends[1].options.file_cache).
+func New(name string, env Env) (Backend, error) {
+	info, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Undeclared {
+		if err := info.CheckOptions(env.Options); err != nil {
+			return nil, err
+		}
+	}
+	return info.New(env)
+}
+
+// CheckOptions checks options against the backend's declaration: every name declared (in order
+// of name, so the first error is always the same) and every value allowed by its Param.
+func (info Info) CheckOptions(opts map[string]string) error {
+	names := make([]string, 0, len(opts))
+	for k := range opts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		p, ok := param.Find(info.Options, k)
+		if !ok {
+			choices := "none"
+			if len(info.Options) > 0 {
+				choices = strings.Join(param.Names(info.Options), ", ")
+			}
+			return &param.FieldError{Field: "options." + k, Value: opts[k], Allowed: "one of backend " + info.Name + "'s options: " + choices}
+		}
+		if err := p.Check("options."+k, opts[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckOptions rejects option names outside allowed, naming the backend, option and choices: for
+// a backend registered with Register, which declares none.
 func CheckOptions(backend string, opts map[string]string, allowed ...string) error {
 	for k, v := range opts {
 		ok := false

@@ -78,3 +78,38 @@ func TestRunnerParametersRefusedBeforeAnyCell(t *testing.T) {
 		}
 	}
 }
+
+// A backend option its declaration refuses is named as the scenario's field, before any cell.
+func TestBackendOptionRefusedAsAField(t *testing.T) {
+	s, err := scenario.Load("gcsfuse-cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Backends[1].Options["file_cache"] = "maybe"
+	work := t.TempDir()
+	_, err = runner.Run(context.Background(), s, runner.Options{Out: work + "/r.json", WorkDir: work + "/w"})
+	var fe *scenario.FieldError
+	if !errors.As(err, &fe) || fe.Field != "backends[1].options.file_cache" || fe.Value != "maybe" || !strings.Contains(fe.Allowed, "on") {
+		t.Errorf("%v", err)
+	}
+	if _, err := os.Stat(work + "/r.json"); !os.IsNotExist(err) {
+		t.Error("a results file was written before the refusal")
+	}
+}
+
+// A scenario whose k6 script cannot run as short as asked is refused before any cell.
+func TestSubSecondK6RunRefusedBeforeAnyCell(t *testing.T) {
+	s, err := scenario.Load("cloudrun-sqlite-python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(scenario.Overrides{Backends: []string{"local"}, Duration: "500ms", Warmup: "0s", VUs: "2"}); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	_, err = runner.Run(context.Background(), s, runner.Options{Out: work + "/r.json", WorkDir: work + "/w"})
+	var fe *scenario.FieldError
+	if !errors.As(err, &fe) || !strings.HasPrefix(fe.Field, "duration") || fe.Value != "500ms" {
+		t.Errorf("%v", err)
+	}
+}

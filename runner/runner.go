@@ -311,7 +311,11 @@ func (r *run) checkBackends(ctx context.Context) error {
 	for i, b := range r.spec.Backends {
 		field := fmt.Sprintf("backends[%d]", i)
 		be, err := backend.New(b.Name, backend.Env{WorkDir: checkDir, Options: b.Options, Needs: r.info.Needs})
-		if err != nil {
+		var fe *scenario.FieldError
+		switch {
+		case errors.As(err, &fe): // an option its declaration refuses: backends[1].options.file_cache
+			return r.fail(field+"."+fe.Field, fe.Value, fe.Allowed)
+		case err != nil:
 			return r.fail(field, b.ID(), err.Error())
 		}
 		if c, ok := be.(backend.Checker); ok {
@@ -393,6 +397,9 @@ func (r *run) checkCells(ctx context.Context) error {
 		err := r.wl.Check(ctx, c.Resolved)
 		if cc, ok := r.wl.(workload.CrashChecker); ok && err == nil && spec.Crash != nil {
 			err = cc.CheckCrash(c.Resolved)
+		}
+		if dc, ok := r.wl.(workload.DurationChecker); ok && err == nil {
+			err = dc.CheckDurations(c.Resolved, time.Duration(spec.Duration), time.Duration(spec.Warmup))
 		}
 		var fe *scenario.FieldError
 		switch {

@@ -351,22 +351,6 @@ func (d *Duration) UnmarshalJSON(data []byte) error {
 	return err
 }
 
-// FieldError says which field of a scenario is wrong, what it holds and what it may hold.
-type FieldError struct {
-	Scenario string
-	Field    string
-	Value    string
-	Allowed  string
-}
-
-func (e *FieldError) Error() string {
-	prefix := ""
-	if e.Scenario != "" {
-		prefix = fmt.Sprintf("scenario %q: ", e.Scenario)
-	}
-	return fmt.Sprintf("%s%s: %q is not allowed: want %s", prefix, e.Field, e.Value, e.Allowed)
-}
-
 // Builtins lists the embedded scenarios by name.
 func Builtins() []string {
 	entries, _ := fs.ReadDir(builtinFS, "builtin")

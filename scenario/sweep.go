@@ -246,7 +246,7 @@ func (a *Axis) ExpandLinked(find func(name string) (Param, bool)) error {
 			}
 			parts[i] = strings.TrimSpace(parts[i])
 			if err := p.Check("sweep."+a.Name, parts[i]); err != nil {
-				return fail(fmt.Sprintf("%s for %s (%s)", p.allowed(), n, syntax))
+				return fail(fmt.Sprintf("%s for %s (%s)", p.Accepts(), n, syntax))
 			}
 		}
 		values = append(values, strings.Join(parts, "/"))
@@ -270,7 +270,7 @@ func (a *Axis) Expand(p Param) error {
 	}
 	if lo, rest, ok := strings.Cut(t, ".."); ok && !strings.Contains(t, ",") {
 		if p.Kind != KindInt {
-			return fail(p.allowed() + " (ranges are for whole numbers; list the values)")
+			return fail(p.Accepts() + " (ranges are for whole numbers; list the values)")
 		}
 		hi, stepText, hasStep := strings.Cut(rest, "/")
 		from, err1 := strconv.ParseInt(strings.TrimSpace(lo), 10, 64)
@@ -287,7 +287,7 @@ func (a *Axis) Expand(p Param) error {
 		}
 		for _, end := range []int64{from, to} {
 			if err := p.Check("sweep."+a.Name, strconv.FormatInt(end, 10)); err != nil {
-				return fail(p.allowed())
+				return fail(p.Accepts())
 			}
 		}
 		// Counted in unsigned arithmetic before anything is expanded: to-from and from+i*step
@@ -311,7 +311,7 @@ func (a *Axis) Expand(p Param) error {
 			return fail(sweepSyntax)
 		}
 		if err := p.Check("sweep."+a.Name, v); err != nil {
-			return fail(p.allowed())
+			return fail(p.Accepts())
 		}
 	}
 	if dup := duplicate(items); dup != "" {

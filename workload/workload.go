@@ -209,6 +209,12 @@ type CrashChecker interface {
 	CheckCrash(p Params) error
 }
 
+// DurationChecker is a workload that bounds, from a cell's parameters, the measured and warm-up
+// times its driver accepts (k6 refuses a duration under 1 s); a warm-up of 0 is none.
+type DurationChecker interface {
+	CheckDurations(p Params, duration, warmup time.Duration) error
+}
+
 // Inspector is a workload that can read what its data holds in a directory or file.
 type Inspector interface {
 	// Inspect reads the data the workload keeps in dir; file, if set, is a copy of it elsewhere.

@@ -23,7 +23,7 @@ import (
 	"persistlab/internal/sysinfo"
 	"persistlab/internal/tools"
 	"persistlab/lab/bucket"
-	"persistlab/scenario"
+	"persistlab/param"
 )
 
 // Name is the backend's name in scenarios.
@@ -34,15 +34,18 @@ const BucketName = "persistlab"
 
 // The optional capabilities the runner finds by type assertion, checked at compile time.
 var (
-	_ backend.Crasher       = (*GCSFuse)(nil)
-	_ backend.MultiInstance = (*GCSFuse)(nil)
-	_ backend.CeilingProber = (*GCSFuse)(nil)
+	_ backend.Crasher       = (*Backend)(nil)
+	_ backend.MultiInstance = (*Backend)(nil)
+	_ backend.CeilingProber = (*Backend)(nil)
 )
 
-func init() { backend.Register(Name, New) }
+func init() {
+	backend.RegisterInfo(backend.Info{Name: Name, Description: "a real gcsfuse mount of the lab's emulated GCS bucket (or of the bucket at option endpoint), as Cloud Run's volume mounts",
+		Options: append(slices.Clone(Options), bucket.ModelOptions...), New: New})
+}
 
-// GCSFuse is a gcsfuse mount of a bucket.
-type GCSFuse struct {
+// Backend is a gcsfuse mount of a bucket.
+type Backend struct {
 	env       backend.Env
 	bin       string
 	model     bucket.Model
@@ -69,28 +72,44 @@ type instance struct {
 	child   *proc.Child
 }
 
-// Options are the backend's own option names; the bucket model's (bucket.ModelOptions) follow them.
-var Options = []string{"file_cache", "file_cache_for_range_read", "stat_cache_max_size_mb", "metadata_cache_ttl_secs",
-	"flags", "endpoint", "bucket", "ceiling_probe"}
+// Options are the backend's own options; the bucket model's (bucket.ModelOptions) follow them.
+var Options = []param.Param{
+	{Name: "file_cache", Kind: param.KindEnum, Default: "off", Allowed: onOff, Help: "gcsfuse's file cache, as seed 002 configured it: on the instance's disk, unlimited in size"},
+	{Name: "file_cache_for_range_read", Kind: param.KindEnum, Default: "false", Allowed: onOff, Help: "with file_cache on: a read that does not start at offset 0 downloads the whole file into the cache (false, gcsfuse's default and seed 002's: it goes to the bucket and caches nothing)"},
+	metadataCacheOptions[0].param(),
+	metadataCacheOptions[1].param(),
+	{Name: "flags", Kind: param.KindString, Help: "further gcsfuse flags, split at spaces, e.g. \"--kernel-list-cache-ttl-secs=60\""},
+	{Name: "endpoint", Kind: param.KindString, Help: "a GCS JSON API endpoint to mount from instead of the lab bucket (no lab model, no bucket accounting, no ceiling probe)"},
+	{Name: "bucket", Kind: param.KindString, Default: BucketName, Help: "the bucket to mount"},
+	{Name: "ceiling_probe", Kind: param.KindSize, Default: param.FormatSize(DefaultCeilingProbe), Unit: "bytes",
+		Help: "bytes written and read back through a mount of a lab bucket with the model off before the first cell of a workload that moves bulk data: the lab's own ceiling here (0: no probe)"},
+}
+
+// onOff are the values of the file cache's switches (the report reads them as written).
+var onOff = []string{"on", "off", "true", "false"}
 
 // The metadata cache options: each sets the gcsfuse flag of its name, within the bounds gcsfuse
 // itself accepts (its cfg/validate.go); unset, gcsfuse's default holds (3.11: 34 MiB, 60 s).
-var metadataCacheOptions = []struct {
+var metadataCacheOptions = []metadataCacheOption{
+	{"stat_cache_max_size_mb", "--stat-cache-max-size-mb", -1, 1<<44 - 1, "MiB", "MiB, -1 for no limit, 0 for no stat cache", "34"},
+	{"metadata_cache_ttl_secs", "--metadata-cache-ttl-secs", -1, math.MaxInt64 / int64(time.Second), "s", "seconds, -1 for no expiry, 0 for no metadata cache", "60"},
+}
+
+type metadataCacheOption struct {
 	option, flag string
 	lo, hi       int64
-	want         string
-}{
-	{"stat_cache_max_size_mb", "--stat-cache-max-size-mb", -1, 1<<44 - 1, "MiB, -1 for no limit, 0 for no stat cache"},
-	{"metadata_cache_ttl_secs", "--metadata-cache-ttl-secs", -1, math.MaxInt64 / int64(time.Second), "seconds, -1 for no expiry, 0 for no metadata cache"},
+	unit, want   string
+	gcsfuse      string // gcsfuse 3.11's default
+}
+
+func (o metadataCacheOption) param() param.Param {
+	return param.Param{Name: o.option, Kind: param.KindInt, Min: float64(o.lo), Max: float64(o.hi), Unit: o.unit,
+		Help: "gcsfuse's " + o.flag + ": " + o.want + " (unset: gcsfuse's own, " + o.gcsfuse + " in 3.11)"}
 }
 
 // New checks the options and finds the gcsfuse binary.
 func New(env backend.Env) (backend.Backend, error) {
-	allowed := append(slices.Clone(Options), bucket.ModelOptions...)
-	if err := backend.CheckOptions(Name, env.Options, allowed...); err != nil {
-		return nil, err
-	}
-	g := &GCSFuse{env: env, bucket: BucketName}
+	g := &Backend{env: env, bucket: BucketName}
 	var err error
 	if g.bin, err = tools.Find("gcsfuse"); err != nil {
 		return nil, fmt.Errorf("backend %q: %w", Name, err)
@@ -140,7 +159,7 @@ func New(env backend.Env) (backend.Backend, error) {
 	}
 	g.probeSize = DefaultCeilingProbe
 	if v, ok := env.Options["ceiling_probe"]; ok {
-		if g.probeSize, err = scenario.ParseSize(v); err != nil || g.probeSize < 0 {
+		if g.probeSize, err = param.ParseSize(v); err != nil || g.probeSize < 0 {
 			return nil, fmt.Errorf("backend %q: option ceiling_probe %q: want a size like 256MiB (0: do not probe)", Name, v)
 		}
 	}
@@ -149,13 +168,13 @@ func New(env backend.Env) (backend.Backend, error) {
 }
 
 // Name implements backend.Backend.
-func (g *GCSFuse) Name() string { return Name }
+func (g *Backend) Name() string { return Name }
 
 // Versions implements backend.Backend.
-func (g *GCSFuse) Versions() map[string]string { return map[string]string{"gcsfuse": g.version} }
+func (g *Backend) Versions() map[string]string { return map[string]string{"gcsfuse": g.version} }
 
 // Start serves the lab bucket (unless an endpoint was given) and mounts it.
-func (g *GCSFuse) Start(ctx context.Context) (backend.Target, error) {
+func (g *Backend) Start(ctx context.Context) (backend.Target, error) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: /dev/fuse: %w", Name, err)
 	}
@@ -179,7 +198,7 @@ func (g *GCSFuse) Start(ctx context.Context) (backend.Target, error) {
 }
 
 // current is the instance the workload uses, or nil before the first mount.
-func (g *GCSFuse) current() *instance {
+func (g *Backend) current() *instance {
 	if len(g.instances) == 0 {
 		return nil
 	}
@@ -189,7 +208,7 @@ func (g *GCSFuse) current() *instance {
 // mountInstance starts a new instance: its own mount point, staging and cache directories, and
 // gcsfuse process (run behind wrap, the instance's CPU limit), mounting the same bucket. It waits
 // until the mount is up.
-func (g *GCSFuse) mountInstance(ctx context.Context, wrap []string) (backend.Target, error) {
+func (g *Backend) mountInstance(ctx context.Context, wrap []string) (backend.Target, error) {
 	dir := func(kind string) string {
 		if len(g.instances) == 0 {
 			return filepath.Join(g.env.WorkDir, kind)
@@ -241,7 +260,7 @@ func (g *GCSFuse) mountInstance(ctx context.Context, wrap []string) (backend.Tar
 // cacheFlags are the gcsfuse flags of the cache options, the file cache's in dir when it is on.
 // The file cache is seed 002's: unlimited size (max-size-mb -1), and whole files cached on range
 // reads only with option file_cache_for_range_read (the seed wrote false).
-func (g *GCSFuse) cacheFlags(dir string) []string {
+func (g *Backend) cacheFlags(dir string) []string {
 	var args []string
 	if g.fileCache {
 		// Said either way, as the seed's configuration file says it, not left to gcsfuse's default.
@@ -252,14 +271,14 @@ func (g *GCSFuse) cacheFlags(dir string) []string {
 
 // AddInstance mounts the same bucket from another instance, as a second Cloud Run instance of
 // one service does.
-func (g *GCSFuse) AddInstance(ctx context.Context, wrap []string) (backend.Target, error) {
+func (g *Backend) AddInstance(ctx context.Context, wrap []string) (backend.Target, error) {
 	return g.mountInstance(ctx, wrap)
 }
 
 // Crash kills the current instance's gcsfuse with SIGKILL, detaches its mount, and throws away
 // the writes it had staged on the instance's disk but not yet uploaded: what a lost Cloud Run
 // instance loses.
-func (g *GCSFuse) Crash() error {
+func (g *Backend) Crash() error {
 	in := g.current()
 	if in == nil {
 		return nil
@@ -276,7 +295,7 @@ func (g *GCSFuse) Crash() error {
 }
 
 // Recover mounts the bucket again from a fresh instance: new mount point, empty staging and cache.
-func (g *GCSFuse) Recover(ctx context.Context) (backend.Target, error) {
+func (g *Backend) Recover(ctx context.Context) (backend.Target, error) {
 	return g.mountInstance(ctx, g.env.Wrap)
 }
 
@@ -299,7 +318,7 @@ func reachable(ctx context.Context, endpoint, bucketName string) error {
 }
 
 // Stats are the bucket's counters since Start and the CPU seconds of every gcsfuse it ran.
-func (g *GCSFuse) Stats() backend.Stats {
+func (g *Backend) Stats() backend.Stats {
 	var cpu []time.Duration
 	for _, in := range g.instances {
 		if t, err := proc.CPUTime(in.child.Pid()); err == nil {
@@ -314,7 +333,7 @@ func (g *GCSFuse) Stats() backend.Stats {
 
 // Stop unmounts every instance (waiting for gcsfuse to flush), stops each gcsfuse by its pid, and
 // stops the bucket last, since an unmount may still upload to it.
-func (g *GCSFuse) Stop(ctx context.Context) error {
+func (g *Backend) Stop(ctx context.Context) error {
 	var errs []error
 	for _, in := range g.instances {
 		errs = append(errs, in.stop(ctx))
@@ -335,7 +354,7 @@ const DefaultCeilingProbe = 256 << 20
 // WritesSince implements backend.Timeline: the lab bucket's object writes, named by object, with
 // gcsfuse's temporary objects as one kind (it syncs a file that grew by uploading the new part
 // under .gcsfuse_tmp/ and composing it onto the object). A bucket not in the lab has none.
-func (g *GCSFuse) WritesSince(t time.Time) []backend.Write {
+func (g *Backend) WritesSince(t time.Time) []backend.Write {
 	if g.lab == nil {
 		return nil
 	}
@@ -356,7 +375,7 @@ const tmpObjectPrefix = ".gcsfuse_tmp/"
 // ProbeCeiling writes probe bytes through a gcsfuse mount of a lab bucket whose model is off,
 // then reads them back through a fresh mount: the most the lab and gcsfuse move on this machine,
 // with gcsfuse on the same CPUs as in the cells. A real bucket (option endpoint) is not probed.
-func (g *GCSFuse) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, error) {
+func (g *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, error) {
 	if g.endpoint != "" || g.probeSize == 0 {
 		return backend.Ceiling{}, false, nil
 	}
@@ -372,7 +391,7 @@ func (g *GCSFuse) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, erro
 	if err != nil {
 		return backend.Ceiling{}, false, err
 	}
-	probe := b.(*GCSFuse)
+	probe := b.(*Backend)
 	defer probe.Stop(context.WithoutCancel(ctx))
 	t, err := probe.Start(ctx)
 	if err != nil {
@@ -407,7 +426,7 @@ func (g *GCSFuse) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, erro
 	return backend.Ceiling{ReadMiBs: mib / read.Seconds(), WriteMiBs: mib / write.Seconds(),
 		ReadBytesStat: "bucket_bytes_out", WriteBytesStat: "bucket_bytes_in",
 		Method: fmt.Sprintf("%s written (1 MiB calls, then close) and read back through a fresh mount, gcsfuse over a lab bucket with the model off",
-			scenario.FormatSize(g.probeSize))}, true, nil
+			param.FormatSize(g.probeSize))}, true, nil
 }
 
 func writeProbe(path string, buf []byte, size int64) error {
@@ -453,7 +472,7 @@ func (in *instance) stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (g *GCSFuse) closeLab() error {
+func (g *Backend) closeLab() error {
 	if g.lab == nil {
 		return nil
 	}

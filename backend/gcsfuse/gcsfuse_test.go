@@ -48,7 +48,7 @@ func TestWritesReachTheBucket(t *testing.T) {
 	if later := b.(backend.Timeline).WritesSince(time.Now()); len(later) != 0 {
 		t.Errorf("writes in the future: %+v", later)
 	}
-	names, err := b.(*GCSFuse).lab.ObjectNames(BucketName)
+	names, err := b.(*Backend).lab.ObjectNames(BucketName)
 	if err != nil || len(names) != 1 || names[0] != "x.txt" {
 		t.Errorf("bucket holds %v (%v), want [x.txt]", names, err)
 	}
@@ -139,7 +139,7 @@ func TestCacheOptionsMakeFlags(t *testing.T) {
 			t.Errorf("%v: %v", c.opts, err)
 			continue
 		}
-		args := strings.Join(b.(*GCSFuse).cacheFlags("/c"), " ") + " "
+		args := strings.Join(b.(*Backend).cacheFlags("/c"), " ") + " "
 		for _, w := range c.want {
 			if !strings.Contains(args, w+" ") {
 				t.Errorf("%v: flags %q lack %s", c.opts, args, w)
@@ -161,9 +161,22 @@ func TestCacheOptionsMakeFlags(t *testing.T) {
 		{map[string]string{"stat_cache_max_size_mb": "-2"}, `stat_cache_max_size_mb "-2"`},
 		{map[string]string{"stat_cache_max_size_mb": "32MiB"}, `stat_cache_max_size_mb "32MiB"`},
 		{map[string]string{"metadata_cache_ttl_secs": "9223372037"}, `metadata_cache_ttl_secs "9223372037": want a whole number of seconds`},
-		{map[string]string{"type_cache_max_size_mb": "4"}, `option "type_cache_max_size_mb" (value "4") is unknown`},
 	} {
 		if _, err := New(backend.Env{WorkDir: t.TempDir(), Options: c.opts}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error with %q", c.opts, err, c.want)
+		}
+	}
+	// Names and values are checked by the declarations first, through the registry.
+	for _, c := range []struct {
+		opts map[string]string
+		want string
+	}{
+		{map[string]string{"type_cache_max_size_mb": "4"}, `options.type_cache_max_size_mb: "4" is not allowed: want one of backend gcsfuse's options: file_cache,`},
+		{map[string]string{"file_cache": "on", "file_cache_for_range_read": "yes please"}, `options.file_cache_for_range_read: "yes please" is not allowed: want one of on, off, true, false`},
+		{map[string]string{"metadata_cache_ttl_secs": "9223372037"}, `options.metadata_cache_ttl_secs: "9223372037" is not allowed: want a whole number from -1 to 9223372036 (s)`},
+		{map[string]string{"stream_mib_s": "-1"}, `options.stream_mib_s: "-1" is not allowed: want a number of at least 0 (MiB/s)`},
+	} {
+		if _, err := backend.New(Name, backend.Env{WorkDir: t.TempDir(), Options: c.opts}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error with %q", c.opts, err, c.want)
 		}
 	}

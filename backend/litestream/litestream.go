@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"persistlab/internal/sysinfo"
 	"persistlab/internal/tools"
 	"persistlab/lab/bucket"
+	"persistlab/param"
 )
 
 // Name is the backend's name in scenarios.
@@ -37,15 +39,26 @@ const DefaultSyncInterval = time.Second
 
 // The optional capabilities the runner finds by type assertion, checked at compile time.
 var (
-	_ backend.Crasher     = (*Litestream)(nil)
-	_ backend.Positioner  = (*Litestream)(nil)
-	_ backend.LagReporter = (*Litestream)(nil)
+	_ backend.Crasher     = (*Backend)(nil)
+	_ backend.Positioner  = (*Backend)(nil)
+	_ backend.LagReporter = (*Backend)(nil)
 )
 
-func init() { backend.Register(Name, New) }
+// Options are the backend's own options; the bucket model's (bucket.ModelOptions) follow them.
+var Options = []param.Param{
+	{Name: "sync_interval", Kind: param.KindDuration, Default: DefaultSyncInterval.String(), Min: 1e-9, Max: math.Inf(1),
+		Help: "how often Litestream uploads what the database wrote since (its replica's sync-interval; its own default)"},
+	{Name: "version", Kind: param.KindString,
+		Help: LegacyVersion + " (the last release before the LTX format, installed beside the current one by scripts/setup) or the installed litestream's own version; unset: the installed litestream"},
+}
 
-// Litestream is a local database replicated to a bucket by a litestream process.
-type Litestream struct {
+func init() {
+	backend.RegisterInfo(backend.Info{Name: Name, Description: "local disk, replicated by the real Litestream to the lab's emulated GCS bucket (workloads with a SQLite database only)",
+		Options: append(slices.Clone(Options), bucket.ModelOptions...), New: New})
+}
+
+// Backend is a local database replicated to a bucket by a litestream process.
+type Backend struct {
 	env          backend.Env
 	bin          string
 	model        bucket.Model
@@ -60,14 +73,10 @@ type Litestream struct {
 
 // New checks the options and finds the litestream binary.
 func New(env backend.Env) (backend.Backend, error) {
-	allowed := append([]string{"sync_interval", "version"}, bucket.ModelOptions...)
-	if err := backend.CheckOptions(Name, env.Options, allowed...); err != nil {
-		return nil, err
-	}
 	if env.Needs.SQLite == "" {
 		return nil, fmt.Errorf("backend %q replicates one SQLite database, and this workload keeps none: use local or gcsfuse", Name)
 	}
-	l := &Litestream{env: env, syncInterval: DefaultSyncInterval, dir: filepath.Join(env.WorkDir, "data")}
+	l := &Backend{env: env, syncInterval: DefaultSyncInterval, dir: filepath.Join(env.WorkDir, "data")}
 	var err error
 	program := "litestream"
 	if v := env.Options["version"]; v == LegacyVersion {
@@ -93,16 +102,16 @@ func New(env backend.Env) (backend.Backend, error) {
 }
 
 // Name implements backend.Backend.
-func (l *Litestream) Name() string { return Name }
+func (l *Backend) Name() string { return Name }
 
 // Versions implements backend.Backend.
-func (l *Litestream) Versions() map[string]string { return map[string]string{"litestream": l.version} }
+func (l *Backend) Versions() map[string]string { return map[string]string{"litestream": l.version} }
 
 // replicaPath is where in the bucket the database's replica lives.
-func (l *Litestream) replicaPath() string { return l.env.Needs.SQLite }
+func (l *Backend) replicaPath() string { return l.env.Needs.SQLite }
 
 // Start serves the lab bucket and starts `litestream replicate` for the database file.
-func (l *Litestream) Start(ctx context.Context) (backend.Target, error) {
+func (l *Backend) Start(ctx context.Context) (backend.Target, error) {
 	if err := os.MkdirAll(l.dir, 0o755); err != nil {
 		return backend.Target{}, err
 	}
@@ -115,7 +124,7 @@ func (l *Litestream) Start(ctx context.Context) (backend.Target, error) {
 }
 
 // startReplicate runs `litestream replicate` for the database file in l.dir.
-func (l *Litestream) startReplicate(ctx context.Context) (backend.Target, error) {
+func (l *Backend) startReplicate(ctx context.Context) (backend.Target, error) {
 	config := filepath.Join(l.env.WorkDir, "litestream.yml")
 	yml := fmt.Sprintf("dbs:\n  - path: %s\n    replicas:\n      - url: %s\n        sync-interval: %s\n",
 		filepath.Join(l.dir, l.env.Needs.SQLite), l.replicaURL(BucketName), l.syncInterval)
@@ -133,7 +142,7 @@ func (l *Litestream) startReplicate(ctx context.Context) (backend.Target, error)
 
 // environ points Litestream at the lab bucket. AWS_CA_BUNDLE in a user's shell breaks Litestream's
 // cloud clients on plain-http endpoints, so it is removed.
-func (l *Litestream) environ() []string {
+func (l *Backend) environ() []string {
 	return append(tools.EnvWithout("AWS_CA_BUNDLE", "STORAGE_EMULATOR_HOST"), "STORAGE_EMULATOR_HOST="+l.lab.Host())
 }
 
@@ -142,7 +151,7 @@ const positionBucket = "persistlab-position-at-crash"
 
 // Crash kills litestream (SIGKILL: the instance is gone, with any sync it had in flight), records
 // the replica as the bucket holds it at that moment, and throws the local database away.
-func (l *Litestream) Crash() error {
+func (l *Backend) Crash() error {
 	if l.child != nil {
 		if err := l.child.Kill(); err != nil {
 			return err
@@ -157,7 +166,7 @@ func (l *Litestream) Crash() error {
 
 // Recover restores the database from the bucket into a fresh local directory, as a new instance's
 // start-up script does (`litestream restore -if-replica-exists`), and replicates it again.
-func (l *Litestream) Recover(ctx context.Context) (backend.Target, error) {
+func (l *Backend) Recover(ctx context.Context) (backend.Target, error) {
 	if err := os.MkdirAll(l.dir, 0o755); err != nil {
 		return backend.Target{}, err
 	}
@@ -168,11 +177,11 @@ func (l *Litestream) Recover(ctx context.Context) (backend.Target, error) {
 }
 
 // RestorePosition restores the replica as it was at the crash into dbPath.
-func (l *Litestream) RestorePosition(ctx context.Context, dbPath string) error {
+func (l *Backend) RestorePosition(ctx context.Context, dbPath string) error {
 	return l.restore(ctx, positionBucket, dbPath)
 }
 
-func (l *Litestream) restore(ctx context.Context, bucketName, dbPath string) error {
+func (l *Backend) restore(ctx context.Context, bucketName, dbPath string) error {
 	cmd := proc.Command(ctx, l.bin, "restore", "-if-replica-exists", "-o", dbPath, l.replicaURL(bucketName))
 	cmd.Env = l.environ()
 	if _, err := proc.RunCmd(cmd); err != nil {
@@ -182,7 +191,7 @@ func (l *Litestream) restore(ctx context.Context, bucketName, dbPath string) err
 }
 
 // replicaURL is the replica's URL in a bucket: gs:// since Litestream 0.5, gcs:// before.
-func (l *Litestream) replicaURL(bucketName string) string {
+func (l *Backend) replicaURL(bucketName string) string {
 	scheme := "gs://"
 	if l.legacy {
 		scheme = "gcs://"
@@ -193,7 +202,7 @@ func (l *Litestream) replicaURL(bucketName string) string {
 // WritesSince implements backend.Timeline: Litestream's uploads by kind. Litestream 0.5 writes
 // LTX files under ltx/LEVEL/: level 0 at each sync interval, higher levels when it compacts them,
 // level 9 its snapshots. Litestream 0.3 writes WAL segments and snapshots of a generation.
-func (l *Litestream) WritesSince(t time.Time) []backend.Write {
+func (l *Backend) WritesSince(t time.Time) []backend.Write {
 	if l.lab == nil {
 		return nil
 	}
@@ -237,7 +246,7 @@ func generationKind(object string) string {
 }
 
 // Stats are the bucket's counters since Start and litestream's CPU seconds.
-func (l *Litestream) Stats() backend.Stats {
+func (l *Backend) Stats() backend.Stats {
 	var cpu []time.Duration
 	if l.child != nil {
 		if t, err := proc.CPUTime(l.child.Pid()); err == nil {
@@ -253,7 +262,7 @@ func (l *Litestream) Stats() backend.Stats {
 // ReplicationLag waits for the first write to the replica that completes after lastCommit and
 // returns how long after lastCommit that was: how long the last acknowledged write stayed only on
 // local disk.
-func (l *Litestream) ReplicationLag(ctx context.Context, lastCommit time.Time) (time.Duration, error) {
+func (l *Backend) ReplicationLag(ctx context.Context, lastCommit time.Time) (time.Duration, error) {
 	limit := time.NewTimer(2*l.syncInterval + 10*time.Second)
 	defer limit.Stop()
 	for {
@@ -272,7 +281,7 @@ func (l *Litestream) ReplicationLag(ctx context.Context, lastCommit time.Time) (
 
 // Stop stops litestream by its pid (SIGTERM lets it sync once more), then the bucket, then
 // removes the local database.
-func (l *Litestream) Stop(ctx context.Context) error {
+func (l *Backend) Stop(ctx context.Context) error {
 	var errs []error
 	if l.child != nil {
 		errs = append(errs, l.child.Stop(ctx))

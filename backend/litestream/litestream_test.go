@@ -34,7 +34,7 @@ func TestReplicatesAndRestores(t *testing.T) {
 	defer b.Stop(context.Background())
 	commitRows(t, b, 50)
 	lastCommit := time.Now()
-	lag, err := b.(*Litestream).ReplicationLag(context.Background(), lastCommit)
+	lag, err := b.(*Backend).ReplicationLag(context.Background(), lastCommit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +46,11 @@ func TestReplicatesAndRestores(t *testing.T) {
 	}
 	// The first write after the last commit may have begun before it: what the replica surely
 	// holds is what Litestream synced on its way out (SIGTERM syncs once more).
-	if err := b.(*Litestream).child.Stop(context.Background()); err != nil {
+	if err := b.(*Backend).child.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	restored := filepath.Join(work, "restored.db")
-	if err := b.(*Litestream).restore(context.Background(), BucketName, restored); err != nil {
+	if err := b.(*Backend).restore(context.Background(), BucketName, restored); err != nil {
 		t.Fatal(err)
 	}
 	rdb, err := sql.Open("sqlite3", restored)
@@ -91,9 +91,9 @@ func commitRows(t *testing.T, b backend.Backend, n int) {
 }
 
 func TestBadOptions(t *testing.T) {
-	for opt, want := range map[string]string{"sync_interval=soon": "sync_interval", "model=s3": "model", "syncinterval=1s": "syncinterval"} {
+	for opt, want := range map[string]string{"sync_interval=soon": "options.sync_interval", "sync_interval=0s": "options.sync_interval", "model=s3": "options.model", "syncinterval=1s": "options.syncinterval"} {
 		k, v, _ := strings.Cut(opt, "=")
-		if _, err := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{k: v}, Needs: needs}); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := backend.New(Name, backend.Env{WorkDir: t.TempDir(), Options: map[string]string{k: v}, Needs: needs}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v", opt, err)
 		}
 	}
@@ -115,7 +115,7 @@ func TestLegacyVersionReplicatesAndRestores(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Stop(context.Background())
-	l := b.(*Litestream)
+	l := b.(*Backend)
 	if got := b.Versions()["litestream"]; got != "v"+LegacyVersion {
 		t.Fatalf("version %q, want v%s", got, LegacyVersion)
 	}

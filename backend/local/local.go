@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"persistlab/backend"
+	"persistlab/param"
 )
 
 // Name is the backend's name in scenarios.
@@ -18,23 +19,28 @@ const Name = "local"
 
 // The optional capabilities the runner finds by type assertion, checked at compile time.
 var (
-	_ backend.Crasher = (*Local)(nil)
+	_ backend.Crasher = (*Backend)(nil)
 )
 
-func init() { backend.Register(Name, New) }
+// Options are the backend's options.
+var Options = []param.Param{
+	{Name: "dir", Kind: param.KindString, Help: "an existing directory whose file system holds the data (a directory is made in it for each cell); unset: the run's work directory"},
+}
 
-// Local is a directory on local disk.
-type Local struct {
+func init() {
+	backend.RegisterInfo(backend.Info{Name: Name, Description: "a directory on local disk: the reference every other backend is compared with, and a Cloud Run instance's own (ephemeral) disk",
+		Options: Options, New: New})
+}
+
+// Backend is a directory on local disk.
+type Backend struct {
 	dir  string // persistlab makes it, and removes it on Stop unless kept
 	keep bool
 }
 
-// New accepts option "dir": use this existing directory's file system (a subdirectory is made in it).
+// New takes option "dir": use this existing directory's file system (a subdirectory is made in it).
 func New(env backend.Env) (backend.Backend, error) {
-	if err := backend.CheckOptions(Name, env.Options, "dir"); err != nil {
-		return nil, err
-	}
-	l := &Local{dir: filepath.Join(env.WorkDir, "data"), keep: env.Keep}
+	l := &Backend{dir: filepath.Join(env.WorkDir, "data"), keep: env.Keep}
 	if d := env.Options["dir"]; d != "" {
 		if strings.ContainsAny(d, ";#") || strings.ContainsFunc(d, unicode.IsControl) {
 			// fio's job files and MariaDB's option files end a value at ';' or '#'.
@@ -49,10 +55,10 @@ func New(env backend.Env) (backend.Backend, error) {
 }
 
 // Name implements backend.Backend.
-func (l *Local) Name() string { return Name }
+func (l *Backend) Name() string { return Name }
 
 // Start makes a fresh, empty directory.
-func (l *Local) Start(context.Context) (backend.Target, error) {
+func (l *Backend) Start(context.Context) (backend.Target, error) {
 	if err := os.MkdirAll(l.dir, 0o755); err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
@@ -60,10 +66,10 @@ func (l *Local) Start(context.Context) (backend.Target, error) {
 }
 
 // Stats implements backend.Backend: a local disk counts nothing of its own.
-func (l *Local) Stats() backend.Stats { return nil }
+func (l *Backend) Stats() backend.Stats { return nil }
 
 // Stop removes the directory.
-func (l *Local) Stop(context.Context) error {
+func (l *Backend) Stop(context.Context) error {
 	if l.keep {
 		return nil
 	}
@@ -71,10 +77,10 @@ func (l *Local) Stop(context.Context) error {
 }
 
 // Versions implements backend.Backend.
-func (l *Local) Versions() map[string]string { return nil }
+func (l *Backend) Versions() map[string]string { return nil }
 
 // Crash throws the directory away: a lost instance's local disk keeps nothing.
-func (l *Local) Crash() error { return os.RemoveAll(l.dir) }
+func (l *Backend) Crash() error { return os.RemoveAll(l.dir) }
 
 // Recover makes a new, empty directory: there is nothing to recover from.
-func (l *Local) Recover(ctx context.Context) (backend.Target, error) { return l.Start(ctx) }
+func (l *Backend) Recover(ctx context.Context) (backend.Target, error) { return l.Start(ctx) }

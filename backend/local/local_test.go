@@ -34,8 +34,8 @@ func TestStopRemovesData(t *testing.T) {
 }
 
 func TestBadOptions(t *testing.T) {
-	_, err := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{"dri": "/tmp"}})
-	if err == nil || !strings.Contains(err.Error(), `"dri"`) || !strings.Contains(err.Error(), "dir") {
+	_, err := backend.New(Name, backend.Env{WorkDir: t.TempDir(), Options: map[string]string{"dri": "/tmp"}})
+	if err == nil || !strings.Contains(err.Error(), "options.dri") || !strings.Contains(err.Error(), "options: dir") {
 		t.Errorf("unknown option: %v", err)
 	}
 	_, err = New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{"dir": "/no/such/dir"}})

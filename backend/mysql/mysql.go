@@ -15,15 +15,24 @@ import (
 	drv "github.com/go-sql-driver/mysql"
 
 	"persistlab/backend"
+	"persistlab/param"
 )
 
 // Name is the backend's name in scenarios.
 const Name = "mysql"
 
-func init() { backend.Register(Name, New) }
+// Options are the backend's options.
+var Options = []param.Param{
+	{Name: "dsn", Kind: param.KindString, Help: "the server, in go-sql-driver's form user@tcp(host:port)/, without a password (a results file records every option): the password comes from " + PasswordEnv + "; unset: the DSN in " + DSNEnv},
+}
 
-// MySQL is a server reached by DSN.
-type MySQL struct {
+func init() {
+	backend.RegisterInfo(backend.Info{Name: Name, Description: "your own MySQL or MariaDB server (Cloud SQL, RDS, any), reached by DSN: only what the server counts is measured; for workloads that use a server (bulkload, which makes and drops a database of its own, refused if it exists)",
+		Options: Options, New: New})
+}
+
+// Backend is a server reached by DSN.
+type Backend struct {
 	dsn     string // with the password, never printed or recorded
 	address string // user@host:port, for results files
 	dir     string
@@ -42,9 +51,6 @@ const PasswordEnv = "MYSQL_PWD"
 // PERSISTLAB_MYSQL_DSN, and the password in MYSQL_PWD; it serves only workloads that can use a
 // server of their own choosing.
 func New(env backend.Env) (backend.Backend, error) {
-	if err := backend.CheckOptions(Name, env.Options, "dsn"); err != nil {
-		return nil, err
-	}
 	if !env.Needs.MySQL {
 		return nil, fmt.Errorf("backend %q: the workload does not use a MySQL server: want a workload that does (bulkload)", Name)
 	}
@@ -68,7 +74,7 @@ func New(env backend.Env) (backend.Backend, error) {
 	if pw := os.Getenv(PasswordEnv); cfg.Passwd == "" && pw != "" {
 		cfg.Passwd = pw
 	}
-	return &MySQL{dsn: cfg.FormatDSN(), address: cfg.User + "@" + cfg.Addr, dir: filepath.Join(env.WorkDir, "scratch")}, nil
+	return &Backend{dsn: cfg.FormatDSN(), address: cfg.User + "@" + cfg.Addr, dir: filepath.Join(env.WorkDir, "scratch")}, nil
 }
 
 // redact hides a DSN's password in messages.
@@ -80,10 +86,10 @@ func redact(dsn string) string {
 }
 
 // Name implements backend.Backend.
-func (m *MySQL) Name() string { return Name }
+func (m *Backend) Name() string { return Name }
 
 // Check implements backend.Checker: a server that does not answer is found before the first cell.
-func (m *MySQL) Check(ctx context.Context) error {
+func (m *Backend) Check(ctx context.Context) error {
 	db, err := sql.Open("mysql", m.dsn)
 	if err != nil {
 		return fmt.Errorf("backend %q: %w", Name, err)
@@ -98,7 +104,7 @@ func (m *MySQL) Check(ctx context.Context) error {
 }
 
 // Start checks the server answers and gives its DSN, with scratch space on this machine.
-func (m *MySQL) Start(ctx context.Context) (backend.Target, error) {
+func (m *Backend) Start(ctx context.Context) (backend.Target, error) {
 	if err := m.Check(ctx); err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
@@ -109,13 +115,13 @@ func (m *MySQL) Start(ctx context.Context) (backend.Target, error) {
 }
 
 // Stats implements backend.Backend: the server's counters are the workload's to read.
-func (m *MySQL) Stats() backend.Stats { return nil }
+func (m *Backend) Stats() backend.Stats { return nil }
 
 // Stop removes the scratch space; the server is the user's and is left as it is.
-func (m *MySQL) Stop(context.Context) error { return os.RemoveAll(m.dir) }
+func (m *Backend) Stop(context.Context) error { return os.RemoveAll(m.dir) }
 
 // Versions implements backend.Backend.
-func (m *MySQL) Versions() map[string]string {
+func (m *Backend) Versions() map[string]string {
 	if m.version == "" {
 		return nil
 	}

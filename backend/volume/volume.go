@@ -10,12 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"persistlab/backend"
 	"persistlab/internal/sysinfo"
 	"persistlab/lab/volume"
-	"persistlab/scenario"
+	"persistlab/param"
 )
 
 // Name is the backend's name in scenarios.
@@ -29,7 +30,8 @@ var (
 )
 
 func init() {
-	backend.Register(Name, New)
+	backend.RegisterInfo(backend.Info{Name: Name, Description: "an emulated cloud block volume (EBS, Persistent Disk, Cloud SQL's disk): ext4 or xfs on a loop device whose every I/O passes the provider's published limits (needs root)",
+		Options: Options, New: New})
 	backend.RegisterVolumeModel(Name, Model)
 }
 
@@ -54,7 +56,9 @@ func Model(options map[string]string) (backend.VolumeModel, bool) {
 }
 
 // Options are the backend's options: a volume's (lab/volume), and ceiling_probe.
-var Options = append([]string{"ceiling_probe"}, volume.OptionNames...)
+var Options = append(slices.Clone(volume.Options), param.Param{Name: "ceiling_probe", Kind: param.KindSize,
+	Default: param.FormatSize(DefaultCeilingProbe), Min: 0, Max: MaxCeilingProbe, Unit: "bytes",
+	Help: "bytes written and read back on a volume of the same type with the model off before the first cell of a workload that moves bulk data: the emulator's own ceiling here (0: no probe)"})
 
 // Backend is one emulated volume, made fresh for each cell.
 type Backend struct {
@@ -68,9 +72,6 @@ type Backend struct {
 // New reads the options into a volume and checks it, the programs it runs and the rights it
 // needs, starting nothing.
 func New(env backend.Env) (backend.Backend, error) {
-	if err := backend.CheckOptions(Name, env.Options, Options...); err != nil {
-		return nil, err
-	}
 	cfg, err := volume.ConfigFromOptions(env.Options)
 	if err != nil {
 		return nil, fmt.Errorf("backend %q: %w", Name, err)
@@ -78,8 +79,8 @@ func New(env backend.Env) (backend.Backend, error) {
 	cfg.WorkDir, cfg.Keep = env.WorkDir, env.Keep
 	b := &Backend{env: env, cfg: cfg, probeSize: DefaultCeilingProbe}
 	if v, ok := env.Options["ceiling_probe"]; ok {
-		if b.probeSize, err = scenario.ParseSize(v); err != nil || b.probeSize < 0 || b.probeSize > MaxCeilingProbe {
-			return nil, fmt.Errorf("backend %q: option ceiling_probe %q: want a size like 256MiB, at most %s (0: do not probe)", Name, v, scenario.FormatSize(MaxCeilingProbe))
+		if b.probeSize, err = param.ParseSize(v); err != nil || b.probeSize < 0 || b.probeSize > MaxCeilingProbe {
+			return nil, fmt.Errorf("backend %q: option ceiling_probe %q: want a size like 256MiB, at most %s (0: do not probe)", Name, v, param.FormatSize(MaxCeilingProbe))
 		}
 	}
 	mkfs := "mkfs." + cfg.FS
@@ -212,7 +213,7 @@ func (b *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, erro
 		return backend.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
 	}
 	c.ReadBytesStat, c.WriteBytesStat, c.ReadOpsStat, c.WriteOpsStat = "volume_read_bytes", "volume_write_bytes", "volume_read_ops", "volume_write_ops"
-	c.Method = fmt.Sprintf("%s with 1 MiB direct I/O, 4 at once, and 4 KiB direct I/O, 16 at once, on %s over the emulator with the model off", scenario.FormatSize(b.probeSize), cfg.FS)
+	c.Method = fmt.Sprintf("%s with 1 MiB direct I/O, 4 at once, and 4 KiB direct I/O, 16 at once, on %s over the emulator with the model off", param.FormatSize(b.probeSize), cfg.FS)
 	probed.Store(key, c)
 	return c, true, nil
 }

@@ -31,13 +31,26 @@ func TestBadOptionsNameTheOption(t *testing.T) {
 		{map[string]string{"type": "st1", "size": "100GiB"}, "125 GiB"},
 		{map[string]string{"type": "io1", "size": "100GiB", "iops": "9000"}, "50 per GiB"},
 		{map[string]string{"type": "gp2", "size": "100GiB", "throughput": "500"}, "throughput"},
-		{map[string]string{"type": "gp2", "size": "100GiB", "colour": "red"}, `option "colour"`},
 		{map[string]string{"type": "gp2", "size": "100GiB", "ceiling_probe": "some"}, "ceiling_probe"},
 		{map[string]string{"type": "gp2", "size": "100GiB", "ceiling_probe": "8000000TiB"}, "at most 64GiB"},
 		{map[string]string{"type": "gp2", "size": "100GiB", "credit_scale": "Inf"}, `option credit_scale "Inf"`},
 		{map[string]string{"type": "gp2", "size": "100GiB", "latency": "1000h"}, "1ns to 1s"},
 	} {
 		if _, err := New(backend.Env{WorkDir: t.TempDir(), Options: tc.opts}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want it to say %q", tc.opts, err, tc.want)
+		}
+	}
+	// Names and values are checked by the declarations first, through the registry.
+	for _, tc := range []struct {
+		opts map[string]string
+		want string
+	}{
+		{map[string]string{"type": "gp2", "size": "100GiB", "colour": "red"}, `options.colour: "red"`},
+		{map[string]string{"type": "gp2", "size": "100GiB", "credit_scale": "Inf"}, `options.credit_scale: "Inf" is not allowed: want a number from 0.000000001 to 1000`},
+		{map[string]string{"type": "gp9", "size": "100GiB"}, `options.type: "gp9" is not allowed: want one of cloudsql-ssd, gp2,`},
+		{map[string]string{"type": "gp2", "size": "100GiB", "ceiling_probe": "65GiB"}, `options.ceiling_probe: "65GiB" is not allowed: want a size like 4k, 10KiB, 200MiB or 1GiB from 0B to 64GiB`},
+	} {
+		if _, err := backend.New(Name, backend.Env{WorkDir: t.TempDir(), Options: tc.opts}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want it to say %q", tc.opts, err, tc.want)
 		}
 	}

@@ -20,14 +20,10 @@ import (
 	wcounter "persistlab/workload/counter"
 )
 
-func cmdApp(args []string) error {
-	if len(args) > 0 && args[0] == "gitcommit" {
-		return cmdAppGitcommit(args[1:])
-	}
-	if len(args) == 0 || (args[0] != "counter" && args[0] != "hello") {
-		return fmt.Errorf("want an app name: counter (seed 000's counter on SQLite), hello (a trivial handler, for driver benchmarks) or gitcommit (seed 004's git add + commit loop)")
-	}
-	which := args[0]
+// cmdApp serves app counter (seed 000's counter on SQLite) or app hello (a trivial handler, for
+// driver benchmarks) until SIGINT or SIGTERM, which it catches only once it serves: during its
+// set-up a signal ends it at once.
+func cmdApp(ctx context.Context, which string, args []string) error {
 	fs := flag.NewFlagSet("app "+which, flag.ContinueOnError)
 	db := fs.String("db", "", "SQLite database file (created if missing)")
 	listen := fs.String("listen", "127.0.0.1:8080", "loopback address to serve on; port 0 picks a free one")
@@ -39,7 +35,7 @@ func cmdApp(args []string) error {
 	prepare := fs.Bool("prepare", false, "create the database and its schema, close it and exit (like `bin/rails db:prepare` in a Rails 8 container's entrypoint)")
 	var pragmas listFlag
 	fs.Var(&pragmas, "pragma", "override a Rails 8 default pragma, name=value (repeatable), e.g. journal_mode=DELETE")
-	if _, err := parseInterspersed(fs, args[1:]); err != nil {
+	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
 	if err := checkFlagParams(fs, wcounter.Params, counterFlagParams); err != nil {
@@ -92,7 +88,7 @@ func cmdApp(args []string) error {
 		return fmt.Errorf("--listen %s: %w", *listen, err)
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
 		<-ctx.Done()

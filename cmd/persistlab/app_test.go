@@ -19,6 +19,15 @@ import (
 	wcounter "persistlab/workload/counter"
 )
 
+// runApp runs `persistlab app ARGS...` in this process, as main finds it in the command table.
+func runApp(args []string) error {
+	cmd, rest, ok := find(commands(), append([]string{"app"}, args...))
+	if !ok {
+		return errors.New("no such app command")
+	}
+	return cmd.run(context.Background(), rest)
+}
+
 // `app counter` and `app gitcommit` take what their workloads' parameters take, and no more.
 func TestAppFlagsTakeTheWorkloadsBounds(t *testing.T) {
 	dir := t.TempDir()
@@ -39,7 +48,7 @@ func TestAppFlagsTakeTheWorkloadsBounds(t *testing.T) {
 		if args[0] != "gitcommit" {
 			args = append(args, "--db", db, "--prepare")
 		}
-		err := cmdApp(args)
+		err := runApp(args)
 		var fe *scenario.FieldError
 		if !errors.As(err, &fe) || fe.Field != c.flag {
 			t.Errorf("%v: %v, want a refusal naming %s", c.args, err, c.flag)
@@ -52,7 +61,7 @@ func TestAppFlagsTakeTheWorkloadsBounds(t *testing.T) {
 			t.Errorf("%v: the refused driver wrote to its directory", c.args)
 		}
 	}
-	if err := cmdApp([]string{"counter", "--db", filepath.Join(dir, "ok.db"), "--max-conns", "10000", "--cpu-per-request", "1s", "--prepare"}); err != nil {
+	if err := runApp([]string{"counter", "--db", filepath.Join(dir, "ok.db"), "--max-conns", "10000", "--cpu-per-request", "1s", "--prepare"}); err != nil {
 		t.Errorf("flags at their bounds: %v", err)
 	}
 }
@@ -69,7 +78,7 @@ func TestAppCounterRefusesAUsersDatabase(t *testing.T) {
 	}
 	db.Close()
 	before, _ := os.ReadFile(path)
-	err = cmdApp([]string{"counter", "--db", path, "--prepare"})
+	err = runApp([]string{"counter", "--db", path, "--prepare"})
 	if err == nil || !strings.Contains(err.Error(), "did not make") {
 		t.Errorf("app counter on a user's database: %v, want a refusal", err)
 	}

@@ -6,24 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"persistlab/internal/provenance"
 	"persistlab/lab/bucket"
 )
 
-func cmdLab(args []string) error {
-	if len(args) > 0 && args[0] == "volume" {
-		return cmdLabVolume(args[1:])
-	}
-	if len(args) > 0 && args[0] == "model" {
-		return cmdLabModel(args[1:], os.Stdout)
-	}
-	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("want: lab serve [flags] (the emulated GCS bucket alone), lab volume --type T --size S --mount DIR (an emulated block volume) or lab model [app|bucket|prices|volume|all] [--markdown] (where each model figure comes from)")
-	}
+// cmdLabServe serves the emulated GCS bucket until ctx ends (SIGINT, SIGTERM), then prints what
+// it counted.
+func cmdLabServe(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("lab serve", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:4443", "loopback address to serve on")
 	buckets := fs.String("bucket", "persistlab", "bucket(s) to create, comma-separated")
@@ -31,7 +22,7 @@ func cmdLab(args []string) error {
 	addModelFlags(fs, &model)
 	noDelay := fs.Bool("no-delay", false, "serve at loopback speed (keep only the per-object write limit)")
 	logPath := fs.String("log", "", "append every request, in Apache Common Log Format (plus the seconds taken), to this file")
-	if _, err := parseInterspersed(fs, args[1:]); err != nil {
+	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
 	if *noDelay {
@@ -65,8 +56,6 @@ Any Google Cloud client library:
 Ctrl-C stops; request counts by pricing class are printed then.
 `, srv.Host(), *buckets, model.Read.Median, model.Read.P99, model.Write.Median, model.Write.P99, model.List.Median, model.List.P99,
 		model.StreamBytesPerSecond/(1<<20), model.ObjectUpdateInterval, model.ObjectUpdateBurst, srv.JSONEndpoint(), first)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	<-ctx.Done()
 	a := srv.Accounting()
 	fmt.Printf("\nclass A %d, class B %d, free %d, throttled (429) %d; %d bytes in, %d bytes out; $%.6f at list prices\n",

@@ -20,20 +20,13 @@ import (
 
 // cmdLabVolume mounts one emulated volume for a user's own tools until Ctrl-C, then prints what
 // the model counted.
-func cmdLabVolume(args []string) error {
+func cmdLabVolume(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("lab volume", flag.ContinueOnError)
 	mountAt := fs.String("mount", "", "an empty directory to mount the volume's file system at (required)")
 	keep := fs.Bool("keep", false, "keep the volume's image file (in the work directory) after Ctrl-C")
 	opts := map[string]*string{}
-	help := map[string]string{
-		"type": "volume type: " + strings.Join(volume.TypeNames(), ", "), "size": "size, like 100GiB", "iops": "provisioned IOPS (gp3, io1, io2)",
-		"throughput": "provisioned MiB/s (gp3)", "fs": "file system: ext4 or xfs", "instance": "the instance's own limits: none, c4.large, n1-standard-1/2/4/8/16, db-n1-standard-2",
-		"era": "current, or 2018 (the seeds' figures)", "model": "on, or off (this machine's own speed)", "latency": "service time per I/O, replacing the type's assumed one (e.g. 1ms; at most 1s)",
-		"credit_scale": "factor on the burst bucket's size (1: the published one; 1e-9 to 1000)",
-		"merge_window": "contiguous I/Os arriving within this of each other bill as one (e.g. 10ms, at most 10s; unset: no bound)",
-	}
-	for _, name := range volume.OptionNames {
-		opts[name] = fs.String(name, "", help[name])
+	for _, p := range volume.Options { // the volume backend's options, declared once
+		opts[p.Name] = fs.String(p.Name, "", p.Help)
 	}
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
@@ -70,7 +63,7 @@ func cmdLabVolume(args []string) error {
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP) // a closed terminal stops it as Ctrl-C does
 	defer signal.Stop(signals)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
 	go func() { <-signals; cancel() }()
 	v, err := volume.Start(ctx, cfg)
 	if err != nil { // Start undid what it had done

@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"persistlab/workload/counter"
 )
 
-func cmdLoad(args []string) error {
+// cmdLoad drives load until its duration ends or ctx does (SIGINT, SIGTERM).
+func cmdLoad(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	target := fs.String("url", "", "endpoint on loopback, e.g. http://127.0.0.1:8080/count_up")
 	method := fs.String("method", "POST", "HTTP method")
@@ -35,8 +34,6 @@ func cmdLoad(args []string) error {
 	if *rate > 0 {
 		mode = counter.ModeOpen
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	res, err := counter.Run(ctx, counter.Config{URL: *target, Method: *method, Mode: mode, VUs: *vus, Rate: *rate, Duration: *duration})
 	if err != nil {
 		return err

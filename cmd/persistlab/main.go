@@ -3,59 +3,142 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 )
 
-const usage = `persistlab: where should an app's data live, and what does that cost?
+// command is one of persistlab's commands. The usage text and the dispatch both come from
+// commands(): a command is listed as it is run.
+type command struct {
+	name    string // "run", or a command and its subcommand: "lab serve"
+	args    string // what follows the name, for the usage
+	summary string
+	run     func(ctx context.Context, args []string) error
+	// signals: ctx ends at the first SIGINT or SIGTERM (the command serves until then). The others
+	// get a ctx no signal ends: a command that must stop cleanly arms its own handling at the
+	// moment it needs it (run: after its work directory is locked, to exit 130 or 143; app
+	// counter: once it serves; lab volume: SIGHUP too, and again while the mount is busy), and
+	// until then a signal ends it as it ends any program.
+	signals bool
+	hidden  bool // not in the usage: app hello, a trivial handler for driver benchmarks
+}
 
-usage:
-  persistlab run SCENARIO|FILE.yaml [flags]   run an experiment and print its tables
-  persistlab scenarios [show NAME [--provenance]]   list the built-in scenarios, print one, or where its figures come from
-  persistlab report RESULTS.json [--html F] [--csv F] [--force]   tables again; an HTML page with charts; CSV
-  persistlab compare A.json B.json            B against A, cell by cell, with verdicts where runs allow
-  persistlab merge SHARD.json... --out F      join the results of a run's shards (run --shard I/N)
-  persistlab clean [DIR...] [--dry-run]       remove what killed runs left: mounts, processes, work dirs
-  persistlab app counter --db PATH [flags]    run the counter app (the system under test)
-  persistlab app gitcommit --dir DIR [flags]  seed 004's loop alone: write, git add, git commit, per change
-  persistlab load --url URL [flags]           drive HTTP load at any endpoint on loopback
-  persistlab lab serve [flags]                run the emulated GCS bucket alone
-  persistlab lab volume --type T --size S --mount DIR   an emulated cloud volume for your own tools
-  persistlab lab model [app|bucket|prices|volume|all] [--markdown]   each model figure: published, assumed or fitted
+// commands are persistlab's commands, in the order the usage lists them.
+func commands() []command {
+	return []command{
+		{name: "run", args: "SCENARIO|FILE.yaml [flags]", summary: "run an experiment and print its tables", run: cmdRun},
+		{name: "scenarios", args: "[show NAME [--provenance]]", summary: "list the built-in scenarios, print one, or where its figures come from", run: withoutCtx(cmdScenarios)},
+		{name: "backends", args: "[--markdown]", summary: "every backend and its options: kind, default, unit, what each does", run: toStdout(cmdBackends)},
+		{name: "workloads", args: "[--markdown]", summary: "every workload: its parameters, sections and metrics", run: toStdout(cmdWorkloads)},
+		{name: "report", args: "RESULTS.json [--html F] [--csv F] [--force]", summary: "tables again; an HTML page with charts; CSV", run: withoutCtx(cmdReport)},
+		{name: "compare", args: "A.json B.json", summary: "B against A, cell by cell, with verdicts where runs allow", run: withoutCtx(cmdCompare)},
+		{name: "merge", args: "SHARD.json... --out F", summary: "join the results of a run's shards (run --shard I/N)", run: withoutCtx(cmdMerge)},
+		{name: "clean", args: "[DIR...] [--dry-run]", summary: "remove what killed runs left: mounts, processes, work dirs", run: withoutCtx(cmdClean)},
+		{name: "app counter", args: "--db PATH [flags]", summary: "run the counter app (the system under test)", run: appCmd("counter")},
+		{name: "app gitcommit", args: "--dir DIR [flags]", summary: "seed 004's loop alone: write, git add, git commit, per change", run: withoutCtx(cmdAppGitcommit)},
+		{name: "app hello", args: "[flags]", summary: "a trivial handler, for driver benchmarks", run: appCmd("hello"), hidden: true},
+		{name: "load", args: "--url URL [flags]", summary: "drive HTTP load at any endpoint on loopback", run: cmdLoad, signals: true},
+		{name: "lab serve", args: "[flags]", summary: "run the emulated GCS bucket alone", run: cmdLabServe, signals: true},
+		{name: "lab volume", args: "--type T --size S --mount DIR", summary: "an emulated cloud volume for your own tools", run: cmdLabVolume},
+		{name: "lab model", args: "[app|bucket|prices|volume|all] [--markdown]", summary: "each model figure: published, assumed or fitted", run: toStdout(cmdLabModel)},
+	}
+}
 
-Run "persistlab COMMAND -h" for a command's flags.
-`
+// withoutCtx runs a command that does its work without a context.
+func withoutCtx(f func([]string) error) func(context.Context, []string) error {
+	return func(_ context.Context, args []string) error { return f(args) }
+}
+
+// toStdout runs a command that prints to a writer, for its tests, on standard output.
+func toStdout(f func([]string, io.Writer) error) func(context.Context, []string) error {
+	return func(_ context.Context, args []string) error { return f(args, os.Stdout) }
+}
+
+// appCmd runs app counter or app hello.
+func appCmd(which string) func(context.Context, []string) error {
+	return func(ctx context.Context, args []string) error { return cmdApp(ctx, which, args) }
+}
+
+// usage is the usage text, from cmds.
+func usage(cmds []command) string {
+	var b strings.Builder
+	b.WriteString("persistlab: where should an app's data live, and what does that cost?\n\nusage:\n")
+	for _, c := range cmds {
+		if c.hidden {
+			continue
+		}
+		b.WriteString(usageLine(c) + "\n")
+	}
+	b.WriteString("\nRun \"persistlab COMMAND -h\" for a command's flags.\n")
+	return b.String()
+}
+
+// usageLine is a command's line in the usage: its summary at column 46, or 3 spaces after a
+// longer invocation.
+func usageLine(c command) string {
+	invocation := "persistlab " + c.name
+	if c.args != "" {
+		invocation += " " + c.args
+	}
+	gap := 44 - len(invocation)
+	if gap < 2 {
+		gap = 3
+	}
+	return "  " + invocation + strings.Repeat(" ", gap) + c.summary
+}
+
+// find is the command args name, with the arguments that follow its name; ok false when args name
+// none (an unknown command, or a command's missing or unknown subcommand).
+func find(cmds []command, args []string) (c command, rest []string, ok bool) {
+	for _, c := range cmds {
+		words := strings.Fields(c.name)
+		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == c.name {
+			return c, args[len(words):], true
+		}
+	}
+	return command{}, nil, false
+}
 
 func main() {
+	cmds := commands()
 	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
+		fmt.Fprint(os.Stderr, usage(cmds))
 		os.Exit(2)
-	}
-	commands := map[string]func([]string) error{
-		"run":       cmdRun,
-		"scenarios": cmdScenarios,
-		"report":    cmdReport,
-		"merge":     cmdMerge,
-		"app":       cmdApp,
-		"load":      cmdLoad,
-		"lab":       cmdLab,
-		"compare":   cmdCompare,
-		"clean":     cmdClean,
 	}
 	name := os.Args[1]
 	if name == "-h" || name == "--help" || name == "help" {
-		fmt.Print(usage)
+		fmt.Print(usage(cmds))
 		return
 	}
-	cmd, ok := commands[name]
+	cmd, args, ok := find(cmds, os.Args[1:])
 	if !ok {
-		fmt.Fprintf(os.Stderr, "persistlab: unknown command %q\n\n%s", name, usage)
+		var subs []string
+		for _, c := range cmds {
+			if strings.HasPrefix(c.name, name+" ") && !c.hidden {
+				subs = append(subs, usageLine(c))
+			}
+		}
+		if len(subs) > 0 { // a command whose subcommand is missing or unknown
+			fmt.Fprintf(os.Stderr, "persistlab %s: want one of:\n%s\n", name, strings.Join(subs, "\n"))
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "persistlab: unknown command %q\n\n%s", name, usage(cmds))
 		os.Exit(2)
 	}
-	if err := cmd(os.Args[2:]); err != nil {
+	ctx := context.Background()
+	if cmd.signals {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	if err := cmd.run(ctx, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}

@@ -26,7 +26,7 @@ import (
 	_ "persistlab/workload/all" // every workload
 )
 
-func cmdRun(args []string) error {
+func cmdRun(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var o scenario.Overrides
 	backends := fs.String("backend", "", "comma-separated backends to run (replaces the scenario's list)")
@@ -154,7 +154,7 @@ func cmdRun(args []string) error {
 	// to it fail instead, and the run goes on to its end. (Notify, not Ignore: an ignored signal
 	// stays ignored in every program the run starts.)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)

@@ -2,13 +2,42 @@ package bucket
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
+
+	"persistlab/param"
 )
 
-// ModelOptions are the backend options that reshape the model, for CheckOptions.
-var ModelOptions = []string{"model", "read_median", "read_p99", "write_median", "write_p99", "list_median", "list_p99",
-	"stream_mib_s", "object_update_interval", "object_update_burst", "seed"}
+// ModelOptions are the backend options that reshape the model (gcsfuse's and Litestream's, read
+// by ModelFromOptions): model picks the base, the others override single figures. Their defaults
+// are model gcs's (DefaultModel).
+var ModelOptions = modelOptions()
+
+func modelOptions() []param.Param {
+	d, inf := DefaultModel(), math.Inf(1)
+	latency := func(name, what string, def time.Duration) param.Param {
+		return param.Param{Name: name, Kind: param.KindDuration, Default: def.String(), Min: 0, Max: inf,
+			Help: what + " (lognormal; an assumption, GCS publishes none; no-delay and off: 0)"}
+	}
+	return []param.Param{
+		{Name: "model", Kind: param.KindEnum, Default: "gcs", Allowed: []string{"gcs", "no-delay", "off"},
+			Help: "the bucket's cloud model: gcs (published limits, assumed latencies), no-delay (the published per-object write limit only), off (neither: the lab's own ceiling)"},
+		latency("read_median", "median latency of a class B request (reads, metadata)", d.Read.Median),
+		latency("read_p99", "99th percentile latency of a class B request", d.Read.P99),
+		latency("write_median", "median latency of a class A mutation (upload, compose, copy, patch)", d.Write.Median),
+		latency("write_p99", "99th percentile latency of a class A mutation", d.Write.P99),
+		latency("list_median", "median latency of a class A listing", d.List.Median),
+		latency("list_p99", "99th percentile latency of a class A listing", d.List.P99),
+		{Name: "stream_mib_s", Kind: param.KindFloat, Default: param.PlainNumber(d.StreamBytesPerSecond / (1 << 20)), Min: 0, Max: inf, Unit: "MiB/s",
+			Help: "bandwidth of each request's body, each way (fitted from seed 003; 0: no limit; no-delay and off: 0)"},
+		{Name: "object_update_interval", Kind: param.KindDuration, Default: d.ObjectUpdateInterval.String(), Min: 0, Max: inf,
+			Help: "GCS's published write limit: one write per object per this interval, above it 429 (0: no limit; off: 0)"},
+		{Name: "object_update_burst", Kind: param.KindInt, Default: strconv.Itoa(d.ObjectUpdateBurst), Min: 1, Max: inf, Unit: "writes",
+			Help: "writes to one object allowed at once before the limit applies (an assumption)"},
+		{Name: "seed", Kind: param.KindInt, Default: strconv.FormatInt(d.Seed, 10), Help: "seed of the latency draws"},
+	}
+}
 
 // ModelFromOptions builds a model from backend options: "model" picks the base ("gcs", the
 // default, "no-delay", or "off": no delay and no limit, the lab's own ceiling) and the other keys

@@ -8,12 +8,37 @@ import (
 	"strings"
 	"time"
 
-	"persistlab/scenario"
+	"persistlab/param"
 )
 
-// OptionNames are the options that describe a volume: the volume backend's, and the flags of
-// `persistlab lab volume`.
-var OptionNames = []string{"type", "size", "iops", "throughput", "fs", "instance", "memory", "era", "model", "latency", "credit_scale", "merge_window"}
+// Options are the options that describe a volume: the volume backend's, and the flags of
+// `persistlab lab volume`. Param.Check holds each value to its kind and bounds; ConfigFromOptions
+// checks them again with what depends on the type (its sizes, what it provisions).
+var Options = []param.Param{
+	{Name: "type", Kind: param.KindEnum, Allowed: TypeNames(), Help: "the volume type (required): EBS gp2, gp3, io1, io2, st1, sc1; Persistent Disk pd-standard, pd-balanced, pd-ssd; Cloud SQL's SSD storage cloudsql-ssd"},
+	{Name: "size", Kind: param.KindSize, Min: 1, Max: math.Inf(1), Unit: "bytes", Help: "the volume's size (required), like 100GiB, within the type's range; it sets the type's IOPS and throughput where they grow with size"},
+	{Name: "iops", Kind: param.KindFloat, Min: 1, Max: IOMaxIOPS, Unit: "IOPS", Help: "provisioned I/O operations per second, where the type takes them (gp3, io1, io2; each type's own range; unset: the type's)"},
+	{Name: "throughput", Kind: param.KindFloat, Min: 1, Max: IOMaxMiBps, Unit: "MiB/s", Help: "provisioned throughput, where the type takes it (gp3; unset: the type's)"},
+	{Name: "fs", Kind: param.KindEnum, Default: FileSystems[0], Allowed: FileSystems, Help: "the file system the volume is formatted with"},
+	{Name: "instance", Kind: param.KindEnum, Default: Instances[0].Name, Allowed: instanceNames(), Help: "the machine the volume is attached to: its own limit on storage I/O (c4.large: 4,000 IOPS and 62.5 MB/s; N1: writes capped by network egress) and its memory"},
+	{Name: "memory", Kind: param.KindSize, Unit: "bytes", Help: "the instance's memory, page cache included, bounding what the programs on the volume cache (at least 16MiB; 0: unbounded; unset: the instance's)"},
+	{Name: "era", Kind: param.KindEnum, Default: Eras[0], Allowed: Eras, Help: "the providers' figures of today or of 2018, the seeds' era (gp3, io2 and pd-balanced did not exist then)"},
+	{Name: "model", Kind: param.KindEnum, Default: "on", Allowed: []string{"on", "off"}, Help: "on: the provider's published limits; off: this machine's own speed, the emulator's ceiling"},
+	{Name: "latency", Kind: param.KindDuration, Min: 1e-9, Max: MaxServiceTime.Seconds(), Help: "a service time every I/O waits, replacing the type's assumed one (0.5 to 6 ms); a stop waits for those in flight"},
+	{Name: "credit_scale", Kind: param.KindFloat, Default: "1", Min: MinCreditScale, Max: MaxCreditScale, Help: "a factor on the burst credit bucket's size (1: the published one), so a test can drain it in seconds"},
+	{Name: "merge_window", Kind: param.KindDuration, Default: "0s", Min: 0, Max: MaxMergeWindow.Seconds(), Help: "contiguous I/Os bill as one only when they arrive within this of each other (an assumption; 0: no bound)"},
+}
+
+// OptionNames are the names of Options, in their order.
+var OptionNames = param.Names(Options)
+
+func instanceNames() []string {
+	var names []string
+	for _, in := range Instances {
+		names = append(names, in.Name)
+	}
+	return names
+}
 
 // ConfigFromOptions reads a volume's options (all text, as a scenario gives them) and checks them
 // against the provider's rules; errors name the option, its value and what is allowed.
@@ -30,7 +55,7 @@ func ConfigFromOptions(o map[string]string) (Config, error) {
 	if size == "" {
 		return cfg, fail("size", "", "the volume's size, like 100GiB")
 	}
-	n, err := scenario.ParseSize(size)
+	n, err := param.ParseSize(size)
 	if err != nil || n <= 0 {
 		return cfg, fail("size", size, "a size like 100GiB or 1TiB")
 	}
@@ -87,7 +112,7 @@ func ConfigFromOptions(o map[string]string) (Config, error) {
 	cfg.Spec = spec
 	cfg.MemoryBytes = spec.Limits().Instance.MemoryBytes
 	if v, ok := o["memory"]; ok {
-		if cfg.MemoryBytes, err = scenario.ParseSize(v); err != nil || (cfg.MemoryBytes != 0 && cfg.MemoryBytes < 16<<20) {
+		if cfg.MemoryBytes, err = param.ParseSize(v); err != nil || (cfg.MemoryBytes != 0 && cfg.MemoryBytes < 16<<20) {
 			return cfg, fail("memory", v, "the instance's memory, page cache included, like 3840MiB (at least 16MiB; 0: unbounded); unset: the instance's")
 		}
 	}

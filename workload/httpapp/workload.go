@@ -544,6 +544,26 @@ func (w *Workload) Inspect(dir, file string) workload.Survivor {
 }
 
 // Check implements workload.Workload.
+// k6MinDuration is the shortest --duration k6 runs ("the duration must be at least 1s").
+const k6MinDuration = time.Second
+
+// CheckDurations implements workload.DurationChecker: with a k6 script, the measured time and
+// any warm-up (each a k6 run of its own) must be at least k6's shortest.
+func (w *Workload) CheckDurations(p workload.Params, duration, warmup time.Duration) error {
+	if p["k6_script"] == "" {
+		return nil
+	}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{{"duration", duration}, {"warmup", warmup}} {
+		if d.v > 0 && d.v < k6MinDuration {
+			return &scenario.FieldError{Field: d.field, Value: d.v.String(), Allowed: "at least " + k6MinDuration.String() + " with a k6_script (or no warm-up): k6 refuses a shorter run"}
+		}
+	}
+	return nil
+}
+
 func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 	if err := w.checkRequestParams(p); err != nil {
 		return err
