@@ -6,13 +6,14 @@ import (
 )
 
 // FixedParams are the parameters every cell of the run shared: the workload's defaults (when the
-// results recorded them), overridden by the scenario's fixed values.
+// results recorded them), overridden by the scenario's fixed values (its top-level instances:
+// among them).
 func FixedParams(r *results.Results) map[string]string {
 	out := map[string]string{}
 	for k, v := range r.Defaults {
 		out[k] = v
 	}
-	for k, v := range r.Scenario.Workload.Params {
+	for k, v := range r.Scenario.FixedParams("") {
 		out[k] = v
 	}
 	return out

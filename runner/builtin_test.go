@@ -113,3 +113,19 @@ func TestSubSecondK6RunRefusedBeforeAnyCell(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// No workload declares a parameter of the runner's (cpus, instances, cpu_quota, cpu_period): it
+// would shadow the runner's declaration, and the workload would be reading what the runner owns.
+func TestEveryWorkloadLeavesTheRunnersParametersToIt(t *testing.T) {
+	if clashes := runner.KnobClashes(); len(clashes) > 0 {
+		t.Errorf("workloads declaring the runner's parameters: %v", clashes)
+	}
+	known := runner.Known()
+	for name, params := range known.Workloads {
+		for _, knob := range runner.Knobs {
+			if p, ok := scenario.FindParam(params, knob.Name); !ok || p.Help != knob.Help {
+				t.Errorf("workload %s: runner parameter %s missing from what scenarios may set", name, knob.Name)
+			}
+		}
+	}
+}

@@ -4,23 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"sync/atomic"
-	"time"
 
 	"persistlab/backend"
 	"persistlab/internal/cgroup"
-	"persistlab/workload"
 )
 
-// The instance's CPU limit: a workload that declares cpu_quota (and cpu_period) runs each emulated
-// instance in a cpu cgroup of its own with that CFS bandwidth limit, the app and the backend's
-// helpers (gcsfuse, Litestream) together, as a container's limit covers every process in it. The
-// runner owns it, as it owns CPU placement (cpus), so that no backend knows the workload.
-const (
-	QuotaParam  = "cpu_quota"
-	PeriodParam = "cpu_period"
-)
+// The instance's CPU limit: with cpu_quota (and cpu_period), the runner runs each emulated
+// instance in a cpu cgroup of its own with that CFS bandwidth limit, the system under test and
+// the backend's helpers (gcsfuse, Litestream) together, as a container's limit covers every
+// process in it. The runner owns it, as it owns CPU placement (cpus), so that no backend or
+// workload knows the other.
 
 // Metrics of a cell run under a CPU limit, summed over its instances.
 const (
@@ -29,27 +23,17 @@ const (
 	ThrottledSecondsMetric = "cpu_throttled_s"       // its threads' time waiting for the next period
 )
 
-// quotaOf reads a cell's CPU limit; 0 CPUs: none. The workload has checked the values' bounds.
-func quotaOf(p workload.Params) (cpus float64, period time.Duration) {
-	cpus, _ = strconv.ParseFloat(p[QuotaParam], 64)
-	period, err := time.ParseDuration(p[PeriodParam])
-	if err != nil || period == 0 {
-		period = cgroup.DefaultCPUPeriod
-	}
-	return cpus, period
-}
-
 var limitSeq atomic.Int64
 
 // newLimit makes the next instance's CPU limit in the cell, recorded in its directory so that
 // `persistlab clean` removes a killed run's; nil without cpu_quota.
 func (l *cellLife) newLimit() (*cgroup.CPU, error) {
-	cpus, period := quotaOf(l.params)
-	if cpus <= 0 {
+	k := knobsOf(l.params)
+	if k.quota <= 0 {
 		return nil, nil
 	}
 	name := fmt.Sprintf("persistlab-instance-%d-%d", os.Getpid(), limitSeq.Add(1))
-	c, err := cgroup.NewCPU(name, cpus, period, l.dir)
+	c, err := cgroup.NewCPU(name, k.quota, k.period, l.dir)
 	if err != nil {
 		return nil, fmt.Errorf("workload.%s: %w", QuotaParam, err)
 	}

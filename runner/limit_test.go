@@ -85,6 +85,7 @@ func (busyWorkload) Start(_ context.Context, env workload.Env) (workload.Instanc
 	return &busyInstance{app: cmd, helper: helperOf(env.Target.Dir)}, nil
 }
 func (busyWorkload) Inspect(string, string) workload.Survivor { return workload.Survivor{} }
+func (busyWorkload) CheckShare(workload.Params, int) error    { return nil }
 
 type busyInstance struct{ app, helper *exec.Cmd }
 
@@ -123,12 +124,7 @@ func cpuGroupOf(pid int) string {
 func init() {
 	backend.Register("fakehelped", func(env backend.Env) (backend.Backend, error) { return &fakeHelped{env: env}, nil })
 	workload.Register(workload.Info{
-		Name: "fakebusy",
-		Params: []scenario.Param{
-			{Name: "instances", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 4},
-			{Name: QuotaParam, Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 8},
-			{Name: PeriodParam, Kind: scenario.KindDuration, Default: "100ms", Min: 0.001, Max: 1},
-		},
+		Name:  "fakebusy",
 		Timed: true,
 		New:   func(scenario.Workload) (workload.Workload, error) { return busyWorkload{}, nil },
 	})

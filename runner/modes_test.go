@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,7 +115,25 @@ type fakeAcked struct{}
 var fakeAckedIDs atomic.Int64
 
 func (fakeAcked) Check(context.Context, workload.Params) error { return nil }
-func (fakeAcked) Versions() map[string]string                  { return nil }
+
+// CheckShare refuses fewer VUs than instances, as the counter does.
+func (fakeAcked) CheckShare(p workload.Params, n int) error {
+	if vus, _ := strconv.Atoi(p["vus"]); vus < n {
+		return &scenario.FieldError{Field: "workload.vus", Value: p["vus"], Allowed: "at least one VU per instance"}
+	}
+	return nil
+}
+
+// MergeShares keeps the highest acknowledged count, not the sum, and makes the CPU share from
+// the summed CPU time (which only a workload's own merge can).
+func (fakeAcked) MergeShares(merged *workload.Result, parts []*workload.Result) {
+	merged.Metrics["max_acked"] = 0
+	for _, p := range parts {
+		merged.Metrics["max_acked"] = max(merged.Metrics["max_acked"], p.Metrics["max_acked"])
+	}
+	merged.Metrics["app_cpu_util"] = merged.Metrics["app_cpu_s"] / merged.Elapsed.Seconds()
+}
+func (fakeAcked) Versions() map[string]string { return nil }
 
 func (fakeAcked) Start(_ context.Context, env workload.Env) (workload.Instance, error) {
 	num := func(name string) int { n, _ := strconv.Atoi(env.Params[name]); return n }
@@ -153,6 +172,8 @@ var (
 	_ workload.Acknowledged = (*ackedInstance)(nil)
 	_ workload.Shared       = (*ackedInstance)(nil)
 	_ workload.Inspector    = fakeAcked{}
+	_ workload.Sharer       = fakeAcked{}
+	_ workload.Merger       = fakeAcked{}
 )
 
 // fakeKills holds, for each kill, how long after its instance's start it came.
@@ -263,8 +284,15 @@ func init() {
 		return scenario.Param{Name: name, Kind: scenario.KindInt, Default: def, Min: -1, Max: max}
 	}
 	workload.Register(workload.Info{
+		Name:    "fakeloner",
+		Params:  []scenario.Param{count("vus", "4", 100)},
+		Metrics: []workload.Metric{{Name: "ok", Unit: "count"}},
+		Timed:   true,
+		New:     func(scenario.Workload) (workload.Workload, error) { return fakeLoner{}, nil },
+	})
+	workload.Register(workload.Info{
 		Name: "fakeacked",
-		Params: []scenario.Param{count("vus", "4", 100), count("instances", "1", 8), count("acks", "10", 1000),
+		Params: []scenario.Param{count("vus", "4", 100), count("acks", "10", 1000),
 			count("lose", "0", 1000), count("extra", "0", 1000), count("fail_share", "-1", 8)},
 		Metrics: []workload.Metric{{Name: "ok", Unit: "count"}, {Name: "max_acked", Unit: "count"}, {Name: "med_ms", Unit: "ms"}},
 		Timed:   true,
@@ -544,5 +572,70 @@ func TestCrashAndInstancesNeedTheirBackends(t *testing.T) {
 		if log := takeLedger(); len(log) > 0 {
 			t.Errorf("%s: started %v before refusing", name, log)
 		}
+	}
+}
+
+// fakeLoner is fakeacked without a way to split its load (no workload.Sharer).
+type fakeLoner struct{ acked fakeAcked }
+
+func (f fakeLoner) Check(ctx context.Context, p workload.Params) error { return f.acked.Check(ctx, p) }
+func (f fakeLoner) Versions() map[string]string                        { return nil }
+func (f fakeLoner) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
+	return f.acked.Start(ctx, env)
+}
+func (f fakeLoner) Inspect(dir, file string) workload.Survivor { return f.acked.Inspect(dir, file) }
+
+// Several instances of a workload that cannot split its load, or with fewer VUs than instances,
+// are refused before anything starts, naming where the instances come from.
+func TestInstancesModeIsRefusedBeforeAnythingStarts(t *testing.T) {
+	takeLedger()
+	loner := ackedSpec(nil, scenario.BackendSpec{Name: "fakevolume"})
+	loner.Workload.Type, loner.Instances = "fakeloner", 2
+	tooFew := ackedSpec(scenario.Sweep{{Name: "instances", Text: "2,5"}}, scenario.BackendSpec{Name: "fakevolume"})
+	for _, c := range []struct {
+		name  string
+		spec  *scenario.Spec
+		field string
+	}{
+		{"no sharer", loner, "instances"},
+		{"fewer VUs than instances", tooFew, "workload.vus (at instances=5)"},
+	} {
+		plan, err := scenario.NewPlan(c.spec, Known())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		res, err := RunPlan(context.Background(), plan, Options{Out: filepath.Join(t.TempDir(), "r.json"), WorkDir: t.TempDir()})
+		var fe *scenario.FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field || res != nil {
+			t.Errorf("%s: %v, want a refusal of %s", c.name, err, c.field)
+		}
+		if log := takeLedger(); len(log) > 0 {
+			t.Errorf("%s: started %v before refusing", c.name, log)
+		}
+	}
+}
+
+// Each cell runs in one mode, which the loop and the checks share.
+func TestEachCellHasOneMode(t *testing.T) {
+	spec := ackedSpec(scenario.Sweep{{Name: "instances", Text: "1,2"}}, scenario.BackendSpec{Name: "fakevolume"})
+	plan, err := scenario.NewPlan(spec, Known())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &run{spec: spec, plan: plan}
+	var modes []Mode
+	for _, c := range plan.Cells {
+		modes = append(modes, r.modeOf(c))
+	}
+	if want := []Mode{ModeSteady, ModeInstances}; !slices.Equal(modes, want) {
+		t.Errorf("modes %v, want %v", modes, want)
+	}
+	spec.ShareBackend = true
+	if m := r.modeOf(plan.Cells[0]); m != ModeShared {
+		t.Errorf("share_backend, one instance: %v", m)
+	}
+	spec.ShareBackend, spec.Crash = false, &scenario.Crash{Count: 1}
+	if m := r.modeOf(plan.Cells[0]); m != ModeCrash {
+		t.Errorf("crash: %v", m)
 	}
 }

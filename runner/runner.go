@@ -11,11 +11,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
 	"persistlab/backend"
-	"persistlab/cost"
 	"persistlab/internal/cgroup"
 	"persistlab/internal/mounts"
 	"persistlab/internal/proc"
@@ -24,11 +24,6 @@ import (
 	"persistlab/scenario"
 	"persistlab/workload"
 )
-
-// Known is what this build can run, for scenario validation.
-func Known() scenario.Known {
-	return scenario.Known{Workloads: workload.Declared(), Metrics: workload.DeclaredMetrics(), Sections: workload.DeclaredSections(), PriceLists: cost.PriceListNames(), Backends: backend.Names()}
-}
 
 // Options of one run.
 type Options struct {
@@ -104,20 +99,14 @@ cells:
 			break
 		}
 		progress.start(cell, spec.Sweep)
-		switch {
-		case spec.Crash != nil:
+		if mode := r.modeOf(cell); mode == ModeCrash {
 			c := r.crashCell(ctx, cell, killAfter[cell.Index])
 			if ctx.Err() != nil && c.Failure != "" {
 				break cells // interrupted mid-cell: what it measured is partial, so it is not kept
 			}
 			res.Crashes = append(res.Crashes, c)
-		default:
-			var c results.Cell
-			if spec.ShareBackend {
-				c = r.sharedCell(ctx, cell)
-			} else {
-				c = r.measureCell(ctx, cell)
-			}
+		} else {
+			c := r.measureCell(ctx, cell, mode)
 			if ctx.Err() != nil && c.Failure != "" {
 				break cells
 			}
@@ -223,10 +212,13 @@ func (r *run) probeCeilings(ctx context.Context) error {
 	return r.res.Save(r.opts.Out, r.opts.Derive)
 }
 
-// measureCell runs one cell in the mode its scenario asks for.
-func (r *run) measureCell(ctx context.Context, cell scenario.Cell) results.Cell {
-	if n, _ := strconv.Atoi(r.params(cell)["instances"]); n > 1 {
-		return r.instancesCell(ctx, cell, n)
+// measureCell runs one cell of a mode other than crash runs.
+func (r *run) measureCell(ctx context.Context, cell scenario.Cell, mode Mode) results.Cell {
+	switch mode {
+	case ModeInstances:
+		return r.instancesCell(ctx, cell, knobsOf(cell.Resolved).instances)
+	case ModeShared:
+		return r.sharedCell(ctx, cell)
 	}
 	return r.steadyCell(ctx, cell)
 }
@@ -241,13 +233,13 @@ func prepare(ctx context.Context, plan *scenario.Plan, opts Options) (*run, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := r.checkMode(); err != nil {
+	if err := r.checkDuration(); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(opts.WorkDir, 0o755); err != nil {
 		return nil, fmt.Errorf("work dir: %w", err)
 	}
-	for _, check := range []func(context.Context) error{r.checkBackends, r.checkRunnerParams, r.checkCells} {
+	for _, check := range []func(context.Context) error{r.checkKnobs, r.checkBackends, r.checkCells} {
 		if err := check(ctx); err != nil {
 			return nil, err
 		}
@@ -285,17 +277,14 @@ func newRun(plan *scenario.Plan, opts Options) (*run, error) {
 	return &run{spec: spec, plan: plan, opts: opts, info: info, wl: wl, versions: sysinfo.Versions()}, nil
 }
 
-// checkMode refuses a duration the workload cannot use and crash runs it cannot judge.
-func (r *run) checkMode() error {
+// checkDuration refuses a duration the workload cannot use.
+func (r *run) checkDuration() error {
 	spec, info := r.spec, r.info
 	switch {
 	case info.Timed && spec.Duration <= 0:
 		return r.fail("duration", time.Duration(spec.Duration).String(), "a duration above 0, like 120s: workload "+info.Name+" runs for it")
 	case !info.Timed && (spec.Duration > 0 || spec.Warmup > 0):
 		return r.fail("duration", time.Duration(spec.Duration).String(), "no duration or warmup: workload "+info.Name+" runs to its own end (set its parameters)")
-	}
-	if _, ok := r.wl.(workload.Inspector); spec.Crash != nil && !ok {
-		return r.fail("crash", fmt.Sprint(spec.Crash.Count), "no crash runs: workload "+info.Name+" cannot say what a recovery lost")
 	}
 	return nil
 }
@@ -339,21 +328,22 @@ func (r *run) checkBackends(ctx context.Context) error {
 // sharedBy says whether any cell of backend entry id runs several instances on it.
 func (r *run) sharedBy(id string) bool {
 	for _, c := range r.plan.Cells {
-		if n, _ := strconv.Atoi(c.Resolved["instances"]); n > 1 && c.Backend == id {
+		if c.Backend == id && r.modeOf(c) == ModeInstances {
 			return true
 		}
 	}
 	return false
 }
 
-// checkRunnerParams refuses what the runner decides once per run, or per cell, being swept or
-// mixed: CPUs are placed once per run; crash and shared-backend cells run one instance; a CPU
-// quota needs cgroup v2's cpu controller.
-func (r *run) checkRunnerParams(context.Context) error {
+// checkKnobs refuses, before anything starts, the runner's parameters in places or mixtures it
+// cannot honour: CPUs are placed once per run (neither swept nor set per backend entry); a CPU
+// quota needs cgroup v2's cpu controller (or v1's) and, on a shared backend, one value; and
+// the cell's mode must be one the workload can run (checkModes).
+func (r *run) checkKnobs(context.Context) error {
 	spec := r.spec
 	for _, a := range spec.Sweep {
 		for _, n := range a.Params() {
-			if n == "cpus" {
+			if n == CPUsParam {
 				return r.fail("sweep."+a.Name, a.Text, "no sweep of cpus: CPUs are placed once per run; run once per value with --set cpus=N")
 			}
 			if (n == QuotaParam || n == PeriodParam) && spec.ShareBackend {
@@ -361,26 +351,20 @@ func (r *run) checkRunnerParams(context.Context) error {
 			}
 		}
 	}
-	for _, c := range r.plan.Cells {
-		if n, _ := strconv.Atoi(c.Resolved["instances"]); n > 1 {
-			point := c.Point(spec.Sweep)
-			switch {
-			case spec.Crash != nil:
-				return r.fail("workload.instances (at "+point+")", strconv.Itoa(n), "1 in crash runs: a crash run loses the one instance it starts")
-			case spec.ShareBackend:
-				return r.fail("workload.instances (at "+point+")", strconv.Itoa(n), "1 with share_backend: each multi-instance cell mounts its own instances")
-			}
+	for i, b := range spec.Backends {
+		if v, ok := b.Params[CPUsParam]; ok {
+			return r.fail(fmt.Sprintf("backends[%d].params.%s", i, CPUsParam), v, "cpus in workload: CPUs are placed once per run, for every backend")
 		}
 	}
 	for _, c := range r.plan.Cells {
-		if cpus, _ := quotaOf(c.Resolved); cpus > 0 {
+		if k := knobsOf(c.Resolved); k.quota > 0 {
 			if err := cgroup.CheckCPU(); err != nil {
-				return r.fail("workload."+QuotaParam+" (at "+c.Point(spec.Sweep)+")", c.Resolved[QuotaParam], "0 on this machine: "+err.Error())
+				return r.fail(knobField(QuotaParam, c.Point(spec.Sweep)), c.Resolved[QuotaParam], "0 on this machine: "+err.Error())
 			}
 			break
 		}
 	}
-	return nil
+	return r.checkModes()
 }
 
 // checkCells has the workload check each sweep point's parameters as it reads them (fio's own
@@ -401,22 +385,27 @@ func (r *run) checkCells(ctx context.Context) error {
 		if dc, ok := r.wl.(workload.DurationChecker); ok && err == nil {
 			err = dc.CheckDurations(c.Resolved, time.Duration(spec.Duration), time.Duration(spec.Warmup))
 		}
-		var fe *scenario.FieldError
-		switch {
-		case err == nil:
-		case errors.As(err, &fe):
-			fe.Scenario = spec.Name
-			if point != "" {
-				fe.Field += " (at " + point + ")"
-			}
-			return fe
-		case point == "":
-			return fmt.Errorf("scenario %q: %w", spec.Name, err)
-		default:
-			return fmt.Errorf("scenario %q at %s: %w", spec.Name, point, err)
+		if err != nil {
+			return r.named(err, point)
 		}
 	}
 	return nil
+}
+
+// named says which scenario, and which sweep point, a workload's refusal of a cell concerns.
+func (r *run) named(err error, point string) error {
+	var fe *scenario.FieldError
+	switch {
+	case errors.As(err, &fe):
+		fe.Scenario = r.spec.Name
+		if point != "" {
+			fe.Field += " (at " + point + ")"
+		}
+		return fe
+	case point == "":
+		return fmt.Errorf("scenario %q: %w", r.spec.Name, err)
+	}
+	return fmt.Errorf("scenario %q at %s: %w", r.spec.Name, point, err)
 }
 
 // newResults starts the results: what ran, where, with which versions, units and defaults, and
@@ -435,14 +424,14 @@ func (r *run) newResults() error {
 	for _, m := range info.Metrics {
 		res.Units[m.Name] = m.Unit
 	}
-	for _, p := range info.Params {
+	for _, p := range append(slices.Clone(info.Params), Knobs...) {
 		res.Defaults[p.Name] = p.Default
 	}
-	if v, ok := spec.Workload.Param("cpus"); ok && v != "0" {
+	if v, ok := spec.Workload.Param(CPUsParam); ok && v != "0" {
 		cpus, _ := strconv.Atoi(v)
 		app, rest, err := proc.SplitCPUs(cpus)
 		if err != nil {
-			return r.fail("workload.cpus", v, err.Error())
+			return r.fail("workload."+CPUsParam, v, err.Error())
 		}
 		res.Placement = results.Placement{AppCPUs: app, DriverCPUs: rest}
 		if len(rest) > 0 {

@@ -518,3 +518,49 @@ func TestASectionWrittenAsOneValueSaysWhatItMustBe(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// instances: at the top of a scenario is a mode beside crash:, and sets the instances parameter
+// of every cell; setting it twice is refused, and a flag's --set or --sweep of instances
+// replaces it.
+func TestInstancesIsAModeAtTheTop(t *testing.T) {
+	parse := func(text string) *Spec {
+		t.Helper()
+		s, err := Parse([]byte(text), "t.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	base := "name: t\nworkload: {type: counter, vus: 4}\nbackends: [{name: gcsfuse}]\ninstances: 2\n"
+	s := parse(base)
+	if err := s.Validate(known); err != nil {
+		t.Fatal(err)
+	}
+	if p := s.FixedParams("gcsfuse"); p["instances"] != "2" {
+		t.Errorf("cells run with instances %q, want 2", p["instances"])
+	}
+	var fe *FieldError
+	for text, field := range map[string]string{
+		strings.Replace(base, "vus: 4}", "vus: 4, instances: 3}", 1):                           "instances",
+		base + "sweep:\n  instances: [2, 3]\n":                                                 "sweep.instances",
+		strings.Replace(base, "{name: gcsfuse}", "{name: gcsfuse, params: {instances: 3}}", 1): "backends[0].params.instances",
+		strings.Replace(base, "instances: 2", "instances: 9", 1):                               "instances",
+		base + "crash: {count: 2}\n":                                                           "crash",
+	} {
+		if err := parse(text).Validate(known); !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("%s: %v, want an error naming %s", text, err, field)
+		}
+	}
+	for _, o := range []Overrides{{Set: []string{"instances=3"}}, {Sweep: []string{"instances=3"}}} {
+		s := parse(base)
+		if err := s.Apply(o); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Validate(known); err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		if got := s.Plan()[0].Params["instances"] + s.FixedParams("gcsfuse")["instances"]; got != "3" || s.Instances != 0 {
+			t.Errorf("%+v: instances %q (top level %d), want 3 from the flag", o, got, s.Instances)
+		}
+	}
+}

@@ -46,6 +46,10 @@ type Spec struct {
 	Prices []Price `yaml:"prices,omitempty" json:"prices,omitempty"`
 	// Crash turns every cell into crash runs: the instance is lost during load and recovered.
 	Crash *Crash `yaml:"crash,omitempty" json:"crash,omitempty"`
+	// Instances runs every cell as several instances of the system under test sharing each backend
+	// (each on its own mount, the load split), a mode beside crash runs; 0 leaves it to the
+	// workload.instances parameter, which a sweep or a backend entry may also set.
+	Instances int `yaml:"instances,omitempty" json:"instances,omitempty"`
 	// ShareBackend starts each backend once per repeat and runs its cells on it in sweep order, as a
 	// blog's tests ran one after another on one mount (later cells find what earlier ones cached).
 	// By default every cell starts from a fresh backend.
@@ -176,12 +180,19 @@ type BackendSpec struct {
 	Params map[string]string `yaml:"params,omitempty" json:"params,omitempty"`
 }
 
+// InstancesParam is the parameter the top-level instances: sets (a runner parameter every
+// workload takes).
+const InstancesParam = "instances"
+
 // FixedParams is the workload parameters a backend entry's cells run with before the sweep point:
 // the scenario's, then the entry's own.
 func (s *Spec) FixedParams(backendID string) map[string]string {
-	out := make(map[string]string, len(s.Workload.Params))
+	out := make(map[string]string, len(s.Workload.Params)+1)
 	for k, v := range s.Workload.Params {
 		out[k] = v
+	}
+	if s.Instances > 0 {
+		out[InstancesParam] = strconv.Itoa(s.Instances)
 	}
 	if b, ok := s.BackendByID(backendID); ok {
 		for k, v := range b.Params {

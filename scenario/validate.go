@@ -98,6 +98,19 @@ func (s *Spec) Validate(known Known) error {
 			return named(err)
 		}
 	}
+	if s.Instances != 0 {
+		v := strconv.Itoa(s.Instances)
+		if set, fixed := w.Params[InstancesParam]; fixed {
+			return fail("instances", v, "instances set once: it is also set as workload.instances ("+set+")")
+		}
+		p, ok := FindParam(params, InstancesParam)
+		if !ok {
+			return fail("instances", v, "no instances: workload "+w.Type+" runs one")
+		}
+		if err := p.Check("instances", v); err != nil {
+			return named(err)
+		}
+	}
 	if len(s.Backends) == 0 {
 		return fail("backends", "", "at least one of "+strings.Join(known.Backends, ", "))
 	}
@@ -127,6 +140,9 @@ func (s *Spec) Validate(known Known) error {
 			if _, fixed := w.Params[k]; fixed {
 				return fail(field, b.Params[k], "a parameter not also fixed in workload."+k)
 			}
+			if k == InstancesParam && s.Instances != 0 {
+				return fail(field, b.Params[k], "a parameter not also fixed in instances")
+			}
 			if err := p.Check(field, b.Params[k]); err != nil {
 				return named(err)
 			}
@@ -142,6 +158,9 @@ func (s *Spec) Validate(known Known) error {
 			}
 			if _, fixed := w.Params[n]; fixed {
 				return fail("sweep."+a.Name, a.Text, "a parameter not also fixed in workload."+n)
+			}
+			if n == InstancesParam && s.Instances != 0 {
+				return fail("sweep."+a.Name, a.Text, "a parameter not also fixed in instances")
 			}
 			for j, b := range s.Backends {
 				if _, fixed := b.Params[n]; fixed {
@@ -185,8 +204,11 @@ func (s *Spec) Validate(known Known) error {
 		return fail("share_backend", "true", "false for crash runs (each crash needs an instance of its own)")
 	}
 	if c := s.Crash; c != nil {
-		if v, _ := w.Param("instances"); v != "" && v != "0" && v != "1" {
+		if v, _ := w.Param(InstancesParam); v != "" && v != "0" && v != "1" {
 			return fail("crash", "with workload.instances "+v, "crash runs of one instance (leave out crash or instances)")
+		}
+		if s.Instances > 1 {
+			return fail("crash", "with instances "+strconv.Itoa(s.Instances), "crash runs of one instance (leave out crash or instances)")
 		}
 		if c.Count < 1 || c.Count > 1000 {
 			return fail("crash.count", strconv.Itoa(c.Count), "1 to 1000 crashes per backend and VU level")
@@ -282,6 +304,14 @@ type Overrides struct {
 	RepeatSet, RateSet, CrashesSet bool
 }
 
+// unsetTopLevel clears the top-level field that sets parameter name, when a flag sets or sweeps
+// the parameter itself (--set instances=3 replaces instances: 2).
+func (s *Spec) unsetTopLevel(name string) {
+	if name == InstancesParam {
+		s.Instances = 0
+	}
+}
+
 // linkedAxisOf names the linked axis (a+b+c) that sweeps param, or "".
 func (s *Spec) linkedAxisOf(param string) string {
 	for _, a := range s.Sweep {
@@ -303,6 +333,7 @@ func (s *Spec) Apply(o Overrides) error {
 			s.Sweep.Set(a)
 		}
 		for k, v := range q.Params {
+			s.unsetTopLevel(k)
 			s.Workload.SetParam(k, v)
 		}
 		if q.Duration != nil {
@@ -352,6 +383,7 @@ func (s *Spec) Apply(o Overrides) error {
 					Allowed: fmt.Sprintf("a parameter outside the linked axis %s, whose values go together: sweep the whole axis, --sweep %s=...", linked, linked)}
 			}
 			delete(s.Workload.Params, n)
+			s.unsetTopLevel(n)
 		}
 		s.Sweep.Set(Axis{Name: name, Text: values})
 	}
@@ -379,6 +411,7 @@ func (s *Spec) Apply(o Overrides) error {
 				Allowed: fmt.Sprintf("a parameter outside the linked axis %s, whose values go together: set the whole axis, --sweep %s=VALUE/VALUE/...", linked, linked)}
 		}
 		s.Sweep = slices.DeleteFunc(s.Sweep, func(a Axis) bool { return slices.Contains(a.Params(), name) })
+		s.unsetTopLevel(name)
 		s.Workload.SetParam(name, value)
 	}
 	for _, d := range []struct {

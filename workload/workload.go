@@ -227,3 +227,64 @@ type Shared interface {
 	Instance
 	DriveShare(ctx context.Context, d time.Duration, share Share) (*Result, error)
 }
+
+// Sharer is a workload whose instances can share one backend's data, each driving a share of the
+// load (the runner's instances mode); its instances implement Shared.
+type Sharer interface {
+	// CheckShare refuses, before anything starts, a cell's parameters that n instances cannot
+	// split between them (fewer VUs than instances).
+	CheckShare(p Params, n int) error
+}
+
+// Merger is a Sharer that completes Merge's joining of its instances' results with figures only
+// it knows how to join (the highest acknowledged count, a CPU share).
+type Merger interface {
+	MergeShares(merged *Result, parts []*Result)
+}
+
+// AckedMetric counts the writes a workload's instance acknowledged (the counter's 200 answers):
+// with several instances, lost updates are those the data does not reflect.
+const AckedMetric = "ok"
+
+// LatencyHistogram is the histogram whose figures are a result's unprefixed metrics (med_ms,
+// p95_ms, ...); every other histogram's carry its name as a prefix (service_med_ms).
+const LatencyHistogram = "latency"
+
+// Merge joins several instances' results of one cell: metrics and counters add up, histograms
+// merge by name and their figures are recomputed from the merged histogram (a sum of medians means
+// nothing), errors are concatenated, and elapsed time and the last write are the latest.
+func Merge(parts []*Result) *Result {
+	merged := NewResult()
+	for _, res := range parts {
+		merged.Elapsed = max(merged.Elapsed, res.Elapsed)
+		for k, v := range res.Metrics {
+			merged.Metrics[k] += v
+		}
+		for k, v := range res.Counters {
+			merged.Counters[k] += v
+		}
+		for name, h := range res.Histograms {
+			if merged.Histograms[name] == nil {
+				merged.Histograms[name] = measure.NewRecorder()
+			}
+			merged.Histograms[name].Merge(h)
+		}
+		for k, v := range res.Facts {
+			if _, ok := merged.Facts[k]; !ok {
+				merged.Facts[k] = v
+			}
+		}
+		merged.Errors = append(merged.Errors, res.Errors...)
+		if res.LastWrite.After(merged.LastWrite) {
+			merged.LastWrite = res.LastWrite
+		}
+	}
+	for name, h := range merged.Histograms {
+		prefix := name + "_"
+		if name == LatencyHistogram {
+			prefix = ""
+		}
+		h.Summarize(merged.Elapsed).Metrics(prefix, merged.Metrics)
+	}
+	return merged
+}

@@ -16,6 +16,7 @@ import (
 
 	"persistlab/app/counter"
 	"persistlab/internal/proc"
+	"persistlab/runner"
 	"persistlab/scenario"
 	wcounter "persistlab/workload/counter"
 )
@@ -38,7 +39,7 @@ func cmdApp(ctx context.Context, which string, args []string) error {
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
-	if err := checkFlagParams(fs, wcounter.Params, counterFlagParams); err != nil {
+	if err := checkFlagParams(fs, append(slices.Clone(wcounter.Params), runner.Knobs...), counterFlagParams); err != nil {
 		return err
 	}
 	if err := checkLoopback("--listen", *listen); err != nil {
@@ -111,8 +112,9 @@ func cmdApp(ctx context.Context, which string, args []string) error {
 // vCPU; the app stays on its pinned CPUs. Measured in docs/design.md, "persistlab's own stall".
 const minAppProcs = 2
 
-// counterFlagParams are the flags of `app counter` that are the counter workload's parameters (flag:
-// parameter): bounded by the same definitions, the app takes what a scenario may give it.
+// counterFlagParams are the flags of `app counter` that are the counter workload's parameters or
+// the runner's (flag: parameter): bounded by the same definitions, the app takes what a scenario
+// may give it.
 var counterFlagParams = map[string]string{"cpus": "cpus", "max-conns": "max_conns", "threads": "threads", "cpu-per-request": "cpu_per_request", "gvl": "gvl"}
 
 // checkFlagParams checks each flag's value, set or default, by its parameter's definition.

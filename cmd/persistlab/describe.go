@@ -10,6 +10,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/param"
+	"persistlab/runner"
 	"persistlab/workload"
 )
 
@@ -45,7 +46,9 @@ func cmdWorkloads(args []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var blocks []block
+	every := block{name: "every workload", about: "the runner's parameters and metrics, which every workload takes and reports alike"}
+	every.tables = append(every.tables, paramTable("parameter", runner.Knobs), metricTable(runner.RunnerMetrics))
+	blocks := []block{every}
 	for _, name := range workload.Names() {
 		info, err := workload.Lookup(name)
 		if err != nil {
@@ -60,14 +63,19 @@ func cmdWorkloads(args []string, w io.Writer) error {
 			}
 			b.tables = append(b.tables, t)
 		}
-		t := table{header: []string{"metric", "unit", "help"}, code: []int{0}}
-		for _, m := range info.Metrics {
-			t.rows = append(t.rows, []string{m.Name, m.Unit, m.Help})
-		}
-		b.tables = append(b.tables, t)
+		b.tables = append(b.tables, metricTable(info.Metrics))
 		blocks = append(blocks, b)
 	}
 	return writeBlocks(w, blocks, markdown)
+}
+
+// metricTable lists metrics with their units and help.
+func metricTable(metrics []workload.Metric) table {
+	t := table{header: []string{"metric", "unit", "help"}, code: []int{0}}
+	for _, m := range metrics {
+		t.rows = append(t.rows, []string{m.Name, m.Unit, m.Help})
+	}
+	return t
 }
 
 func describeFlags(name string, args []string) (markdown bool, err error) {

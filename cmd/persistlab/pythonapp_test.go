@@ -109,7 +109,7 @@ func TestTwoInstancesOfAnAppShareOneBucket(t *testing.T) {
 	if !strings.Contains(stdout, "gcsfuse shared by 2 instances at once: lost updates not measured") {
 		t.Errorf("no note on the shared bucket:\n%s", stdout)
 	}
-	if _, stderr, err := persistlab(t, "run", "cloudrun-sqlite-python", "--backend", "gcsfuse", "--vus", "2", "--set", "instances=3"); err == nil || !strings.Contains(stderr, "workload.instances") {
+	if _, stderr, err := persistlab(t, "run", "cloudrun-sqlite-python", "--backend", "gcsfuse", "--vus", "2", "--set", "instances=3"); err == nil || !strings.Contains(stderr, "workload.vus") || !strings.Contains(stderr, "per instance (3)") {
 		t.Errorf("more instances than VUs: %v\n%s", err, stderr)
 	}
 }

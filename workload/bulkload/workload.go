@@ -41,7 +41,6 @@ var Params = []scenario.Param{
 		Help: "innodb_buffer_pool_size (the seed's 43 GB table was about 8 times its instance's pool)"},
 	{Name: "binlog", Kind: scenario.KindBool, Default: "false", Help: "binary log on (ROW, sync_binlog=1), as Cloud SQL's backups need"},
 	{Name: "seed", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 1 << 62, Help: "the generated rows; one seed, one file"},
-	{Name: "cpus", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin the server to this many CPUs (0: not pinned)"},
 }
 
 // Metrics are what a bulkload cell reports; rates are means of the per-second samples over the

@@ -135,6 +135,7 @@ func Run(t *testing.T, name string, opts Options) {
 				in.Stop(context.WithoutCancel(ctx))
 			}
 		}()
+		checkCapabilities(t, wl, in)
 		d := time.Duration(0) // an untimed workload runs to its own end (the runner passes 0)
 		if info.Timed {
 			d = opts.Drive
@@ -179,6 +180,30 @@ func Run(t *testing.T, name string, opts Options) {
 		}
 		checkKill(t, ctx, info, wl, inspector, params, opts)
 	})
+}
+
+// checkCapabilities: what the runner's checks let a workload run, before anything starts, its
+// instances can do. Crash runs need an Inspector, whose instances must be Acknowledged; several
+// instances need a Sharer (and an Inspector), whose instances must be Shared.
+func checkCapabilities(t *testing.T, wl workload.Workload, in workload.Instance) {
+	t.Helper()
+	_, inspects := wl.(workload.Inspector)
+	if _, ok := in.(workload.Acknowledged); inspects && !ok {
+		t.Errorf("the workload is a workload.Inspector, so crash runs are let through, but its instance is not workload.Acknowledged: every crash cell would fail")
+	}
+	if _, shares := wl.(workload.Sharer); shares {
+		if _, ok := in.(workload.Shared); !ok {
+			t.Errorf("the workload is a workload.Sharer, but its instance is not workload.Shared: every instances cell would fail")
+		}
+		if !inspects {
+			t.Errorf("the workload is a workload.Sharer but no workload.Inspector: the runner refuses several instances it cannot count")
+		}
+	}
+	if _, merges := wl.(workload.Merger); merges {
+		if _, shares := wl.(workload.Sharer); !shares {
+			t.Errorf("the workload is a workload.Merger but no workload.Sharer: its merge is never used")
+		}
+	}
 }
 
 // cell is one cell's local backend, made and started as runner/cell.go makes it: the backend's

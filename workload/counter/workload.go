@@ -36,13 +36,9 @@ var Params = []scenario.Param{
 	{Name: "method", Kind: scenario.KindEnum, Default: "POST", Allowed: []string{"GET", "POST", "PUT", "DELETE", "PATCH"}},
 	{Name: "path", Kind: scenario.KindString, Default: "/count_up"},
 	{Name: "timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.001, Max: 3600, Help: "per request (k6's default 60s)"},
-	{Name: "instances", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 8, Help: "app instances sharing one backend, each on its own mount; VUs split"},
-	{Name: "cpus", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin the app to this many CPUs (0: not pinned); the driver gets the others"},
 	{Name: "cpu_per_request", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "the app's own CPU per request besides SQLite's (a framework's cost)"},
 	{Name: "max_conns", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "SQLite connection pool (0: Rails' 5)"},
 	{Name: "threads", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "requests the app serves at once, the rest queued as in Puma (Rails 8: 3; 0: no limit)"},
-	{Name: "cpu_quota", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on each instance (app, gcsfuse, Litestream): this many CPUs of time per cpu_period on any cores (CFS bandwidth; 0: none)"},
-	{Name: "cpu_period", Kind: scenario.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota (100ms: as Docker and Kubernetes set it)"},
 	{Name: "network_rtt", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "a constant network round trip per request, spent before it is sent and counted in its latency (a client across the internet and Cloud Run's front end; no published figure, so 0)"},
 	{Name: "gvl", Kind: scenario.KindBool, Default: "false", Help: "one process-wide lock over each request's CPU work and SQLite statement, as Ruby's GVL"},
 }
@@ -81,6 +77,8 @@ var (
 	_ workload.Inspector    = (*Workload)(nil)
 	_ workload.Acknowledged = (*instance)(nil)
 	_ workload.Shared       = (*instance)(nil)
+	_ workload.Sharer       = (*Workload)(nil)
+	_ workload.Merger       = (*Workload)(nil)
 )
 
 // New reads the counter's one section: pragmas, SQLite pragmas over Rails 8's defaults.
@@ -116,13 +114,13 @@ func paramNames() string {
 
 // settings are one cell's parameters, read.
 type settings struct {
-	vus, instances, cpus, maxConns int
-	threads                        int
-	gvl                            bool
-	mode, method, path             string
-	rate                           float64
-	timeout, cpuPerRequest         time.Duration
-	networkRTT                     time.Duration
+	vus, maxConns          int
+	threads                int
+	gvl                    bool
+	mode, method, path     string
+	rate                   float64
+	timeout, cpuPerRequest time.Duration
+	networkRTT             time.Duration
 }
 
 func read(p workload.Params) (settings, error) {
@@ -147,7 +145,7 @@ func read(p workload.Params) (settings, error) {
 		}
 		return v
 	}
-	s.vus, s.instances, s.cpus, s.maxConns, s.threads = atoi("vus"), atoi("instances"), atoi("cpus"), atoi("max_conns"), atoi("threads")
+	s.vus, s.maxConns, s.threads = atoi("vus"), atoi("max_conns"), atoi("threads")
 	s.gvl, _ = scenario.ParseBool(p["gvl"])
 	s.mode, s.method, s.path = p["mode"], p["method"], p["path"]
 	s.timeout, s.cpuPerRequest = dur("timeout"), dur("cpu_per_request")
@@ -163,10 +161,46 @@ func read(p workload.Params) (settings, error) {
 		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "no rate for a closed-loop workload (its rate is what it measures)"}
 	case !strings.HasPrefix(s.path, "/"):
 		return s, &scenario.FieldError{Field: "workload.path", Value: s.path, Allowed: "a path starting with /"}
-	case s.vus < s.instances:
-		return s, &scenario.FieldError{Field: "workload.vus", Value: p["vus"], Allowed: fmt.Sprintf("at least one VU per instance (%d)", s.instances)}
 	}
 	return s, nil
+}
+
+// CheckShare implements workload.Sharer: every instance drives at least one VU.
+func (w *Workload) CheckShare(p workload.Params, n int) error {
+	s, err := read(p)
+	if err != nil {
+		return err
+	}
+	return CheckShare(s.vus, p["vus"], n)
+}
+
+// CheckShare refuses fewer VUs than instances (vus is as written, for the message).
+func CheckShare(vus int, written string, n int) error {
+	if vus < n {
+		return &scenario.FieldError{Field: "workload.vus", Value: written, Allowed: fmt.Sprintf("at least one VU per instance (%d): the VUs are split between the instances", n)}
+	}
+	return nil
+}
+
+// MergeShares implements workload.Merger: the highest count any instance acknowledged, not their
+// sum, and the app's CPU share over the whole cell.
+func (w *Workload) MergeShares(merged *workload.Result, parts []*workload.Result) {
+	MergeShares(merged, parts)
+}
+
+// MergeShares is the counter's joining of its instances' figures, for workloads that report them.
+func MergeShares(merged *workload.Result, parts []*workload.Result) {
+	delete(merged.Metrics, "max_acked")
+	var cpuTime float64 // CPU share x seconds, summed: each instance's share is of the same CPUs
+	for _, p := range parts {
+		if v, ok := p.Metrics["max_acked"]; ok {
+			merged.Metrics["max_acked"] = max(merged.Metrics["max_acked"], v)
+		}
+		cpuTime += p.Metrics["app_cpu_util"] * p.Elapsed.Seconds()
+	}
+	if _, ok := merged.Metrics["app_cpu_util"]; ok && merged.Elapsed > 0 {
+		merged.Metrics["app_cpu_util"] = cpuTime / merged.Elapsed.Seconds()
+	}
 }
 
 // Check implements workload.Workload.
@@ -204,8 +238,8 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		return nil, fmt.Errorf("prepare %s: %w", db, err)
 	}
 	args := []string{env.Self, "app", "counter", "--db", db, "--listen", "127.0.0.1:0"}
-	if s.cpus > 0 {
-		args = append(args, "--cpus", strconv.Itoa(s.cpus))
+	if len(env.CPUs) > 0 { // the runner's placement: the app takes the same last CPUs
+		args = append(args, "--cpus", strconv.Itoa(len(env.CPUs)))
 	}
 	if s.cpuPerRequest > 0 {
 		args = append(args, "--cpu-per-request", s.cpuPerRequest.String())

@@ -31,7 +31,6 @@ func TestCheckNamesFieldValueAndAllowed(t *testing.T) {
 		{map[string]string{"mode": "burst"}, "workload.mode", "burst"},
 		{map[string]string{"path": "count"}, "workload.path", "count"},
 		{map[string]string{"vus": "0"}, "workload.vus", "0"},
-		{map[string]string{"vus": "1", "instances": "2"}, "workload.vus", "1"},
 		{map[string]string{"cpu_per_request": "2s"}, "workload.cpu_per_request", "2s"},
 		{map[string]string{"timeout": "0s"}, "workload.timeout", "0s"},
 	} {
@@ -39,6 +38,15 @@ func TestCheckNamesFieldValueAndAllowed(t *testing.T) {
 		if err := w.Check(context.Background(), params(tc.set)); !errors.As(err, &fe) || fe.Field != tc.field || fe.Value != tc.value || fe.Allowed == "" {
 			t.Errorf("%v: %v", tc.set, err)
 		}
+	}
+	// Two instances split the VUs: each needs one (the runner asks before the first cell).
+	var fe *scenario.FieldError
+	sharer := w.(workload.Sharer)
+	if err := sharer.CheckShare(params(map[string]string{"vus": "1"}), 2); !errors.As(err, &fe) || fe.Field != "workload.vus" || fe.Value != "1" {
+		t.Errorf("1 VU for 2 instances: %v", err)
+	}
+	if err := sharer.CheckShare(params(map[string]string{"vus": "2"}), 2); err != nil {
+		t.Errorf("2 VUs for 2 instances: %v", err)
 	}
 	for section, field := range map[string]any{"pragmas": []any{"wal"}, "app": map[string]any{"cpus": 1}, "pragmas ": []any{"journal_mode=a-b"}} {
 		var fe *scenario.FieldError

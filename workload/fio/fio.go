@@ -13,6 +13,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/internal/disk"
+	"persistlab/internal/tools"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -270,11 +271,12 @@ func sameValue(p scenario.Param, a, b string) bool {
 // Start builds the cell's job on the target; fio lays its files out when the job runs, or here
 // with prefill.
 func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
-	// In an emulated instance (Target.Wrap), fio runs through a script that puts it there.
+	// In an emulated instance (Target.Wrap), and on the cell's CPUs (the runner's cpus), fio runs
+	// through a script that puts it there.
 	bin := w.bin
-	if len(env.Target.Wrap) > 0 {
+	if wrap := tools.Pinned(env.CPUs, env.Target.Wrap...); len(wrap) > 0 {
 		var err error
-		if bin, err = wrapScript(env.CellDir, env.Target.Wrap, w.bin); err != nil {
+		if bin, err = wrapScript(env.CellDir, wrap, w.bin); err != nil {
 			return nil, err
 		}
 	}

@@ -45,7 +45,6 @@ var Params = []scenario.Param{
 		Help: "git's core.fsync (default: unset, git's own default)"},
 	{Name: "init_fsync", Kind: scenario.KindBool, Default: "false",
 		Help: "fsync what each git init wrote (HEAD, config, their directories): core.fsync does not cover it (the seed did not)"},
-	{Name: "cpus", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin git to this many CPUs (0: not pinned)"},
 }
 
 // Metrics are what a gitcommit cell reports.
@@ -148,7 +147,6 @@ type settings struct {
 	window    int
 	fsync     string
 	initFsync bool
-	cpus      int
 }
 
 func read(p workload.Params) (settings, error) {
@@ -161,7 +159,7 @@ func read(p workload.Params) (settings, error) {
 	size, _ := scenario.ParseSize(p["file_bytes"])
 	seed, _ := strconv.ParseUint(p["seed"], 10, 64)
 	s := settings{plan: Plan{Files: num("files"), Changes: num("changes"), FileBytes: int(size), Layout: p["layout"], Seed: seed},
-		window: num("window"), fsync: p["fsync"], cpus: num("cpus")}
+		window: num("window"), fsync: p["fsync"]}
 	s.initFsync, _ = scenario.ParseBool(p["init_fsync"])
 	return s, s.plan.Validate()
 }

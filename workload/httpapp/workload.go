@@ -45,11 +45,11 @@ var Params = append(loadParams(),
 	scenario.Param{Name: "recover", Kind: scenario.KindString, Default: "", Help: "a path answering GET with the highest persisted count, in the ack field (crash runs)"},
 )
 
-// loadParams are the counter's declarations of the load and of the instance's CPUs; only the
-// request differs (any app: GET / unless told otherwise).
+// loadParams are the counter's declarations of the load; only the request differs (any app:
+// GET / unless told otherwise).
 func loadParams() []scenario.Param {
 	var out []scenario.Param
-	for _, name := range []string{"vus", "mode", "rate", "method", "path", "timeout", "instances", "cpus", "cpu_quota", "cpu_period", "network_rtt"} {
+	for _, name := range []string{"vus", "mode", "rate", "method", "path", "timeout", "network_rtt"} {
 		p, _ := scenario.FindParam(counter.Params, name)
 		switch name {
 		case "method":
@@ -121,6 +121,8 @@ var (
 	_ workload.Inspector    = (*Workload)(nil)
 	_ workload.Shared       = (*instance)(nil)
 	_ workload.Acknowledged = (*instance)(nil)
+	_ workload.Sharer       = (*Workload)(nil)
+	_ workload.Merger       = (*Workload)(nil)
 )
 
 // New reads the sections: command (required) and prepare, argv lists (never a shell string);
@@ -431,7 +433,7 @@ func (w *Workload) checkRequestParams(params map[string]string) error {
 
 // settings are one cell's parameters, read.
 type settings struct {
-	vus, cpus, instances              int
+	vus                               int
 	mode, method, path, ready         string
 	k6Script                          string // absolute; "" for persistlab's own driver
 	ack, recover                      string
@@ -447,10 +449,6 @@ func read(p workload.Params) (settings, error) {
 		}
 	}
 	s.vus, _ = strconv.Atoi(p["vus"])
-	s.cpus, _ = strconv.Atoi(p["cpus"])
-	if s.instances, _ = strconv.Atoi(p["instances"]); s.instances > s.vus {
-		return s, &scenario.FieldError{Field: "workload.instances", Value: p["instances"], Allowed: fmt.Sprintf("at most vus (%d): the VUs are split between the instances, at least one each", s.vus)}
-	}
 	s.mode, s.method, s.path, s.ready = p["mode"], p["method"], p["path"], p["ready"]
 	s.rate, _ = strconv.ParseFloat(p["rate"], 64)
 	s.timeout, _ = time.ParseDuration(p["timeout"])
@@ -562,6 +560,20 @@ func (w *Workload) CheckDurations(p workload.Params, duration, warmup time.Durat
 		}
 	}
 	return nil
+}
+
+// CheckShare implements workload.Sharer: every instance drives at least one VU.
+func (w *Workload) CheckShare(p workload.Params, n int) error {
+	s, err := read(p)
+	if err != nil {
+		return err
+	}
+	return counter.CheckShare(s.vus, p["vus"], n)
+}
+
+// MergeShares implements workload.Merger, as the counter joins its instances' figures.
+func (w *Workload) MergeShares(merged *workload.Result, parts []*workload.Result) {
+	counter.MergeShares(merged, parts)
 }
 
 func (w *Workload) Check(ctx context.Context, p workload.Params) error {

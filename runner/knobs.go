@@ -1,0 +1,119 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"persistlab/backend"
+	"persistlab/cost"
+	"persistlab/internal/cgroup"
+	"persistlab/scenario"
+	"persistlab/workload"
+)
+
+// The runner's own parameters. They apply to every workload, which neither declares nor reads
+// them: CPU placement reaches a workload as workload.Env.CPUs, the CPU limit as the target's
+// Wrap, and several instances as shares of the load (workload.Sharer).
+const (
+	CPUsParam      = "cpus"
+	InstancesParam = "instances"
+	QuotaParam     = "cpu_quota"
+	PeriodParam    = "cpu_period"
+)
+
+// Knobs declares the runner's parameters, once; scenarios set and sweep them as a workload's.
+var Knobs = []scenario.Param{
+	{Name: CPUsParam, Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin the system under test (app, database server, git, fio) to this many CPUs, the last ones online (0: not pinned); persistlab's own driver runs on the others"},
+	{Name: InstancesParam, Kind: scenario.KindInt, Default: "1", Min: 1, Max: 8, Help: "instances of the system under test sharing one backend, each on its own mount, the load split between them (also the scenario's top-level instances:)"},
+	{Name: QuotaParam, Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on each instance (the system under test and the backend's helpers: gcsfuse, Litestream): this many CPUs of time per cpu_period on any cores (CFS bandwidth; 0: none)"},
+	{Name: PeriodParam, Kind: scenario.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota (100ms: as Docker and Kubernetes set it)"},
+}
+
+// IsKnob says whether name is one of the runner's parameters.
+func IsKnob(name string) bool {
+	_, ok := scenario.FindParam(Knobs, name)
+	return ok
+}
+
+// Known is what this build can run, for scenario validation: every workload's parameters and the
+// runner's.
+func Known() scenario.Known {
+	declared := workload.Declared()
+	for name, params := range declared {
+		declared[name] = append(slices.Clone(params), Knobs...)
+	}
+	return scenario.Known{Workloads: declared, Metrics: declaredMetrics(), Sections: workload.DeclaredSections(),
+		PriceLists: cost.PriceListNames(), Backends: backend.Names()}
+}
+
+// KnobClashes names each registered workload that declares one of the runner's parameters itself
+// (it would be shadowed), for a test that keeps them apart.
+func KnobClashes() []string {
+	var out []string
+	for name, params := range workload.Declared() {
+		for _, p := range params {
+			if IsKnob(p.Name) {
+				out = append(out, name+"."+p.Name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Metrics the runner adds to a cell whatever its workload: the machine's load, several
+// instances' lost updates, a CPU limit's throttling.
+var RunnerMetrics = []workload.Metric{
+	{Name: MachineCPUMetric, Unit: "share", Help: "the machine's busy CPU time while the cell was measured"},
+	{Name: InstancesParam, Unit: "count", Help: "instances that shared the backend (instances mode)"},
+	{Name: CountDeltaMetric, Unit: "count", Help: "what the data's count grew by while several instances ran (instances mode, workloads that can count their data)"},
+	{Name: LostUpdatesMetric, Unit: "count", Help: "acknowledged writes the data does not reflect after several instances stopped (instances mode)"},
+	{Name: ThrottledPeriodsMetric, Unit: "count", Help: "CFS periods in which an instance ran out of cpu_quota"},
+	{Name: ThrottledShareMetric, Unit: "share", Help: "of the periods an instance was runnable in, those it was throttled in"},
+	{Name: ThrottledSecondsMetric, Unit: "s", Help: "the instances' threads' time waiting for the next CFS period"},
+}
+
+// declaredMetrics is every workload's metrics with the runner's beside them.
+func declaredMetrics() map[string]map[string]string {
+	out := workload.DeclaredMetrics()
+	for _, units := range out {
+		for _, m := range RunnerMetrics {
+			if _, own := units[m.Name]; !own {
+				units[m.Name] = m.Unit
+			}
+		}
+	}
+	return out
+}
+
+// knobs are a cell's runner parameters, read.
+type knobs struct {
+	cpus, instances int
+	quota           float64       // CPUs; 0: no limit
+	period          time.Duration // of the quota
+}
+
+// knobsOf reads a cell's runner parameters; the plan has checked their bounds.
+func knobsOf(p workload.Params) knobs {
+	k := knobs{instances: 1, period: cgroup.DefaultCPUPeriod}
+	k.cpus, _ = strconv.Atoi(p[CPUsParam])
+	if n, err := strconv.Atoi(p[InstancesParam]); err == nil && n > 0 {
+		k.instances = n
+	}
+	k.quota, _ = strconv.ParseFloat(p[QuotaParam], 64)
+	if d, err := time.ParseDuration(p[PeriodParam]); err == nil && d > 0 {
+		k.period = d
+	}
+	return k
+}
+
+// knobField names a runner parameter in an error at a sweep point.
+func knobField(name, point string) string {
+	if point == "" {
+		return "workload." + name
+	}
+	return fmt.Sprintf("workload.%s (at %s)", name, point)
+}
