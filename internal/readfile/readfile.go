@@ -23,30 +23,56 @@ func (e *TooLargeError) Error() string { return fmt.Sprintf("larger than %d KiB"
 // followed). The open never blocks: a FIFO is refused, not waited on. Errors other than the two
 // above are the open's or the read's, as the os package gives them.
 func Regular(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := Open(path, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// Open opens path for reading as it streams, with Regular's refusals: a file that is not regular,
+// or larger than limit bytes, is refused at the open, and one that grows past limit while read
+// fails the read with a *TooLargeError.
+func Open(path string, limit int64) (io.ReadCloser, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
 	st, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
+		f.Close()
 		return nil, &NotRegularError{Kind: Kind(st.Mode())}
 	}
 	if st.Size() > limit {
+		f.Close()
 		return nil, &TooLargeError{Limit: limit}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit { // it grew while read
-		return nil, &TooLargeError{Limit: limit}
-	}
-	return data, nil
+	return &limited{f: f, left: limit, limit: limit}, nil
 }
+
+// limited reads a file through its limit: one byte past it is an error, not a short file.
+type limited struct {
+	f           *os.File
+	left, limit int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if int64(len(p))-1 > l.left { // at most one byte past the limit, to see it
+		p = p[:l.left+1]
+	}
+	n, err := l.f.Read(p)
+	if l.left -= int64(n); l.left < 0 { // it grew while read
+		return n + int(l.left), &TooLargeError{Limit: l.limit}
+	}
+	return n, err
+}
+
+func (l *limited) Close() error { return l.f.Close() }
 
 // Kind names what a file that is not a regular one is.
 func Kind(m os.FileMode) string {
