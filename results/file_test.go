@@ -1,6 +1,8 @@
 package results
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -80,4 +82,56 @@ func TestSaveDerivesFromCleanedCells(t *testing.T) {
 	if _, kept := back.Aggregates[0].Median["inf"]; kept || len(back.Notes) != 1 {
 		t.Errorf("a derived Inf is dropped without a note of its own: %v, notes %v", back.Aggregates[0].Median, back.Notes)
 	}
+}
+
+// recorded is a real run's file of the first format; Load converts it into every kind of field.
+const recorded = "../report/testdata/cloudrun-sqlite-quick.json"
+
+// rich is a recorded run, converted, with every list and map a file can hold filled.
+func rich(t *testing.T) *Results {
+	t.Helper()
+	r, err := Load(recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Notes = []string{"a note <with> what HTML escapes & more"}
+	r.Ceilings = map[string]backend.Ceiling{"gcsfuse": {ReadMiBs: 100, Method: "fake"}}
+	r.Crashes = []CrashRun{{Cell: scenario.Cell{Index: 0, Backend: "gcsfuse"}, Lost: 3, BackendStats: map[string]float64{"bucket_class_a": 2}}}
+	r.Merged = []MergedShard{}
+	return r
+}
+
+// A file is what json.Marshal writes, compact, though it is written a cell at a time.
+func TestSaveWritesWhatMarshalWrites(t *testing.T) {
+	dir := t.TempDir()
+	for name, edit := range map[string]func(*Results){
+		"every field":     func(*Results) {},
+		"no cells (null)": func(r *Results) { r.Cells = nil },
+		"no cells ([])":   func(r *Results) { r.Cells = []Cell{} },
+		"no scenario":     func(r *Results) { r.Scenario = nil },
+	} {
+		r := rich(t)
+		edit(r)
+		path := filepath.Join(dir, "r.json")
+		if err := r.Save(path, nil); err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(path)
+		if !bytes.Equal(got, append(want, '\n')) {
+			t.Errorf("%s: saved %d bytes, json.Marshal %d; first difference at %d", name, len(got), len(want)+1, firstDifference(got, want))
+		}
+	}
+}
+
+func firstDifference(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
