@@ -2,7 +2,6 @@ package results
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"strings"
 	"sync"
 
-	"persistlab/internal/readfile"
 	"persistlab/measure"
 )
 
@@ -227,43 +225,4 @@ func zeroNonFinite(v reflect.Value) int {
 		}
 	}
 	return n
-}
-
-// MaxResultsBytes bounds a results file read back: a full seed-000 protocol is a few MB, and
-// reading takes about five times the file's size in memory.
-const MaxResultsBytes = 128 << 20
-
-// Load reads a results file, converting the first format. Its aggregates are as the file holds
-// them: report.Load derives them anew with this version's code.
-func Load(path string) (*Results, error) {
-	data, err := readfile.Regular(path, MaxResultsBytes)
-	if err != nil {
-		return nil, fmt.Errorf("results %s: %w", path, err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("results %s: the file is empty", path)
-	}
-	var head struct {
-		Schema string `json:"schema"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("results %s: not a results file: %w", path, err)
-	}
-	var r *Results
-	switch head.Schema {
-	case Schema:
-		r = &Results{}
-		err = json.Unmarshal(data, r)
-	case schemaV1:
-		r, err = fromV1(data)
-	default:
-		return nil, fmt.Errorf("results %s: schema %q: this persistlab reads %q and %q", path, head.Schema, Schema, schemaV1)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("results %s: %w", path, err)
-	}
-	if r.Scenario == nil {
-		return nil, fmt.Errorf("results %s: no scenario: the file is incomplete", path)
-	}
-	return r, nil
 }
