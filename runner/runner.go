@@ -1,6 +1,7 @@
 // Package runner executes a scenario's plan: for every cell it starts the backend, hands the
 // workload its target and parameters, collects what the backend counted, stops everything, and
-// saves the results file before moving on, so an interrupted run keeps every finished cell. It
+// saves the results file as it goes (after every cell while saving is cheap beside the cells:
+// saver) and at the end, so an interrupted run keeps every finished cell. It
 // knows neither the workloads' nor the backends' internals: both come from their registries.
 package runner
 
@@ -75,7 +76,8 @@ func RunPlan(ctx context.Context, plan *scenario.Plan, opts Options) (*results.R
 		return nil, err
 	}
 	res := r.res
-	if err := res.Save(opts.Out, opts.Derive); err != nil {
+	saves := &saver{write: func() error { return res.Save(opts.Out, opts.Derive) }}
+	if err := saves.save(); err != nil {
 		return nil, err
 	}
 	if err := r.probeCeilings(ctx); err != nil {
@@ -84,7 +86,7 @@ func RunPlan(ctx context.Context, plan *scenario.Plan, opts Options) (*results.R
 			res.Status, res.Error = results.StatusInterrupted, context.Cause(ctx).Error()
 			err = fmt.Errorf("interrupted before the first cell: %w", err)
 		}
-		return res, errors.Join(err, res.Save(opts.Out, opts.Derive))
+		return res, errors.Join(err, saves.save())
 	}
 	cells := plan.Cells
 	progress := newProgress(opts.Progress, len(cells))
@@ -112,7 +114,7 @@ cells:
 			}
 			res.Cells = append(res.Cells, c)
 		}
-		if err := res.Save(opts.Out, opts.Derive); err != nil {
+		if err := saves.afterCell(); err != nil {
 			runErr = fmt.Errorf("stopped after %d of %d cells: %w", len(res.Cells)+len(res.Crashes), len(cells), err)
 			break
 		}
@@ -129,7 +131,7 @@ cells:
 	default:
 		res.Status = results.StatusComplete
 	}
-	if err := res.Save(opts.Out, opts.Derive); err != nil {
+	if err := saves.save(); err != nil { // every cell measured, whatever stopped the run
 		return res, saveElsewhere(res, opts.Out, opts.Derive, err)
 	}
 	return res, runErr

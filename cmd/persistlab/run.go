@@ -44,7 +44,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	fs.StringVar(&o.CrashAfter, "crash-after", "", "crash runs: kill at a random moment in this range of load, e.g. 1s..4s")
 	fs.BoolVar(&o.Quick, "quick", false, "the scenario's short variant (for demos and smoke tests)")
 	fs.BoolVar(&o.ShareBackend, "share-backend", false, "start each backend once per repeat and run its cells on it in order (later cells find earlier ones' cache)")
-	out := fs.String("out", "results.json", "results file, rewritten after every cell (an existing one only with --force)")
+	out := fs.String("out", "results.json", "results file, rewritten as cells finish and at the end (an existing one only with --force)")
 	force := fs.Bool("force", false, "replace an existing results file")
 	maxErrorRate := fs.Float64("max-error-rate", -1, "share of failed requests above which a row is marked and the run exits 4 (default: the scenario's, else 0.01)")
 	workDir := fs.String("workdir", "", "scratch directory for databases and logs (default: a new temporary one, removed after unless a cell failed)")
