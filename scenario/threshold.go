@@ -33,7 +33,8 @@ type Threshold struct {
 // MaxThresholds bounds a scenario's thresholds.
 const MaxThresholds = 100
 
-var thresholdRe = regexp.MustCompile(`^\s*([a-z][a-z0-9_]{0,63})(?:\[([A-Za-z0-9_ .-]{1,40})\])?\s*(<=|>=|==|!=|<|>)\s*([-+]?[0-9][0-9_]*(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)\s*(%|ns|us|µs|ms|s|m|h)?\s*$`)
+// A metric name may hold a dot before a digit, as fio's write_lat_p99.9_ms does.
+var thresholdRe = regexp.MustCompile(`^\s*([a-z](?:[a-z0-9_]|\.[0-9]){0,63})(?:\[([A-Za-z0-9_ .-]{1,40})\])?\s*(<=|>=|==|!=|<|>)\s*([-+]?[0-9][0-9_]*(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)\s*(%|ns|us|µs|ms|s|m|h)?\s*$`)
 
 const thresholdSyntax = `METRIC OP VALUE, like "p95_ms < 200ms", "error_rate < 1%", "lost_acked == 0" or "usd_per_month[S3] < 20" (OP one of < <= > >= == !=; a duration's unit converts it to the metric's; % is a share)`
 

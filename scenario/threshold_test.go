@@ -7,7 +7,7 @@ import (
 )
 
 func TestThresholdsReadAsK6Writes(t *testing.T) {
-	units := map[string]string{"p95_ms": "ms", "rate": "requests/s", "app_cpu_util": "share", "ok": "count", "errors": "count"}
+	units := map[string]string{"p95_ms": "ms", "rate": "requests/s", "app_cpu_util": "share", "ok": "count", "errors": "count", "write_lat_p99.9_ms": "ms"}
 	for _, tc := range []struct {
 		text, metric, op string
 		value            float64
@@ -24,6 +24,7 @@ func TestThresholdsReadAsK6Writes(t *testing.T) {
 		{"usd_per_month[S3] != 20", "usd_per_month", "!=", 20, false},
 		{"lost_acked == 0", "lost_acked", "==", 0, true},
 		{"recovery_ms < 2s", "recovery_ms", "<", 2000, true},
+		{"write_lat_p99.9_ms < 50ms", "write_lat_p99.9_ms", "<", 50, false},
 	} {
 		th, err := ParseThreshold(tc.text)
 		if err == nil {

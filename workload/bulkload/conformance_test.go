@@ -13,7 +13,6 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, Name, conformance.Options{
 		Fixed: map[string]string{"rows": "3000", "row_bytes": "300", "loaders": "2", "buffer_pool": "16MiB"},
 		// Drive reports the steady mean of every series it samples, two of them undeclared.
-		Gaps: conformance.Gaps{UndeclaredMetrics: []string{"steady_rows_per_s", "checkpoint_age_mib"}},
 		Result: func(t *testing.T, res *workload.Result) {
 			if m := res.Metrics; m["rows_loaded"] != 6000 || m["warnings"] != 0 || m["table_mib"] <= 0 {
 				t.Errorf("rows %v, warnings %v, table %v MiB", m["rows_loaded"], m["warnings"], m["table_mib"])

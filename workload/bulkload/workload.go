@@ -59,6 +59,8 @@ var Metrics = []workload.Metric{
 	{Name: "dirty_pct", Unit: "%", Help: "dirty pages in the buffer pool"},
 	{Name: "table_mib", Unit: "MiB", Help: "data_length + index_length of the loaded tables"},
 	{Name: "warnings", Unit: "count", Help: "MariaDB's warnings over every load: a malformed row is one"},
+	{Name: "steady_rows_per_s", Unit: "rows/s", HigherBetter: true, Help: "rows written per second over the load's steady middle (the first and last tenth of its samples left out)"},
+	{Name: "checkpoint_age_mib", Unit: "MiB", Help: "Innodb_checkpoint_age over the steady middle: redo written but not yet checkpointed"},
 }
 
 func init() {

@@ -48,20 +48,8 @@ type Options struct {
 	KillAfter time.Duration
 	// KillFixed are parameters over Fixed for the kill: a load long enough to be killed mid-way.
 	KillFixed map[string]string
-	// Gaps are what the workload is known to lack today. The suite passes over them, and fails
-	// when one is no longer true, so the list only shrinks.
-	Gaps Gaps
 	// Result, if set, checks what only this workload can promise of a brief cell's result.
 	Result func(t *testing.T, res *workload.Result)
-}
-
-// Gaps are known departures from the contract, named one by one.
-type Gaps struct {
-	// ParamsWithoutHelp are declared parameters that have no Help.
-	ParamsWithoutHelp []string
-	// UndeclaredMetrics are metrics a result carries that Info.Metrics does not declare (so the
-	// results file has no unit for them and a threshold on them is refused).
-	UndeclaredMetrics []string
 }
 
 // Timeouts of the suite: the whole of one part, and a killed instance's exit (crash.go's bound).
@@ -93,7 +81,7 @@ func Run(t *testing.T, name string, opts Options) {
 	}
 	becomeSubreaper(t)
 
-	t.Run("Declarations", func(t *testing.T) { checkDeclarations(t, info, opts.Gaps) })
+	t.Run("Declarations", func(t *testing.T) { checkDeclarations(t, info) })
 
 	wl, err := info.New(spec)
 	if err != nil {
@@ -148,7 +136,7 @@ func Run(t *testing.T, name string, opts Options) {
 		if err != nil {
 			t.Fatalf("Drive: %v", err)
 		}
-		checkResult(t, info, res, opts.Gaps, true)
+		checkResult(t, info, res, true)
 		if opts.Result != nil {
 			opts.Result(t, res)
 		}
@@ -239,7 +227,7 @@ func (c *cell) env(p workload.Params, self string) workload.Env {
 
 // checkDeclarations: every parameter has a name, a kind the scenario knows, help, and a default
 // its own declaration accepts; every metric a unit; no name twice.
-func checkDeclarations(t *testing.T, info workload.Info, gaps Gaps) {
+func checkDeclarations(t *testing.T, info workload.Info) {
 	kinds := []scenario.Kind{scenario.KindInt, scenario.KindFloat, scenario.KindSize, scenario.KindDuration,
 		scenario.KindBool, scenario.KindEnum, scenario.KindString}
 	seen := map[string]bool{}
@@ -258,22 +246,13 @@ func checkDeclarations(t *testing.T, info workload.Info, gaps Gaps) {
 		if p.Kind == scenario.KindEnum && len(p.Allowed) == 0 {
 			t.Errorf("parameter %s: an enum with no allowed values", p.Name)
 		}
-		known := slices.Contains(gaps.ParamsWithoutHelp, p.Name)
-		switch {
-		case strings.TrimSpace(p.Help) == "" && !known:
-			t.Errorf("parameter %s has no Help (users read it in `scenarios show` and in errors)", p.Name)
-		case strings.TrimSpace(p.Help) != "" && known:
-			t.Errorf("parameter %s has Help now: remove it from Gaps.ParamsWithoutHelp", p.Name)
+		if strings.TrimSpace(p.Help) == "" {
+			t.Errorf("parameter %s has no Help (users read it in `workloads` and in errors)", p.Name)
 		}
 		if p.Default != "" {
 			if err := p.Check("workload."+p.Name, p.Default); err != nil {
 				t.Errorf("parameter %s: its default is refused by its own declaration: %v", p.Name, err)
 			}
-		}
-	}
-	for _, name := range gaps.ParamsWithoutHelp {
-		if !seen[name] {
-			t.Errorf("Gaps.ParamsWithoutHelp names %s, which is not declared", name)
 		}
 	}
 	seenMetric := map[string]bool{}
@@ -298,16 +277,11 @@ func checkDeclarations(t *testing.T, info workload.Info, gaps Gaps) {
 			}
 		}
 	}
-	for _, name := range gaps.UndeclaredMetrics {
-		if seenMetric[name] {
-			t.Errorf("metric %s is declared now: remove it from Gaps.UndeclaredMetrics", name)
-		}
-	}
 }
 
-// checkResult: every metric declared (or a known gap), finite and not negative, a count whole;
+// checkResult: every metric declared, finite and not negative, a count whole;
 // counters not negative; series in time order and finite. A clean cell carries no error samples.
-func checkResult(t *testing.T, info workload.Info, res *workload.Result, gaps Gaps, clean bool) {
+func checkResult(t *testing.T, info workload.Info, res *workload.Result, clean bool) {
 	t.Helper()
 	if res == nil {
 		t.Fatal("a nil result without an error")
@@ -323,7 +297,7 @@ func checkResult(t *testing.T, info workload.Info, res *workload.Result, gaps Ga
 	for _, k := range sortedKeys(res.Metrics) {
 		v := res.Metrics[k]
 		unit, declared := units[k]
-		if !declared && !slices.Contains(gaps.UndeclaredMetrics, k) {
+		if !declared {
 			undeclared = append(undeclared, k)
 		}
 		switch {
@@ -426,7 +400,7 @@ func checkKill(t *testing.T, ctx context.Context, info workload.Info, wl workloa
 	// The instance's processes are gone once it exited: a crash run counts on it.
 	settle(t, before, "after Kill and Exited")
 
-	checkResult(t, info, load.res, opts.Gaps, false) // errors after the kill are expected
+	checkResult(t, info, load.res, false) // errors after the kill are expected
 	maxAcked := load.acks.Max()
 	if maxAcked <= 0 {
 		t.Fatalf("no write acknowledged in %v of load: nothing to check", opts.KillAfter)

@@ -74,10 +74,6 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, counter.Name, conformance.Options{
 		Fixed: map[string]string{"vus": "2"},
 		Self:  os.Args[0],
-		Gaps: conformance.Gaps{
-			ParamsWithoutHelp: []string{"method", "path"},
-			UndeclaredMetrics: []string{"count", "count_delta", "transport_errors", "max_acked", "app_cpu_s"},
-		},
 		Result: func(t *testing.T, res *workload.Result) {
 			m := res.Metrics
 			ok := m["ok"]

@@ -33,8 +33,8 @@ var Params = []scenario.Param{
 	{Name: "vus", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 10000, Unit: "VUs", Help: "virtual users (closed loop) or connections (open loop)"},
 	{Name: "mode", Kind: scenario.KindEnum, Default: ModeClosed, Allowed: []string{ModeClosed, ModeOpen}, Help: "closed: k6 constant-vus; open: constant arrival rate"},
 	{Name: "rate", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1e6, Unit: "requests/s", Help: "open loop: requests started per second"},
-	{Name: "method", Kind: scenario.KindEnum, Default: "POST", Allowed: []string{"GET", "POST", "PUT", "DELETE", "PATCH"}},
-	{Name: "path", Kind: scenario.KindString, Default: "/count_up"},
+	{Name: "method", Kind: scenario.KindEnum, Default: "POST", Allowed: []string{"GET", "POST", "PUT", "DELETE", "PATCH"}, Help: "the method of every request (seed 000: POST)"},
+	{Name: "path", Kind: scenario.KindString, Default: "/count_up", Help: "the path every request asks for (seed 000: /count_up)"},
 	{Name: "timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.001, Max: 3600, Help: "per request (k6's default 60s)"},
 	{Name: "cpu_per_request", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "the app's own CPU per request besides SQLite's (a framework's cost)"},
 	{Name: "max_conns", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "SQLite connection pool (0: Rails' 5)"},
@@ -52,6 +52,17 @@ var Metrics = []workload.Metric{
 	{Name: "errors", Unit: "count", Help: "answers other than 200, and requests without an answer"},
 	{Name: "lost_updates", Unit: "count", Help: "200 answers the counter does not reflect"},
 	{Name: "app_cpu_util", Unit: "share", Help: "the app's CPU time over the run, as a share of its CPUs"},
+	{Name: "app_cpu_s", Unit: "s", Help: "the app's CPU time over the run"},
+	{Name: "count", Unit: "count", Help: "answers timed in the latency figures (200 answers)"},
+	{Name: "count_delta", Unit: "count", Help: "what the counter grew by over the run, read from the database"},
+	{Name: "transport_errors", Unit: "count", Help: "requests without an answer (refused, reset, timed out)"},
+	{Name: "max_acked", Unit: "count", Help: "the highest count a 200 answer acknowledged"},
+	{Name: "late", Unit: "count", Help: "open loop: requests sent after their slot because every connection was busy (their latency counts from the slot)"},
+	{Name: "service_count", Unit: "count", Help: "open loop: answers timed from the actual send"},
+	{Name: "service_rate", Unit: "requests/s", HigherBetter: true, Help: "open loop: answers per second, timed from the actual send"},
+	{Name: "service_min_ms", Unit: "ms", Help: "open loop: service time, from the actual send (so without the wait for a free connection)"},
+	{Name: "service_med_ms", Unit: "ms"}, {Name: "service_avg_ms", Unit: "ms"}, {Name: "service_p90_ms", Unit: "ms"},
+	{Name: "service_p95_ms", Unit: "ms"}, {Name: "service_p99_ms", Unit: "ms"}, {Name: "service_max_ms", Unit: "ms"},
 }
 
 func init() {

@@ -20,13 +20,6 @@ func TestConformance(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			conformance.Run(t, Name, conformance.Options{
 				Fixed: fixed,
-				Gaps: conformance.Gaps{
-					ParamsWithoutHelp: []string{"numjobs", "iodepth", "fadvise_hint"},
-					// fio.Result reports these beside the declared ones.
-					UndeclaredMetrics: []string{"ios", "jobs", "servers", "read_bytes", "write_bytes",
-						"read_lat_max_ms", "read_lat_p50_ms", "read_lat_p90_ms", "read_lat_p95_ms", "read_lat_p99.9_ms",
-						"write_lat_max_ms", "write_lat_p50_ms", "write_lat_p90_ms", "write_lat_p95_ms", "write_lat_p99.9_ms"},
-				},
 				Result: func(t *testing.T, res *workload.Result) {
 					if res.Metrics["bytes"] <= 0 || res.Metrics["iops"] <= 0 {
 						t.Errorf("bytes %v, iops %v", res.Metrics["bytes"], res.Metrics["iops"])

@@ -36,8 +36,8 @@ var Params = []scenario.Param{
 	{Name: "file_size", Kind: scenario.KindSize, Default: "10MiB", Min: 1, Max: 1 << 40, Help: "size of each file"},
 	{Name: "size", Kind: scenario.KindSize, Default: "0", Min: 0, Max: 1 << 40, Help: "bytes each job moves (0: the file size, fio's default)"},
 	{Name: "nrfiles", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 100000, Help: "files per job (per_job layout)"},
-	{Name: "numjobs", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 4096},
-	{Name: "iodepth", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 65536},
+	{Name: "numjobs", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 4096, Help: "jobs (processes, or threads with thread) running the job at once"},
+	{Name: "iodepth", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 65536, Help: "I/Os each job keeps in flight (with an asynchronous engine)"},
 	{Name: "direct", Kind: scenario.KindBool, Default: "false", Help: "O_DIRECT"},
 	{Name: "engine", Kind: scenario.KindEnum, Default: "psync", Allowed: Engines, Help: "ioengine"},
 	{Name: "runtime", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 86400, Help: "stop after this long (0: when size is done)"},
@@ -46,7 +46,7 @@ var Params = []scenario.Param{
 	{Name: "fsync", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1 << 30, Help: "fsync after every N writes (0: never)"},
 	{Name: "thread", Kind: scenario.KindBool, Default: "false", Help: "jobs as threads, not processes"},
 	{Name: "invalidate", Kind: scenario.KindBool, Default: "true", Help: "drop the file's page cache before the job"},
-	{Name: "fadvise_hint", Kind: scenario.KindBool, Default: "true"},
+	{Name: "fadvise_hint", Kind: scenario.KindBool, Default: "true", Help: "tell the kernel the access pattern (posix_fadvise)"},
 	{Name: "allrandrepeat", Kind: scenario.KindBool, Default: "false", Help: "the same random offsets on every run"},
 	{Name: "servers", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 64, Help: "run the job on this many fio servers on loopback (client/server mode), each the whole job"},
 	{Name: "prefill", Kind: scenario.KindBool, Default: "false", Help: "lay the files out and sync them in a fio run of their own (create_only) before the measured one, so their write-back stays out of the measured seconds"},
@@ -54,7 +54,7 @@ var Params = []scenario.Param{
 }
 
 // Metrics are what a fio cell reports; latencies are total (fio's lat_ns), in ms.
-var Metrics = []workload.Metric{
+var Metrics = append([]workload.Metric{
 	{Name: "mib_s", Unit: "MiB/s", HigherBetter: true, Help: "read + write bandwidth"},
 	{Name: "iops", Unit: "IOPS", HigherBetter: true},
 	{Name: workload.ReadMiBs, Unit: "MiB/s", HigherBetter: true}, {Name: workload.WriteMiBs, Unit: "MiB/s", HigherBetter: true},
@@ -65,6 +65,21 @@ var Metrics = []workload.Metric{
 	{Name: "fsync_avg_ms", Unit: "ms"}, {Name: "fsyncs", Unit: "count"},
 	{Name: "bytes", Unit: "bytes", HigherBetter: true, Help: "bytes read and written"},
 	{Name: "cpu_util", Unit: "share", Help: "fio's own CPU (usr + sys) per job"},
+	{Name: "read_bytes", Unit: "bytes", HigherBetter: true}, {Name: "write_bytes", Unit: "bytes", HigherBetter: true},
+	{Name: "ios", Unit: "count", Help: "I/Os read and written"},
+	{Name: "jobs", Unit: "count", Help: "fio jobs that reported, over every server"},
+	{Name: "servers", Unit: "count", Help: "fio servers that reported (client/server mode)"},
+}, latencyMetrics()...)
+
+// latencyMetrics are each direction's latency percentiles and maximum, as fio's JSON gives them.
+func latencyMetrics() []workload.Metric {
+	var out []workload.Metric
+	for _, dir := range []string{"read", "write"} {
+		for _, p := range []string{"p50", "p90", "p95", "p99.9", "max"} {
+			out = append(out, workload.Metric{Name: dir + "_lat_" + p + "_ms", Unit: "ms"})
+		}
+	}
+	return out
 }
 
 func init() {

@@ -16,7 +16,6 @@ func TestConformance(t *testing.T) {
 		Fixed:     map[string]string{"files": "5", "changes": "20", "window": "5"},
 		KillFixed: map[string]string{"changes": "20000"},
 		Self:      os.Args[0], // TestMain answers `app gitcommit`
-		Gaps:      conformance.Gaps{UndeclaredMetrics: []string{"changes", "git_cpu_s"}},
 		Result: func(t *testing.T, res *workload.Result) {
 			m := res.Metrics
 			if m["changes"] != 20 || m["ok"]+m["unchanged"] != 20 || m["ok"] < 1 || m["repos"] < 1 {

@@ -62,6 +62,8 @@ var Metrics = []workload.Metric{
 	{Name: "worktree_mib", Unit: "MiB", Help: "disk use of the checked-out files"},
 	{Name: "as_files_mib", Unit: "MiB", Help: "every committed version kept as its own file instead (the seed's 79 MB), in blocks of the target"},
 	{Name: "git_cpu_util", Unit: "share", Help: "CPU of the driver and every git it ran, over the run, as a share of one CPU"},
+	{Name: "git_cpu_s", Unit: "s", Help: "CPU time of the driver and every git it ran"},
+	{Name: "changes", Unit: "count", Help: "changes made (the last change's number)"},
 }
 
 func init() {

@@ -12,10 +12,6 @@ import (
 	"persistlab/workload/conformance"
 )
 
-// The gaps the http workload shares with the counter: the load's metrics come from the counter's
-// driver (counter.ResultOf), which reports these without declaring them.
-var httpGaps = conformance.Gaps{UndeclaredMetrics: []string{"count", "transport_errors", "max_acked", "app_cpu_s"}}
-
 // The http workload on a local directory with seed 000's counter in Python (examples/python-counter,
 // as scenario cloudrun-sqlite-python-crash runs it): the app states what it acknowledged, so a
 // kill under load is checked too; and the same app loaded by the real k6 with a script of the user's.
@@ -32,7 +28,6 @@ func TestConformance(t *testing.T) {
 			Sections: counterApp,
 			Fixed: map[string]string{"vus": "2", "sqlite": "counter.db", "ready": "/count", "method": "POST", "path": "/count_up",
 				"ack": "count", "recover": "/count"},
-			Gaps: httpGaps,
 			Result: func(t *testing.T, res *workload.Result) {
 				if m := res.Metrics; m["ok"] < 1 || m["errors"] != 0 || m["max_acked"] < m["ok"] {
 					t.Errorf("ok %v, errors %v, max_acked %v", m["ok"], m["errors"], m["max_acked"])
@@ -54,7 +49,6 @@ func TestConformance(t *testing.T) {
 			Fixed:    map[string]string{"vus": "1", "ready": "/count", "k6_script": script},
 			// k6 refuses a duration under 1 s, and the warm-up is half of Drive.
 			Drive: 2 * time.Second,
-			Gaps:  conformance.Gaps{UndeclaredMetrics: []string{"count", "transport_errors", "app_cpu_s"}},
 			Result: func(t *testing.T, res *workload.Result) {
 				if m := res.Metrics; m["ok"] < 1 || m["errors"] != 0 {
 					t.Errorf("ok %v, errors %v", m["ok"], m["errors"])

@@ -64,9 +64,11 @@ func loadParams() []scenario.Param {
 	return out
 }
 
-// Metrics are the counter's but lost_updates, which only an app whose count persistlab reads can
-// report, and the k6 script's own checks.
-var Metrics = append(slices.DeleteFunc(slices.Clone(counter.Metrics), func(m workload.Metric) bool { return m.Name == "lost_updates" }),
+// Metrics are the counter's but lost_updates and count_delta, which only an app whose count
+// persistlab reads can report, and the k6 script's own checks.
+var Metrics = append(slices.DeleteFunc(slices.Clone(counter.Metrics), func(m workload.Metric) bool {
+	return m.Name == "lost_updates" || m.Name == "count_delta"
+}),
 	workload.Metric{Name: "checks_failed", Unit: "count", Help: "check() calls of the k6 script that failed (k6_script only)"},
 	workload.Metric{Name: "checks_passed", Unit: "count", Help: "check() calls of the k6 script that passed (k6_script only)"},
 	workload.Metric{Name: "dropped", Unit: "count", Help: "iterations k6's arrival-rate executor could not start because every VU was busy (k6_script in an open loop)"})
