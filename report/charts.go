@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"persistlab/backend"
 	"persistlab/results"
 )
 
@@ -56,7 +57,7 @@ func backendSeriesCharts(r *results.Results) []Chart {
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			key, ok := strings.CutPrefix(name, "backend.")
+			key, ok := strings.CutPrefix(name, backend.StatsSeriesPrefix)
 			if !ok {
 				continue
 			}

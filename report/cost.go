@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"persistlab/backend"
 	"persistlab/cost"
 	"persistlab/measure"
 	"persistlab/results"
@@ -69,12 +70,12 @@ func bucketRuns(cells []results.Cell, work WorkUnit) []bucketRun {
 	var out []bucketRun
 	for _, c := range cells {
 		units := work.units(c)
-		if _, ok := c.BackendStats["bucket_class_a"]; !ok || units <= 0 || c.ElapsedS <= 0 {
+		if _, ok := c.BackendStats[backend.BucketClassA]; !ok || units <= 0 || c.ElapsedS <= 0 {
 			continue
 		}
 		s := c.BackendStats
-		out = append(out, bucketRun{s["bucket_class_a"], s["bucket_class_b"], s["bucket_bytes_in"], s["bucket_bytes_out"],
-			s["bucket_throttled"], units, c.ElapsedS})
+		out = append(out, bucketRun{s[backend.BucketClassA], s[backend.BucketClassB], s[backend.BucketBytesIn], s[backend.BucketBytesOut],
+			s[backend.BucketThrottled], units, c.ElapsedS})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"persistlab/backend"
 	"persistlab/measure"
 	"persistlab/results"
 )
@@ -20,14 +21,14 @@ func summarizeCrashes(r *results.Results) {
 			if c.LoadS > 0 {
 				acked = append(acked, float64(c.OKBeforeKill)/c.LoadS)
 			}
-			if _, ok := c.BackendStats["bucket_class_a"]; ok && c.LoadS > 0 && c.OKBeforeKill > 0 {
-				aps = append(aps, c.BackendStats["bucket_class_a"]/c.LoadS)
-				bps = append(bps, c.BackendStats["bucket_class_b"]/c.LoadS)
-				perOKA = append(perOKA, c.BackendStats["bucket_class_a"]/float64(c.OKBeforeKill))
-				perOKB = append(perOKB, c.BackendStats["bucket_class_b"]/float64(c.OKBeforeKill))
-				opsA = append(opsA, c.BackendStats["bucket_class_a"])
-				opsB = append(opsB, c.BackendStats["bucket_class_b"])
-				priced = append(priced, pricedOps(priceLists(r), c.BackendStats["bucket_class_a"], c.BackendStats["bucket_class_b"]))
+			if _, ok := c.BackendStats[backend.BucketClassA]; ok && c.LoadS > 0 && c.OKBeforeKill > 0 {
+				aps = append(aps, c.BackendStats[backend.BucketClassA]/c.LoadS)
+				bps = append(bps, c.BackendStats[backend.BucketClassB]/c.LoadS)
+				perOKA = append(perOKA, c.BackendStats[backend.BucketClassA]/float64(c.OKBeforeKill))
+				perOKB = append(perOKB, c.BackendStats[backend.BucketClassB]/float64(c.OKBeforeKill))
+				opsA = append(opsA, c.BackendStats[backend.BucketClassA])
+				opsB = append(opsB, c.BackendStats[backend.BucketClassB])
+				priced = append(priced, pricedOps(priceLists(r), c.BackendStats[backend.BucketClassA], c.BackendStats[backend.BucketClassB]))
 			}
 			s.LostMin, s.LostMax = min(s.LostMin, c.Lost), max(s.LostMax, c.Lost)
 			lost = append(lost, float64(c.Lost))

@@ -157,7 +157,7 @@ func (l *cellLife) readings() func() map[string]float64 {
 			st := l.be.Stats()
 			for _, k := range keys {
 				if v, ok := st[k]; ok {
-					out["backend."+k] = v
+					out[backend.StatsSeries(k)] = v
 				}
 			}
 		}

@@ -424,7 +424,7 @@ func (g *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, erro
 	read := time.Since(t0)
 	mib := float64(g.probeSize) / (1 << 20)
 	return backend.Ceiling{ReadMiBs: mib / read.Seconds(), WriteMiBs: mib / write.Seconds(),
-		ReadBytesStat: "bucket_bytes_out", WriteBytesStat: "bucket_bytes_in",
+		ReadBytesStat: backend.BucketBytesOut, WriteBytesStat: backend.BucketBytesIn,
 		Method: fmt.Sprintf("%s written (1 MiB calls, then close) and read back through a fresh mount, gcsfuse over a lab bucket with the model off",
 			param.FormatSize(g.probeSize))}, true, nil
 }

@@ -144,8 +144,8 @@ func (b *Backend) Stats() backend.Stats {
 // SampledStats are the counters worth seeing over a cell: credits draining, throttling growing,
 // units billed, and the writes the volume received (a database's write operations per second).
 func (b *Backend) SampledStats() []string {
-	return []string{"volume_credit_ios", "volume_credit_mib", "volume_throttled_s", "volume_read_units", "volume_write_units",
-		"volume_write_ops", "volume_write_bytes"}
+	return []string{backend.VolumeCreditIOs, backend.VolumeCreditMiB, backend.VolumeThrottledS, backend.VolumeReadUnits, backend.VolumeWriteUnits,
+		backend.VolumeWriteOps, backend.VolumeWriteBytes}
 }
 
 // Stop unmounts and detaches everything; safe after a failed Start and twice.
@@ -212,7 +212,7 @@ func (b *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, erro
 	if err != nil {
 		return backend.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
 	}
-	c.ReadBytesStat, c.WriteBytesStat, c.ReadOpsStat, c.WriteOpsStat = "volume_read_bytes", "volume_write_bytes", "volume_read_ops", "volume_write_ops"
+	c.ReadBytesStat, c.WriteBytesStat, c.ReadOpsStat, c.WriteOpsStat = backend.VolumeReadBytes, backend.VolumeWriteBytes, backend.VolumeReadOps, backend.VolumeWriteOps
 	c.Method = fmt.Sprintf("%s with 1 MiB direct I/O, 4 at once, and 4 KiB direct I/O, 16 at once, on %s over the emulator with the model off", param.FormatSize(b.probeSize), cfg.FS)
 	probed.Store(key, c)
 	return c, true, nil

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"persistlab/backend"
 	"persistlab/param"
 )
 
@@ -96,8 +97,8 @@ func ModelFromOptions(opts map[string]string) (Model, error) {
 // Flatten gives the accounting as backend stats.
 func (a Accounting) Flatten() map[string]float64 {
 	return map[string]float64{
-		"bucket_class_a": float64(a.ClassA), "bucket_class_b": float64(a.ClassB), "bucket_free": float64(a.Free),
-		"bucket_bytes_in": float64(a.BytesIn), "bucket_bytes_out": float64(a.BytesOut),
-		"bucket_throttled": float64(a.Throttled), "bucket_errors": float64(a.Errors),
+		backend.BucketClassA: float64(a.ClassA), backend.BucketClassB: float64(a.ClassB), backend.BucketFree: float64(a.Free),
+		backend.BucketBytesIn: float64(a.BytesIn), backend.BucketBytesOut: float64(a.BytesOut),
+		backend.BucketThrottled: float64(a.Throttled), backend.BucketErrors: float64(a.Errors),
 	}
 }

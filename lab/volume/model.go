@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"persistlab/backend"
 )
 
 // Model decides when each I/O of an emulated volume completes: it counts the I/O in billing
@@ -37,15 +39,15 @@ type Counters struct {
 // Flatten names the counters for results files.
 func (c Counters) Flatten() map[string]float64 {
 	m := map[string]float64{
-		"volume_read_ops": c.ReadOps, "volume_write_ops": c.WriteOps, "volume_read_bytes": c.ReadBytes, "volume_write_bytes": c.WriteBytes,
-		"volume_read_units": c.ReadUnits, "volume_write_units": c.WriteUnits, "volume_flushes": c.Flushes, "volume_throttled_s": c.ThrottledS,
-		"volume_max_wait_s": c.MaxWaitS,
+		backend.VolumeReadOps: c.ReadOps, backend.VolumeWriteOps: c.WriteOps, backend.VolumeReadBytes: c.ReadBytes, backend.VolumeWriteBytes: c.WriteBytes,
+		backend.VolumeReadUnits: c.ReadUnits, backend.VolumeWriteUnits: c.WriteUnits, backend.VolumeFlushes: c.Flushes, backend.VolumeThrottledS: c.ThrottledS,
+		backend.VolumeMaxWaitS: c.MaxWaitS,
 	}
 	if c.CreditIOs >= 0 {
-		m["volume_credit_ios"] = c.CreditIOs
+		m[backend.VolumeCreditIOs] = c.CreditIOs
 	}
 	if c.CreditMiB >= 0 {
-		m["volume_credit_mib"] = c.CreditMiB
+		m[backend.VolumeCreditMiB] = c.CreditMiB
 	}
 	return m
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"persistlab/backend"
 	"persistlab/measure"
 	"persistlab/report"
 	"persistlab/results"
@@ -68,16 +69,16 @@ func bulkloadRates(r *results.Results) {
 			if c.Failure != "" || c.Backend != a.Backend || c.Point(r.Scenario.Sweep) != a.Point {
 				continue
 			}
-			if v, ok := steadyRate(c.Series["backend.volume_write_ops"]); ok {
+			if v, ok := steadyRate(c.Series[backend.StatsSeries(backend.VolumeWriteOps)]); ok {
 				ops = append(ops, v)
 			}
-			if v, ok := steadyRate(c.Series["backend.volume_write_bytes"]); ok {
+			if v, ok := steadyRate(c.Series[backend.StatsSeries(backend.VolumeWriteBytes)]); ok {
 				mibs = append(mibs, v/(1<<20))
 			}
 			// Seconds waited for the disk's tokens per second: how many I/Os its limits held
 			// at once on average (InnoDB flushes in bursts, which meet the limits while the
 			// mean rate stays below them).
-			if v, ok := steadyRate(c.Series["backend.volume_throttled_s"]); ok {
+			if v, ok := steadyRate(c.Series[backend.StatsSeries(backend.VolumeThrottledS)]); ok {
 				held = append(held, v)
 			}
 		}

@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"persistlab/backend"
 	"persistlab/report"
 	"persistlab/results"
 )
@@ -70,7 +71,7 @@ func creditSpentPerHour(r *results.Results, typ string) (float64, bool) {
 			if c.Backend != b || c.Failure != "" || report.CellParams(r, c)["layout"] != "distributed" {
 				continue
 			}
-			series := c.Series["backend.volume_credit_mib"]
+			series := c.Series[backend.StatsSeries(backend.VolumeCreditMiB)]
 			if len(series) < 2 {
 				continue
 			}
