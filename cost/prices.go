@@ -3,7 +3,12 @@
 // report all read the prices here.
 package cost
 
-import "persistlab/scenario"
+// Price is a price list for bucket operations, per 1,000 operations (a scenario's prices: entry).
+type Price struct {
+	Name          string  `yaml:"name" json:"name"`
+	ClassAPer1000 float64 `yaml:"class_a_per_1000" json:"class_a_per_1000"` // uploads, listings (S3: PUT, COPY, POST, LIST)
+	ClassBPer1000 float64 `yaml:"class_b_per_1000" json:"class_b_per_1000"` // reads (S3: GET)
+}
 
 // Published list prices per 1,000 operations, Standard storage.
 // GCS: class A $0.05 and class B $0.004 per 10,000 (cloud.google.com/storage/pricing, "Operations
@@ -18,7 +23,7 @@ const (
 )
 
 // DefaultPrices are the price lists a run uses unless its scenario names its own.
-var DefaultPrices = []scenario.Price{
+var DefaultPrices = []Price{
 	{Name: "GCS", ClassAPer1000: GCSClassAPer1000USD, ClassBPer1000: GCSClassBPer1000USD},
 	{Name: "S3", ClassAPer1000: S3PutListPer1000USD, ClassBPer1000: S3GetPer1000USD},
 }

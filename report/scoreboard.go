@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"persistlab/internal/provenance"
+	_ "persistlab/internal/provenance/scenarios" // the app figures (cpu_per_request fitted from seed 000)
 	"persistlab/results"
 )
 

@@ -20,6 +20,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"persistlab/cost"
 	"persistlab/internal/readfile"
 )
 
@@ -222,11 +223,7 @@ type Quick struct {
 }
 
 // Price is a price list for bucket operations, in USD per 1,000.
-type Price struct {
-	Name          string  `yaml:"name" json:"name"`
-	ClassAPer1000 float64 `yaml:"class_a_per_1000" json:"class_a_per_1000"` // uploads, listings (S3: PUT, COPY, POST, LIST)
-	ClassBPer1000 float64 `yaml:"class_b_per_1000" json:"class_b_per_1000"` // reads (S3: GET)
-}
+type Price = cost.Price
 
 // Crash says how crash runs go: Count crashes per backend and VU level, each killing the instance
 // at a uniformly random moment between After[0] and After[1] of load (drawn from Seed).

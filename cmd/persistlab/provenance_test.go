@@ -7,6 +7,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/internal/provenance"
+	"persistlab/internal/provenance/scenarios"
 )
 
 func TestProvenanceLabModelPrintsTheTables(t *testing.T) {
@@ -77,8 +78,8 @@ func TestProvenanceScenariosShow(t *testing.T) {
 // Every backend a scenario can name runs on a named model, or on none.
 func TestProvenanceEveryBackendHasAModel(t *testing.T) {
 	for _, name := range backend.Names() {
-		if _, ok := provenance.BackendModels[name]; !ok {
-			t.Errorf("backend %s: say which cloud model it runs on in provenance.BackendModels", name)
+		if _, ok := scenarios.BackendModels[name]; !ok {
+			t.Errorf("backend %s: say which cloud model it runs on in scenarios.BackendModels", name)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"persistlab/internal/provenance"
+	"persistlab/internal/provenance/scenarios"
 	"persistlab/scenario"
 )
 
@@ -60,7 +60,7 @@ func cmdScenariosShow(args []string, w io.Writer) error {
 	if !*prov {
 		return yaml.NewEncoder(w).Encode(s)
 	}
-	p, err := provenance.ForScenario(s)
+	p, err := scenarios.ForScenario(s)
 	if err != nil {
 		return err
 	}

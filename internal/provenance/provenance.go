@@ -5,9 +5,9 @@
 //
 // The models register their tables from their own packages (lab/bucket, lab/volume), beside the
 // constants they describe, and build each Value from the constant itself, so a table cannot say
-// one thing while the code does another; this package registers the app figures that scenarios
-// set (model "app"). A program sees a model's table once it links the model's package, as every
-// program that runs the model does.
+// one thing while the code does another; package provenance/scenarios registers the app figures
+// that scenarios set (model "app"), so that the lab links no scenario. A program sees a model's
+// table once it links the model's package, as every program that runs the model does.
 package provenance
 
 import (

@@ -16,6 +16,7 @@ import (
 
 	_ "persistlab/cost" // registers its table
 	"persistlab/internal/provenance"
+	provscenarios "persistlab/internal/provenance/scenarios" // registers the app table
 	"persistlab/lab/bucket"
 	_ "persistlab/lab/volume" // registers its table
 	"persistlab/scenario"
@@ -336,7 +337,7 @@ func TestProvenanceFittedFromSeeds(t *testing.T) {
 
 // The CPU per request is what the seed's table gives: 20 VUs over the Litestream average at 20.
 func TestProvenanceCPUFitMatchesTheSeedTable(t *testing.T) {
-	vus, avg, err := provenance.Seed000LitestreamAt20()
+	vus, avg, err := provscenarios.Seed000LitestreamAt20()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +444,7 @@ func TestProvenanceScenarios(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := provenance.ForScenario(s)
+		p, err := provscenarios.ForScenario(s)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -465,7 +466,7 @@ func TestProvenanceScenarios(t *testing.T) {
 	}
 	calibration := func(name string) map[string][]string {
 		s, _ := scenario.Load(name)
-		p, err := provenance.ForScenario(s)
+		p, err := provscenarios.ForScenario(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -488,7 +489,7 @@ func TestProvenanceScenarios(t *testing.T) {
 	}
 	// A scenario of another seed runs the seed-003 figure as a prediction.
 	s, _ := scenario.Load("cloudrun-sqlite")
-	p, _ := provenance.ForScenario(s)
+	p, _ := provscenarios.ForScenario(s)
 	if len(p.Tables) == 0 || len(p.Tables[0].Elsewhere) == 0 {
 		t.Error("cloudrun-sqlite: the stream bandwidth fitted from seed 003 is not shown as a prediction here")
 	}

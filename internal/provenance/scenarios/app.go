@@ -1,4 +1,7 @@
-package provenance
+// Package scenarios holds the provenance read from the built-in scenarios: the app figures their
+// files set, and what figures each scenario runs with. It links the scenario package, which the
+// provenance tables themselves (lab, cost) must not.
+package scenarios
 
 import (
 	"fmt"
@@ -7,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"persistlab/internal/provenance"
 	"persistlab/scenario"
 )
 
@@ -15,40 +19,40 @@ import (
 // table shows what the scenarios set. Every built-in scenario was read for numbers taken from a
 // seed's results rather than its configuration; cpu_per_request is the one.
 
-func init() { Register(Model{Name: "app", Figures: appFigures}) }
+func init() { provenance.Register(provenance.Model{Name: "app", Figures: appFigures}) }
 
 // appFigure is an app figure before its value is read: the parameter, the scenario that holds
 // it, and its provenance.
 type appFigure struct {
 	param, home string
-	fig         func(value string) Figure
+	fig         func(value string) provenance.Figure
 }
 
 var appTable = []appFigure{
-	{param: "cpu_per_request", home: "cloudrun-sqlite", fig: func(v string) Figure {
-		return Figure{Name: "CPU burnt per request by the Go counter", Kind: Fitted, FittedFrom: "000",
+	{param: "cpu_per_request", home: "cloudrun-sqlite", fig: func(v string) provenance.Figure {
+		return provenance.Figure{Name: "CPU burnt per request by the Go counter", Kind: provenance.Fitted, FittedFrom: "000",
 			Source: "seed 000's Litestream table: " + seed000CPUFit() + "; the seed's vCPU ran at ~100% (docs/design.md, \"Modelling the app's own CPU\")",
 			Moves:  "every latency and rate of the Go counter: avg ≈ VUs × CPU per request once the CPU saturates, so seed 000's slopes (ms per VU), maxima and rates; --cpu-per-request 0s shows storage alone"}
 	}},
-	{param: "threads", home: "cloudrun-sqlite", fig: func(v string) Figure {
-		return Figure{Name: "requests served at once (Puma's threads)", Kind: Published,
+	{param: "threads", home: "cloudrun-sqlite", fig: func(v string) provenance.Figure {
+		return provenance.Figure{Name: "requests served at once (Puma's threads)", Kind: provenance.Published,
 			Source: `Rails 8's generated config/puma.rb: threads_count = ENV.fetch("RAILS_MAX_THREADS", 3) (railties' app template; seen in generated apps, code search 2026-11-24); the seed's stack, not its results`,
 			Moves:  "queueing in the app and how SQLite transactions overlap (WAL checkpoints), so the tails and the gcsfuse cost per VU"}
 	}},
-	{param: "gvl", home: "cloudrun-sqlite", fig: func(v string) Figure {
-		return Figure{Name: "one SQLite statement at a time (Ruby's GVL)", Kind: Assumed,
+	{param: "gvl", home: "cloudrun-sqlite", fig: func(v string) provenance.Figure {
+		return provenance.Figure{Name: "one SQLite statement at a time (Ruby's GVL)", Kind: provenance.Assumed,
 			Source: "sqlite3-ruby steps each statement holding Ruby's global VM lock, so the seed's Rails app ran one statement at a time; modelled as one lock over each statement (docs/design.md, \"Checkpoint starvation without the GVL\"), not measured on the seed's Cloud Run",
 			Moves:  "whether WAL checkpoints complete under load on gcsfuse (without it they starve: far fewer requests/s, tails of seconds)"}
 	}},
-	{param: "buffer_pool", home: "cloudsql-bulkload", fig: func(v string) Figure {
-		return Figure{Name: "InnoDB buffer pool (scaled down)", Kind: Assumed,
+	{param: "buffer_pool", home: "cloudsql-bulkload", fig: func(v string) provenance.Figure {
+		return provenance.Figure{Name: "InnoDB buffer pool (scaled down)", Kind: provenance.Assumed,
 			Source: "scaled with the data so the 2 GB table stays several times the pool, as the seed's 43 GB table (its stated data, its configuration) was to its 7.5 GB instance's pool; Cloud SQL's own pool size for db-n1-standard-2 is not modelled",
 			Moves:  "how many pages InnoDB flushes per row loaded, so write operations/s and pages written per write (seed 001's scores)"}
 	}},
 }
 
-func appFigures() []Figure {
-	var out []Figure
+func appFigures() []provenance.Figure {
+	var out []provenance.Figure
 	for _, a := range appTable {
 		// A home scenario that no longer sets its parameter shows here, and fails the tests.
 		v := "unset: scenario " + a.home + " does not set it"
@@ -116,8 +120,8 @@ func Seed000LitestreamAt20() (vus, avgMs float64, err error) {
 
 // appUses is the app figures a workload with these parameters runs with. A fitted figure set to
 // another value is no longer the fitted one: it is off, with the value noted.
-func appUses(params map[string]string, sweep scenario.Sweep) []Use {
-	m, ok := Lookup("app")
+func appUses(params map[string]string, sweep scenario.Sweep) []provenance.Use {
+	m, ok := provenance.Lookup("app")
 	if !ok {
 		return nil
 	}
@@ -127,10 +131,10 @@ func appUses(params map[string]string, sweep scenario.Sweep) []Use {
 			swept[p] = a.Text
 		}
 	}
-	var out []Use
+	var out []provenance.Use
 	for _, f := range m.Figures() {
 		param := strings.TrimPrefix(f.Go, "workload.")
-		u := Use{Figure: f}
+		u := provenance.Use{Figure: f}
 		if text, ok := swept[param]; ok {
 			u.Note = "swept here: " + text
 			out = append(out, u)
@@ -142,7 +146,7 @@ func appUses(params map[string]string, sweep scenario.Sweep) []Use {
 		}
 		if !sameValue(v, f.Value) {
 			u.Note = "set to " + v + " here, not the table's " + f.Value
-			u.Off = f.Kind == Fitted
+			u.Off = f.Kind == provenance.Fitted
 		}
 		out = append(out, u)
 	}

@@ -1,4 +1,4 @@
-package provenance
+package scenarios
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"persistlab/internal/provenance"
 	"persistlab/scenario"
 )
 
@@ -22,13 +23,13 @@ var BackendModels = map[string]string{
 
 // Entry is one backend entry of a scenario and the figures its cells run with.
 type Entry struct {
-	ID      string `json:"id"` // the entry's label, or its backend's name
-	Backend string `json:"backend"`
-	Model   string `json:"model,omitempty"` // "" when no cloud model is in its way
-	Note    string `json:"note,omitempty"`  // why no model, when none
-	Figures []Use  `json:"figures,omitempty"`
+	ID      string           `json:"id"` // the entry's label, or its backend's name
+	Backend string           `json:"backend"`
+	Model   string           `json:"model,omitempty"` // "" when no cloud model is in its way
+	Note    string           `json:"note,omitempty"`  // why no model, when none
+	Figures []provenance.Use `json:"figures,omitempty"`
 	// Workload is the app figures its cells run with (its fixed parameters).
-	Workload []Use `json:"workload,omitempty"`
+	Workload []provenance.Use `json:"workload,omitempty"`
 }
 
 // Table is one of the seed's published tables and the figures fitted from seeds that set the
@@ -38,9 +39,9 @@ type Table struct {
 	Source  string `json:"source"`
 	Found   bool   `json:"found"` // the scenario has an entry of that name
 	// Calibration: in effect and fitted from this same seed; what they set is not a match.
-	Calibration []Use `json:"calibration,omitempty"`
+	Calibration []provenance.Use `json:"calibration,omitempty"`
 	// Elsewhere: in effect and fitted from another seed: predictions here.
-	Elsewhere []Use `json:"elsewhere,omitempty"`
+	Elsewhere []provenance.Use `json:"elsewhere,omitempty"`
 }
 
 // Scenario is the provenance of a scenario's figures.
@@ -67,12 +68,12 @@ func ForScenario(s *scenario.Spec) (*Scenario, error) {
 		case b.Name == "gcsfuse" && b.Options["endpoint"] != "":
 			e.Note = "no lab model: an external bucket (option endpoint)"
 		default:
-			m, ok := Lookup(model)
+			m, ok := provenance.Lookup(model)
 			if !ok {
 				return nil, fmt.Errorf("backend %q: model %q is not registered (its package is not linked)", b.Name, model)
 			}
 			e.Model = model
-			uses := Uses(m.Figures())
+			uses := provenance.Uses(m.Figures())
 			if m.For != nil {
 				var err error
 				if uses, err = m.For(b.Options); err != nil {
@@ -91,8 +92,8 @@ func ForScenario(s *scenario.Spec) (*Scenario, error) {
 				continue
 			}
 			t.Found = true
-			for _, u := range append(append([]Use{}, e.Figures...), e.Workload...) {
-				if u.Off || u.Kind != Fitted {
+			for _, u := range append(append([]provenance.Use{}, e.Figures...), e.Workload...) {
+				if u.Off || u.Kind != provenance.Fitted {
 					continue
 				}
 				if u.FittedFrom == s.Seed {
@@ -152,7 +153,7 @@ func (sc *Scenario) Print(w io.Writer) error {
 		fmt.Fprintln(w, "\nno seed: nothing here is scored, so nothing is calibration")
 		return nil
 	}
-	fitted := FittedFrom(sc.Seed)
+	fitted := provenance.FittedFrom(sc.Seed)
 	var names []string
 	for _, f := range fitted {
 		names = append(names, fmt.Sprintf("%s %s (%s)", f.Model, f.Go, f.Value))
@@ -187,7 +188,7 @@ func (sc *Scenario) Print(w io.Writer) error {
 
 // renderUses is figures as indented aligned rows: name, value (or off), kind, the code that
 // holds it and any note (sources: persistlab lab model; a calibration's, under its table).
-func renderUses(uses []Use, indent string) string {
+func renderUses(uses []provenance.Use, indent string) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, u := range uses {
@@ -196,7 +197,7 @@ func renderUses(uses []Use, indent string) string {
 			value = "off"
 		}
 		kind := string(u.Kind)
-		if u.Kind == Fitted {
+		if u.Kind == provenance.Fitted {
 			kind += " from seed " + u.FittedFrom
 		}
 		line := indent + u.Name + "\t" + value + "\t" + kind + "\t" + u.Go
@@ -210,7 +211,7 @@ func renderUses(uses []Use, indent string) string {
 }
 
 // allOff says whether every use is off for one reason, and that reason.
-func allOff(uses []Use) (string, bool) {
+func allOff(uses []provenance.Use) (string, bool) {
 	if len(uses) == 0 {
 		return "", false
 	}
