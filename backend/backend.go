@@ -182,9 +182,6 @@ type Info struct {
 	// bounds, unit and help. New refuses any other name and any value its Param refuses.
 	Options []param.Param
 	New     Factory
-	// Undeclared says the backend declares no options and checks them itself (CheckOptions): a
-	// test's fake, registered with Register.
-	Undeclared bool
 }
 
 var registry = map[string]Info{}
@@ -197,10 +194,6 @@ func RegisterInfo(info Info) {
 	}
 	registry[info.Name] = info
 }
-
-// Register makes a backend that declares no options available by name: its factory checks them
-// itself. For tests' fakes; persistlab's backends declare theirs with RegisterInfo.
-func Register(name string, f Factory) { RegisterInfo(Info{Name: name, New: f, Undeclared: true}) }
 
 // Names lists the registered backends.
 func Names() []string {
@@ -230,10 +223,8 @@ func New(name string, env Env) (Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !info.Undeclared {
-		if err := info.CheckOptions(env.Options); err != nil {
-			return nil, err
-		}
+	if err := info.CheckOptions(env.Options); err != nil {
+		return nil, err
 	}
 	return info.New(env)
 }
@@ -257,25 +248,6 @@ func (info Info) CheckOptions(opts map[string]string) error {
 		}
 		if err := p.Check("options."+k, opts[k]); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// CheckOptions rejects option names outside allowed, naming the backend, option and choices: for
-// a backend registered with Register, which declares none.
-func CheckOptions(backend string, opts map[string]string, allowed ...string) error {
-	for k, v := range opts {
-		ok := false
-		for _, a := range allowed {
-			ok = ok || k == a
-		}
-		if !ok {
-			choices := "none"
-			if len(allowed) > 0 {
-				choices = strings.Join(allowed, ", ")
-			}
-			return fmt.Errorf("backend %q: option %q (value %q) is unknown: options are %s", backend, k, v, choices)
 		}
 	}
 	return nil

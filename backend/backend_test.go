@@ -19,8 +19,8 @@ func TestEveryOptionIsDeclared(t *testing.T) {
 	kinds := []param.Kind{param.KindInt, param.KindFloat, param.KindSize, param.KindDuration, param.KindBool, param.KindEnum, param.KindString}
 	for _, name := range backend.Names() {
 		info, err := backend.Lookup(name)
-		if err != nil || info.Undeclared {
-			continue // a test's fake
+		if err != nil {
+			t.Fatal(err)
 		}
 		if info.Description == "" || info.New == nil || len(info.Options) == 0 {
 			t.Errorf("%s: no description, factory or options: %+v", name, info)
@@ -56,9 +56,6 @@ func TestOptionsAreCheckedBeforeTheBackend(t *testing.T) {
 	bad := map[param.Kind]string{param.KindInt: "1.5", param.KindFloat: "NaN", param.KindSize: "4x", param.KindDuration: "soon", param.KindBool: "maybe", param.KindEnum: "no-such-value"}
 	for _, name := range backend.Names() {
 		info, _ := backend.Lookup(name)
-		if info.Undeclared {
-			continue
-		}
 		refused := func(opts map[string]string, field, value string) {
 			t.Helper()
 			_, err := backend.New(name, backend.Env{WorkDir: t.TempDir(), Options: opts})
@@ -96,20 +93,5 @@ func TestBuiltinScenariosOptionsAreDeclared(t *testing.T) {
 				t.Errorf("%s backends[%d]: %v", n, i, err)
 			}
 		}
-	}
-}
-
-// A backend registered without declared options checks its own: the registry passes them on.
-func TestUndeclaredOptionsReachTheBackend(t *testing.T) {
-	var got map[string]string
-	backend.Register("fake-undeclared", func(env backend.Env) (backend.Backend, error) {
-		got = env.Options
-		return nil, backend.CheckOptions("fake-undeclared", env.Options, "speed")
-	})
-	if _, err := backend.New("fake-undeclared", backend.Env{Options: map[string]string{"speed": "2"}}); err != nil || got["speed"] != "2" {
-		t.Errorf("%v %v", err, got)
-	}
-	if _, err := backend.New("fake-undeclared", backend.Env{Options: map[string]string{"sped": "2"}}); err == nil || !strings.Contains(err.Error(), `option "sped"`) {
-		t.Errorf("%v", err)
 	}
 }

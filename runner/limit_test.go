@@ -122,7 +122,7 @@ func cpuGroupOf(pid int) string {
 }
 
 func init() {
-	backend.Register("fakehelped", func(env backend.Env) (backend.Backend, error) { return &fakeHelped{env: env}, nil })
+	backend.RegisterInfo(backend.Info{Name: "fakehelped", New: func(env backend.Env) (backend.Backend, error) { return &fakeHelped{env: env}, nil }})
 	workload.Register(workload.Info{
 		Name:  "fakebusy",
 		Timed: true,

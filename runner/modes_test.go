@@ -17,6 +17,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -266,20 +267,13 @@ func (in *ackedInstance) Stop(context.Context) error {
 }
 
 func init() {
-	newVolume := func(env backend.Env) (*fakeVolume, error) {
-		if err := backend.CheckOptions("fakevolume", env.Options, "fail"); err != nil {
-			return nil, err
-		}
+	fail := []param.Param{{Name: "fail", Kind: param.KindEnum, Allowed: []string{"add", "recover"}, Help: "the step that fails"}}
+	backend.RegisterInfo(backend.Info{Name: "fakevolume", Options: fail, New: func(env backend.Env) (backend.Backend, error) {
 		return &fakeVolume{fakeBackend: fakeBackend{env: env}}, nil
-	}
-	backend.Register("fakevolume", func(env backend.Env) (backend.Backend, error) { return newVolume(env) })
-	backend.Register("fakereplica", func(env backend.Env) (backend.Backend, error) {
-		v, err := newVolume(env)
-		if err != nil {
-			return nil, err
-		}
-		return &fakeReplica{*v}, nil
-	})
+	}})
+	backend.RegisterInfo(backend.Info{Name: "fakereplica", Options: fail, New: func(env backend.Env) (backend.Backend, error) {
+		return &fakeReplica{fakeVolume{fakeBackend: fakeBackend{env: env}}}, nil
+	}})
 	count := func(name string, def string, max float64) scenario.Param {
 		return scenario.Param{Name: name, Kind: scenario.KindInt, Default: def, Min: -1, Max: max}
 	}

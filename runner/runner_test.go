@@ -14,6 +14,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/results"
 	"persistlab/scenario"
 	"persistlab/workload"
@@ -100,12 +101,8 @@ func (f *fakeInstance) Stop(context.Context) error {
 }
 
 func init() {
-	backend.Register("fakedisk", func(env backend.Env) (backend.Backend, error) {
-		if err := backend.CheckOptions("fakedisk", env.Options, "speed"); err != nil {
-			return nil, err
-		}
-		return &fakeBackend{env: env}, nil
-	})
+	backend.RegisterInfo(backend.Info{Name: "fakedisk", Options: []param.Param{{Name: "speed", Kind: param.KindString, Help: "any text"}},
+		New: func(env backend.Env) (backend.Backend, error) { return &fakeBackend{env: env}, nil }})
 	workload.Register(workload.Info{
 		Name: "fake",
 		Params: []scenario.Param{
@@ -194,7 +191,7 @@ func TestWhatIsKnowableIsCheckedBeforeTheFirstCell(t *testing.T) {
 	}{
 		"a workload's own check of one point": {fakeSpec("1,13", scenario.BackendSpec{Name: "fakedisk"}), "workload.n (at n=13)"},
 		"the second backend's option": {fakeSpec("1", scenario.BackendSpec{Name: "fakedisk", Label: "a"},
-			scenario.BackendSpec{Name: "fakedisk", Label: "b", Options: map[string]string{"sped": "2"}}), "backends[1]"},
+			scenario.BackendSpec{Name: "fakedisk", Label: "b", Options: map[string]string{"sped": "2"}}), "backends[1].options.sped"},
 		"a duration the workload does not use": {func() *scenario.Spec {
 			s := fakeSpec("1", scenario.BackendSpec{Name: "fakedisk"})
 			s.Duration = scenario.Duration(time.Second)
@@ -280,9 +277,9 @@ func (b *fakeProbed) ProbeCeiling(context.Context) (backend.Ceiling, bool, error
 }
 
 func init() {
-	backend.Register("fakeprobed", func(env backend.Env) (backend.Backend, error) {
+	backend.RegisterInfo(backend.Info{Name: "fakeprobed", New: func(env backend.Env) (backend.Backend, error) {
 		return &fakeProbed{fakeBackend{env: env}}, nil
-	})
+	}})
 	workload.Register(workload.Info{
 		Name:    "fakebulk",
 		Params:  []scenario.Param{{Name: "n", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 100}},
@@ -326,9 +323,9 @@ func (b *fakeSampled) Stats() backend.Stats {
 }
 
 func init() {
-	backend.Register("fakesampled", func(env backend.Env) (backend.Backend, error) {
+	backend.RegisterInfo(backend.Info{Name: "fakesampled", New: func(env backend.Env) (backend.Backend, error) {
 		return &fakeSampled{fakeBackend: fakeBackend{env: env}}, nil
-	})
+	}})
 }
 
 // A backend's sampled counters become series of the cell, in time order, from the measured run.

@@ -28,11 +28,7 @@ func cmdBackends(args []string, w io.Writer) error {
 			return err
 		}
 		b := block{name: name, about: info.Description}
-		if info.Undeclared {
-			b.notes = append(b.notes, "options: not declared; the backend checks its own")
-		} else {
-			b.tables = append(b.tables, paramTable("option", info.Options))
-		}
+		b.tables = append(b.tables, paramTable("option", info.Options))
 		blocks = append(blocks, b)
 	}
 	return writeBlocks(w, blocks, markdown)
