@@ -11,14 +11,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
 
 	"persistlab/backend"
 	"persistlab/internal/cgroup"
-	"persistlab/internal/mounts"
 	"persistlab/internal/proc"
 	"persistlab/internal/sysinfo"
 	"persistlab/results"
@@ -172,46 +170,6 @@ func saveElsewhere(res *results.Results, out string, derive func(*results.Result
 		os.Remove(out)
 	}
 	return e
-}
-
-// probeCeilings measures, once per backend entry whose lab part runs on this machine, what that part
-// moves with the model off, when the workload moves bulk data: the report flags rows near it. A
-// probe that fails is a note, not a failed run: the cells say for themselves whether the backend works.
-func (r *run) probeCeilings(ctx context.Context) error {
-	if !r.info.MovesBulk() {
-		return nil
-	}
-	for i, entry := range r.spec.Backends {
-		dir := filepath.Join(r.opts.WorkDir, fmt.Sprintf("ceiling-%d", i))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		be, err := backend.New(entry.Name, backend.Env{WorkDir: dir, CPUs: r.res.Placement.AppCPUs, Options: entry.Options, Needs: r.info.Needs})
-		prober, ok := be.(backend.CeilingProber)
-		if err != nil || !ok {
-			os.RemoveAll(dir)
-			continue
-		}
-		if r.opts.Progress != nil {
-			fmt.Fprintf(r.opts.Progress, "measuring the lab's own ceiling for backend %s (model off)\n", entry.ID())
-		}
-		c, ok, err := prober.ProbeCeiling(ctx)
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case err != nil:
-			r.res.Notes = append(r.res.Notes, fmt.Sprintf("backend %s: the lab's ceiling could not be measured: %v", entry.ID(), err))
-		case ok:
-			if r.res.Ceilings == nil {
-				r.res.Ceilings = map[string]backend.Ceiling{}
-			}
-			r.res.Ceilings[entry.ID()] = c
-		}
-		if len(mounts.Under(dir)) == 0 { // a mount still attached is never removed under it
-			os.RemoveAll(dir)
-		}
-	}
-	return r.res.Save(r.opts.Out, r.opts.Derive)
 }
 
 // measureCell runs one cell of a mode other than crash runs.

@@ -1,0 +1,104 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"persistlab/backend"
+	"persistlab/internal/mounts"
+	"persistlab/scenario"
+)
+
+// LabBoundShare is the share of the lab's own ceiling at which a volume's published limit is
+// flagged before the first cell: a cell that reaches the limit would measure this machine.
+const LabBoundShare = 0.8
+
+// probeCeilings measures, once per backend entry of the plan whose lab part runs on this machine,
+// what that part moves with the model off: for every entry when the workload moves bulk data
+// (the report flags rows near it), and for every entry with a volume model in effect, whose
+// published limits are flagged before the first cell when the lab cannot reach them. A probe that
+// fails is a note, not a failed run: the cells say for themselves whether the backend works.
+func (r *run) probeCeilings(ctx context.Context) error {
+	for i, entry := range r.spec.Backends {
+		model, modelled := backend.VolumeModelOf(entry.Name, entry.Options)
+		if !r.inPlan(entry.ID()) || !(r.info.MovesBulk() || modelled) {
+			continue
+		}
+		dir := filepath.Join(r.opts.WorkDir, fmt.Sprintf("ceiling-%d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		be, err := backend.New(entry.Name, backend.Env{WorkDir: dir, CPUs: r.res.Placement.AppCPUs, Options: entry.Options, Needs: r.info.Needs})
+		prober, ok := be.(backend.CeilingProber)
+		if err != nil || !ok {
+			os.RemoveAll(dir)
+			continue
+		}
+		if r.opts.Progress != nil {
+			fmt.Fprintf(r.opts.Progress, "measuring the lab's own ceiling for backend %s (model off)\n", entry.ID())
+		}
+		c, ok, err := prober.ProbeCeiling(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			r.res.Notes = append(r.res.Notes, fmt.Sprintf("backend %s: the lab's ceiling could not be measured: %v", entry.ID(), err))
+		case ok:
+			if r.res.Ceilings == nil {
+				r.res.Ceilings = map[string]backend.Ceiling{}
+			}
+			r.res.Ceilings[entry.ID()] = c
+			if modelled {
+				r.flagLabBound(entry, model, c)
+			}
+		}
+		if len(mounts.Under(dir)) == 0 { // a mount still attached is never removed under it
+			os.RemoveAll(dir)
+		}
+	}
+	return r.res.Save(r.opts.Out, r.opts.Derive)
+}
+
+// inPlan says whether any cell of the plan (a shard's share) runs on backend entry id.
+func (r *run) inPlan(id string) bool {
+	for _, c := range r.plan.Cells {
+		if c.Backend == id {
+			return true
+		}
+	}
+	return false
+}
+
+// flagLabBound notes, and says on the terminal, each published write limit of a volume that
+// reaches LabBoundShare of what the emulator moved here with the model off: a cell near that
+// limit is bound by this machine, so its figures say nothing of the volume.
+func (r *run) flagLabBound(entry scenario.BackendSpec, m backend.VolumeModel, c backend.Ceiling) {
+	if note := LabBound(entry.ID(), m, c); note != "" {
+		r.res.Notes = append(r.res.Notes, note)
+		if r.opts.Progress != nil {
+			fmt.Fprintln(r.opts.Progress, "warning: "+note)
+		}
+	}
+}
+
+// LabBound is the note for a volume entry whose published write limits reach LabBoundShare of the
+// lab's ceiling c; "" when the lab can emulate them. IOPS are compared at 4 KiB, one billing unit
+// each.
+func LabBound(id string, m backend.VolumeModel, c backend.Ceiling) string {
+	var over []string
+	if c.WriteIOPS > 0 && m.WriteIOPS >= LabBoundShare*c.WriteIOPS {
+		over = append(over, fmt.Sprintf("%.0f write IOPS against the emulator's %.0f at 4 KiB", m.WriteIOPS, c.WriteIOPS))
+	}
+	if c.WriteMiBs > 0 && m.WriteMiBps >= LabBoundShare*c.WriteMiBs {
+		over = append(over, fmt.Sprintf("%.0f MiB/s against its %.0f", m.WriteMiBps, c.WriteMiBs))
+	}
+	switch len(over) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("backend %s is lab-bound: its published %s on this machine (model off); cells near that limit measure this machine, not the volume", id, over[0])
+	}
+	return fmt.Sprintf("backend %s is lab-bound: its published %s, and %s, on this machine (model off); cells near those limits measure this machine, not the volume", id, over[0], over[1])
+}
