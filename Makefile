@@ -29,12 +29,14 @@ bench: setup build
 	$(GO) run ./bench/fio --persistlab $(BIN)
 	$(GO) run ./bench/lab
 	$(GO) run ./bench/volume
+	$(BIN) lab volumes
 
 # The lab's own ceilings, model off: the bucket (JSON API and a gcsfuse mount, each way) and the
 # emulated volume beside a plain loop device and this machine's disk (benchmarks, not tests).
-lab-bench: setup
+lab-bench: setup build
 	$(GO) run ./bench/lab
 	$(GO) run ./bench/volume
+	$(BIN) lab volumes
 
 clean:
 	rm -rf bin out

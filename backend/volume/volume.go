@@ -58,7 +58,7 @@ func Model(options map[string]string) (backend.VolumeModel, bool) {
 // Options are the backend's options: a volume's (lab/volume), and ceiling_probe.
 var Options = append(slices.Clone(volume.Options), param.Param{Name: "ceiling_probe", Kind: param.KindSize,
 	Default: param.FormatSize(DefaultCeilingProbe), Min: 0, Max: MaxCeilingProbe, Unit: "bytes",
-	Help: "bytes written and read back on a volume of the same type with the model off before the first cell of a workload that moves bulk data: the emulator's own ceiling here (0: no probe)"})
+	Help: "bytes written and read back on a volume of the same type with the model off before the first cell: the emulator's own ceiling here, against which the volume's published limits are flagged when the lab cannot reach them (0: no probe)"})
 
 // Backend is one emulated volume, made fresh for each cell.
 type Backend struct {

@@ -47,6 +47,7 @@ func commands() []command {
 		{name: "load", args: "--url URL [flags]", summary: "drive HTTP load at any endpoint on loopback", run: cmdLoad, signals: true},
 		{name: "lab serve", args: "[flags]", summary: "run the emulated GCS bucket alone", run: cmdLabServe, signals: true},
 		{name: "lab volume", args: "--type T --size S --mount DIR", summary: "an emulated cloud volume for your own tools", run: cmdLabVolume},
+		{name: "lab volumes", args: "[--probe 512MiB]", summary: "which volume types the emulator gives at their published maximum here", run: cmdLabVolumes},
 		{name: "lab model", args: "[app|bucket|prices|volume|all] [--markdown]", summary: "each model figure: published, assumed or fitted", run: toStdout(cmdLabModel)},
 	}
 }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"persistlab/backend"
+	"persistlab/internal/leftover"
+	"persistlab/internal/proc"
+	"persistlab/lab/volume"
+	"persistlab/param"
+	"persistlab/runner"
+)
+
+// cmdLabVolumes measures the volume emulator's own ceiling on this machine (model off), then
+// says for every volume type whether the emulator gives its published maximum here and, if not,
+// up to which size it does: a run on a volume beyond that measures this machine, not the volume.
+func cmdLabVolumes(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("lab volumes", flag.ContinueOnError)
+	size := fs.String("probe", "512MiB", "bytes the probe writes and reads")
+	if rest, err := parseInterspersed(fs, args); err != nil {
+		return err
+	} else if len(rest) > 0 {
+		return fmt.Errorf("lab volumes: want no arguments, got %q", rest)
+	}
+	lock, err := leftover.CreateTemp("", "persistlab-volumes-", leftover.Run{PID: os.Getpid(), Started: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	proc.NotifyStarts(lock.Record)
+	defer proc.NotifyStarts(nil)
+	c, probeErr := probeVolumeCeiling(ctx, lock.Dir(), *size)
+	if !lock.Release() {
+		os.RemoveAll(lock.Dir())
+	}
+	if probeErr != nil {
+		return fmt.Errorf("lab volumes: %w", probeErr)
+	}
+	return writeReaches(os.Stdout, c)
+}
+
+// probeVolumeCeiling is the volume backend's own ceiling probe, in dir.
+func probeVolumeCeiling(ctx context.Context, dir, size string) (backend.Ceiling, error) {
+	be, err := backend.New("volume", backend.Env{WorkDir: dir, Options: map[string]string{"type": "gp2", "size": "100GiB", "ceiling_probe": size}})
+	if err != nil {
+		return backend.Ceiling{}, err
+	}
+	prober, ok := be.(backend.CeilingProber)
+	if !ok {
+		return backend.Ceiling{}, fmt.Errorf("the volume backend measures no ceiling")
+	}
+	c, ok, err := prober.ProbeCeiling(ctx)
+	if err == nil && !ok {
+		err = fmt.Errorf("--probe %s: nothing measured", size)
+	}
+	return c, err
+}
+
+// writeReaches prints the catalog against ceiling c.
+func writeReaches(w io.Writer, c backend.Ceiling) error {
+	fmt.Fprintf(w, "the volume emulator on this machine, model off: %.0f write IOPS at 4 KiB, %.0f MiB/s of writes (%s)\n", c.WriteIOPS, c.WriteMiBs, c.Method)
+	fmt.Fprintf(w, "a type's published maximum is reached here when its peak writes stay under %.0f%% of both\n\n", 100*runner.LabBoundShare)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "type\tpublished maximum\twrite IOPS\tMiB/s\there\tthe largest reached here\t")
+	for _, r := range volume.Reaches(c.WriteIOPS, c.WriteMiBs, runner.LabBoundShare) {
+		here, upto := "yes", ""
+		switch {
+		case !r.AtMax && r.UptoOK:
+			here, upto = "no", fmt.Sprintf("%s (%s: %.0f IOPS, %.0f MiB/s)", param.FormatSize(r.Upto.SizeBytes), provisioned(r.Upto), r.UptoIOPS, r.UptoMiB)
+		case !r.AtMax:
+			here, upto = "no", "none: not even the smallest"
+		}
+		fmt.Fprintf(tw, "%s\t%s, %s\t%.0f\t%.0f\t%s\t%s\t\n", r.Type, param.FormatSize(r.Max.SizeBytes), provisioned(r.Max), r.MaxIOPS, r.MaxMiB, here, upto)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "\nPersistent Disk's figures grow with its size without bound here: its caps are per VM (the volume option instance sets one).")
+	return err
+}
+
+// provisioned says what a spec provisions beyond its size.
+func provisioned(s volume.Spec) string {
+	switch {
+	case s.ProvisionedIOPS > 0 && s.ProvisionedMiBps > 0:
+		return fmt.Sprintf("%.0f IOPS and %.0f MiB/s provisioned", s.ProvisionedIOPS, s.ProvisionedMiBps)
+	case s.ProvisionedIOPS > 0:
+		return fmt.Sprintf("%.0f IOPS provisioned", s.ProvisionedIOPS)
+	case s.ProvisionedMiBps > 0:
+		return fmt.Sprintf("%.0f MiB/s provisioned", s.ProvisionedMiBps)
+	}
+	return "by size"
+}
