@@ -115,6 +115,9 @@ func differences(a, b *results.Results) []string {
 		if a.Scenario.Sweep.Has(k) || b.Scenario.Sweep.Has(k) {
 			continue // a swept parameter is compared point by point
 		}
+		if unknownTo(a, pa, k) || unknownTo(b, pb, k) {
+			continue // a file of another version or workload, which had no such parameter
+		}
 		if pa[k] != pb[k] {
 			diff = append(diff, fmt.Sprintf("%s: %q against %q", k, pa[k], pb[k]))
 		}
@@ -125,6 +128,13 @@ func differences(a, b *results.Results) []string {
 		out = append(out, fmt.Sprintf("duration %s against %s", a.Scenario.Duration, b.Scenario.Duration))
 	}
 	return out
+}
+
+// unknownTo says whether r's run had no parameter k: its file records its parameters' defaults,
+// and k is neither among them nor fixed (a parameter a later version added).
+func unknownTo(r *results.Results, fixed map[string]string, k string) bool {
+	_, known := fixed[k]
+	return len(r.Defaults) > 0 && !known
 }
 
 func values(cells []results.Cell, get func(results.Cell) float64) []float64 {

@@ -63,6 +63,13 @@ func TestCompareWarnsAboutDifferentExperiments(t *testing.T) {
 	if strings.Contains(out.String(), "warning") {
 		t.Errorf("warning for a default written out:\n%s", out.String())
 	}
+	// A parameter the older file's version did not have (the runner's cpus, say) is no difference.
+	b.Defaults["cpus"] = "0"
+	out.Reset()
+	WriteComparison(&out, "a.json", "b.json", a, b)
+	if strings.Contains(out.String(), "warning") {
+		t.Errorf("warning for a parameter one version lacks:\n%s", out.String())
+	}
 	b.Scenario.Workload.Params["rate"] = "50"
 	out.Reset()
 	WriteComparison(&out, "a.json", "b.json", a, b)

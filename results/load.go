@@ -88,7 +88,7 @@ func readSchema(path string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("not a results file: %w", err)
 		}
-		if key != "schema" {
+		if !strings.EqualFold(key, "schema") { // as json.Unmarshal matches a field
 			if err := skipValue(dec); err != nil {
 				return "", fmt.Errorf("not a results file: field %s: %w", key, err)
 			}

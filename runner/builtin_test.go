@@ -117,8 +117,12 @@ func TestSubSecondK6RunRefusedBeforeAnyCell(t *testing.T) {
 // No workload declares a parameter of the runner's (cpus, instances, cpu_quota, cpu_period): it
 // would shadow the runner's declaration, and the workload would be reading what the runner owns.
 func TestEveryWorkloadLeavesTheRunnersParametersToIt(t *testing.T) {
-	if clashes := runner.KnobClashes(); len(clashes) > 0 {
-		t.Errorf("workloads declaring the runner's parameters: %v", clashes)
+	for name, params := range workload.Declared() {
+		for _, p := range params {
+			if runner.IsKnob(p.Name) {
+				t.Errorf("workload %s declares the runner's parameter %s", name, p.Name)
+			}
+		}
 	}
 	known := runner.Known()
 	for name, params := range known.Workloads {

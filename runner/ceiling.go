@@ -21,6 +21,7 @@ const LabBoundShare = 0.8
 // published limits are flagged before the first cell when the lab cannot reach them. A probe that
 // fails is a note, not a failed run: the cells say for themselves whether the backend works.
 func (r *run) probeCeilings(ctx context.Context) error {
+	probed := false
 	for i, entry := range r.spec.Backends {
 		model, modelled := backend.VolumeModelOf(entry.Name, entry.Options)
 		if !r.inPlan(entry.ID()) || !(r.info.MovesBulk() || modelled) {
@@ -39,6 +40,7 @@ func (r *run) probeCeilings(ctx context.Context) error {
 		if r.opts.Progress != nil {
 			fmt.Fprintf(r.opts.Progress, "measuring the lab's own ceiling for backend %s (model off)\n", entry.ID())
 		}
+		probed = true
 		c, ok, err := prober.ProbeCeiling(ctx)
 		switch {
 		case ctx.Err() != nil:
@@ -58,7 +60,10 @@ func (r *run) probeCeilings(ctx context.Context) error {
 			os.RemoveAll(dir)
 		}
 	}
-	return r.res.Save(r.opts.Out, r.opts.Derive)
+	if !probed {
+		return nil
+	}
+	return r.res.Save(r.opts.Out, r.opts.Derive) // what was measured, before the first cell
 }
 
 // inPlan says whether any cell of the plan (a shard's share) runs on backend entry id.

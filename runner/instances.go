@@ -34,8 +34,8 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 	defer life.close(ctx, &out.Failure)
 	multi, ok := life.be.(backend.MultiInstance)
 	inspector, inspects := r.wl.(workload.Inspector)
-	if !ok || !inspects {
-		return fail(fmt.Errorf("backend %s or workload %s cannot run several instances", cell.Backend, r.info.Name))
+	if !ok || !inspects { // checkModes and checkBackends refuse this before the first cell
+		return fail(fmt.Errorf("internal error: instances cell on backend %s (MultiInstance %v), workload %s (Inspector %v)", cell.Backend, ok, r.info.Name, inspects))
 	}
 	first, err := life.startBackend(ctx)
 	if err != nil {
@@ -79,6 +79,11 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 	wg.Wait()
 	out.BackendStats = statsDelta(statsBefore, life.be.Stats())
 	throttledAfter := life.throttling()
+	for i, err := range errs {
+		if err != nil {
+			errs[i] = fmt.Errorf("instance %d of %d: %w", i+1, n, err)
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fail(err)
 	}

@@ -3,7 +3,6 @@ package runner
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
@@ -19,7 +18,7 @@ import (
 // Wrap, and several instances as shares of the load (workload.Sharer).
 const (
 	CPUsParam      = "cpus"
-	InstancesParam = "instances"
+	InstancesParam = scenario.InstancesParam // also the scenario's top-level instances:
 	QuotaParam     = "cpu_quota"
 	PeriodParam    = "cpu_period"
 )
@@ -49,21 +48,6 @@ func Known() scenario.Known {
 		PriceLists: cost.PriceListNames(), Backends: backend.Names()}
 }
 
-// KnobClashes names each registered workload that declares one of the runner's parameters itself
-// (it would be shadowed), for a test that keeps them apart.
-func KnobClashes() []string {
-	var out []string
-	for name, params := range workload.Declared() {
-		for _, p := range params {
-			if IsKnob(p.Name) {
-				out = append(out, name+"."+p.Name)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Metrics the runner adds to a cell whatever its workload: the machine's load, several
 // instances' lost updates, a CPU limit's throttling.
 var RunnerMetrics = []workload.Metric{
@@ -74,6 +58,16 @@ var RunnerMetrics = []workload.Metric{
 	{Name: ThrottledPeriodsMetric, Unit: "count", Help: "CFS periods in which an instance ran out of cpu_quota"},
 	{Name: ThrottledShareMetric, Unit: "share", Help: "of the periods an instance was runnable in, those it was throttled in"},
 	{Name: ThrottledSecondsMetric, Unit: "s", Help: "the instances' threads' time waiting for the next CFS period"},
+}
+
+// runnerUnit is the unit RunnerMetrics declares for name.
+func runnerUnit(name string) string {
+	for _, m := range RunnerMetrics {
+		if m.Name == name {
+			return m.Unit
+		}
+	}
+	return ""
 }
 
 // declaredMetrics is every workload's metrics with the runner's beside them.

@@ -82,7 +82,9 @@ func (r *run) recordThrottling(before, after cgroup.Throttling, metrics map[stri
 		metrics[ThrottledShareMetric] = metrics[ThrottledPeriodsMetric] / float64(periods)
 	}
 	metrics[ThrottledSecondsMetric] = (after.Waited - before.Waited).Seconds()
-	r.res.Units[ThrottledPeriodsMetric], r.res.Units[ThrottledShareMetric], r.res.Units[ThrottledSecondsMetric] = "count", "share", "s"
+	for _, name := range []string{ThrottledPeriodsMetric, ThrottledShareMetric, ThrottledSecondsMetric} {
+		r.res.Units[name] = runnerUnit(name)
+	}
 }
 
 // removeLimits removes the cell's CPU limits once their processes are gone.

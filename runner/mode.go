@@ -13,10 +13,10 @@ import (
 type Mode int
 
 const (
-	ModeSteady    Mode = iota // one instance on a backend of its own, driven for the duration
-	ModeShared                // as steady, on a backend consecutive cells share (share_backend)
-	ModeCrash                 // the instance is killed during load and recovered (crash:)
-	ModeInstances             // several instances share one backend, the load split (instances:)
+	ModeSteady        Mode = iota // one instance on a backend of its own, driven for the duration
+	ModeSharedBackend             // as steady, on a backend consecutive cells share (share_backend)
+	ModeCrash                     // the instance is killed during load and recovered (crash:)
+	ModeInstances                 // several instances share one backend, the load split (instances:)
 )
 
 func (m Mode) String() string {
@@ -32,7 +32,7 @@ func (r *run) modeOf(cell scenario.Cell) Mode {
 	case knobsOf(cell.Resolved).instances > 1:
 		return ModeInstances
 	case r.spec.ShareBackend:
-		return ModeShared
+		return ModeSharedBackend
 	}
 	return ModeSteady
 }

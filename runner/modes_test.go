@@ -625,7 +625,7 @@ func TestEachCellHasOneMode(t *testing.T) {
 		t.Errorf("modes %v, want %v", modes, want)
 	}
 	spec.ShareBackend = true
-	if m := r.modeOf(plan.Cells[0]); m != ModeShared {
+	if m := r.modeOf(plan.Cells[0]); m != ModeSharedBackend {
 		t.Errorf("share_backend, one instance: %v", m)
 	}
 	spec.ShareBackend, spec.Crash = false, &scenario.Crash{Count: 1}

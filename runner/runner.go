@@ -177,7 +177,7 @@ func (r *run) measureCell(ctx context.Context, cell scenario.Cell, mode Mode) re
 	switch mode {
 	case ModeInstances:
 		return r.instancesCell(ctx, cell, knobsOf(cell.Resolved).instances)
-	case ModeShared:
+	case ModeSharedBackend:
 		return r.sharedCell(ctx, cell)
 	}
 	return r.steadyCell(ctx, cell)

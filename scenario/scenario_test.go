@@ -546,13 +546,15 @@ func TestInstancesIsAModeAtTheTop(t *testing.T) {
 		strings.Replace(base, "{name: gcsfuse}", "{name: gcsfuse, params: {instances: 3}}", 1): "backends[0].params.instances",
 		strings.Replace(base, "instances: 2", "instances: 9", 1):                               "instances",
 		base + "crash: {count: 2}\n":                                                           "crash",
+		base + "share_backend: true\n":                                                         "share_backend",
 	} {
 		if err := parse(text).Validate(known); !errors.As(err, &fe) || fe.Field != field {
 			t.Errorf("%s: %v, want an error naming %s", text, err, field)
 		}
 	}
-	for _, o := range []Overrides{{Set: []string{"instances=3"}}, {Sweep: []string{"instances=3"}}} {
-		s := parse(base)
+	quick := base + "quick:\n  sweep:\n    instances: [3]\n"
+	for _, o := range []Overrides{{Set: []string{"instances=3"}}, {Sweep: []string{"instances=3"}}, {Quick: true}} {
+		s := parse(quick)
 		if err := s.Apply(o); err != nil {
 			t.Fatal(err)
 		}

@@ -203,6 +203,9 @@ func (s *Spec) Validate(known Known) error {
 	if s.ShareBackend && s.Crash != nil {
 		return fail("share_backend", "true", "false for crash runs (each crash needs an instance of its own)")
 	}
+	if s.ShareBackend && s.Instances > 1 {
+		return fail("share_backend", "true", "false with instances: each multi-instance cell mounts its own instances")
+	}
 	if c := s.Crash; c != nil {
 		if v, _ := w.Param(InstancesParam); v != "" && v != "0" && v != "1" {
 			return fail("crash", "with workload.instances "+v, "crash runs of one instance (leave out crash or instances)")
@@ -330,6 +333,9 @@ func (s *Spec) Apply(o Overrides) error {
 			s.Crash.Count = q.Crashes
 		}
 		for _, a := range q.Sweep {
+			for _, n := range a.Params() {
+				s.unsetTopLevel(n)
+			}
 			s.Sweep.Set(a)
 		}
 		for k, v := range q.Params {

@@ -7,6 +7,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -252,7 +253,9 @@ const LatencyHistogram = "latency"
 
 // Merge joins several instances' results of one cell: metrics and counters add up, histograms
 // merge by name and their figures are recomputed from the merged histogram (a sum of medians means
-// nothing), errors are concatenated, and elapsed time and the last write are the latest.
+// nothing), errors are concatenated, elapsed time and the last write are the latest, and a fact
+// is kept only where every instance states the same (one instance's "3 of 40 checks failed" is
+// not the cell's).
 func Merge(parts []*Result) *Result {
 	merged := NewResult()
 	for _, res := range parts {
@@ -269,14 +272,16 @@ func Merge(parts []*Result) *Result {
 			}
 			merged.Histograms[name].Merge(h)
 		}
-		for k, v := range res.Facts {
-			if _, ok := merged.Facts[k]; !ok {
-				merged.Facts[k] = v
-			}
-		}
 		merged.Errors = append(merged.Errors, res.Errors...)
 		if res.LastWrite.After(merged.LastWrite) {
 			merged.LastWrite = res.LastWrite
+		}
+	}
+	if len(parts) > 0 {
+		for k, v := range parts[0].Facts {
+			if slices.IndexFunc(parts, func(p *Result) bool { return p.Facts[k] != v }) < 0 {
+				merged.Facts[k] = v
+			}
 		}
 	}
 	for name, h := range merged.Histograms {

@@ -128,6 +128,9 @@ func TestTwoInstancesOnOneGCSFuseDatabase(t *testing.T) {
 	if c.M("instances") != 2 || c.M("ok") == 0 || c.M("count_delta") < 0 || c.M("count_delta") > c.M("ok")+float64(vusOf(c.Cell)) || c.Facts["integrity"] == "" {
 		t.Errorf("instances %v, ok %v, count grew %v, integrity %q", c.M("instances"), c.M("ok"), c.M("count_delta"), c.Facts["integrity"])
 	}
+	if _, ok := c.Metrics["app_cpu_util"]; !ok || c.M("app_cpu_util") <= 0 || c.M("app_cpu_s") <= 0 {
+		t.Errorf("the instances' CPU: app_cpu_util %v, app_cpu_s %v", c.Metrics["app_cpu_util"], c.M("app_cpu_s"))
+	}
 	if !strings.Contains(stdout, "gcsfuse shared by 2 instances at once") {
 		t.Errorf("no verdict on sharing:\n%s", stdout)
 	}

@@ -62,6 +62,9 @@ type limited struct {
 }
 
 func (l *limited) Read(p []byte) (int, error) {
+	if l.left < 0 { // already past the limit
+		return 0, &TooLargeError{Limit: l.limit}
+	}
 	if int64(len(p))-1 > l.left { // at most one byte past the limit, to see it
 		p = p[:l.left+1]
 	}

@@ -61,4 +61,11 @@ func TestOpenRefusesAFileThatGrowsWhileRead(t *testing.T) {
 	if !errors.As(err, &tl) || len(data) > 6 || !strings.HasPrefix("0123456789", string(data)) {
 		t.Errorf("read %q, %v", data, err)
 	}
+	// A reader asked again (bufio may) gives nothing more and the same refusal, never a count
+	// below 0.
+	for i := 0; i < 2; i++ {
+		if n, err := f.Read(make([]byte, 4)); n != 0 || !errors.As(err, &tl) {
+			t.Errorf("read again: %d, %v", n, err)
+		}
+	}
 }

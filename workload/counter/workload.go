@@ -182,11 +182,11 @@ func (w *Workload) CheckShare(p workload.Params, n int) error {
 	if err != nil {
 		return err
 	}
-	return CheckShare(s.vus, p["vus"], n)
+	return CheckVUsPerInstance(s.vus, p["vus"], n)
 }
 
-// CheckShare refuses fewer VUs than instances (vus is as written, for the message).
-func CheckShare(vus int, written string, n int) error {
+// CheckVUsPerInstance refuses fewer VUs than instances (vus is as written, for the message).
+func CheckVUsPerInstance(vus int, written string, n int) error {
 	if vus < n {
 		return &scenario.FieldError{Field: "workload.vus", Value: written, Allowed: fmt.Sprintf("at least one VU per instance (%d): the VUs are split between the instances", n)}
 	}
@@ -196,12 +196,14 @@ func CheckShare(vus int, written string, n int) error {
 // MergeShares implements workload.Merger: the highest count any instance acknowledged, not their
 // sum, and the app's CPU share over the whole cell.
 func (w *Workload) MergeShares(merged *workload.Result, parts []*workload.Result) {
-	MergeShares(merged, parts)
+	JoinInstanceFigures(merged, parts)
 }
 
-// MergeShares is the counter's joining of its instances' figures, for workloads that report them.
-func MergeShares(merged *workload.Result, parts []*workload.Result) {
+// JoinInstanceFigures is the counter's joining of its instances' figures, for every workload that
+// reports them (http).
+func JoinInstanceFigures(merged *workload.Result, parts []*workload.Result) {
 	delete(merged.Metrics, "max_acked")
+	delete(merged.Metrics, "app_cpu_util")
 	var cpuTime float64 // CPU share x seconds, summed: each instance's share is of the same CPUs
 	for _, p := range parts {
 		if v, ok := p.Metrics["max_acked"]; ok {
@@ -209,7 +211,7 @@ func MergeShares(merged *workload.Result, parts []*workload.Result) {
 		}
 		cpuTime += p.Metrics["app_cpu_util"] * p.Elapsed.Seconds()
 	}
-	if _, ok := merged.Metrics["app_cpu_util"]; ok && merged.Elapsed > 0 {
+	if merged.Elapsed > 0 {
 		merged.Metrics["app_cpu_util"] = cpuTime / merged.Elapsed.Seconds()
 	}
 }
@@ -353,6 +355,7 @@ func (in *instance) DriveShare(ctx context.Context, d time.Duration, share workl
 	cpuAfter, _ := proc.CPUTime(in.child.Pid())
 	out := in.result(r)
 	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
+	out.Metrics["app_cpu_util"] = CPUUtil(cpuAfter-cpuBefore, r.Elapsed, in.cpus)
 	return out, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -217,6 +219,29 @@ func TestFioRunsBehindTheTargetsWrap(t *testing.T) {
 	}
 	if data, err := os.ReadFile(marker); err != nil || string(data) != "wrapped\n" {
 		t.Errorf("the wrap ran %q (%v), want once", data, err)
+	}
+}
+
+// fio runs on the cell's CPUs (the runner's cpus), the emulated instance's wrap inside them.
+func TestFioRunsOnTheCellsCPUs(t *testing.T) {
+	w, err := New(scenario.Workload{Type: Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := runtime.NumCPU() - 1
+	marker := filepath.Join(t.TempDir(), "cpus")
+	wrap := []string{"/bin/sh", "-c", `grep Cpus_allowed_list /proc/self/status >> "$0" && exec "$@"`, marker}
+	p := cellParams(map[string]string{"rw": "write", "file_size": "1MiB"})
+	in, err := w.Start(context.Background(), workload.Env{Target: backend.Target{Dir: t.TempDir(), Wrap: wrap}, CellDir: t.TempDir(), Params: p, CPUs: []int{cpu}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Stop(context.Background())
+	if _, err := in.Drive(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(marker); err != nil || strings.TrimSpace(strings.TrimPrefix(string(data), "Cpus_allowed_list:")) != strconv.Itoa(cpu) {
+		t.Errorf("fio's CPUs %q (%v), want %d", data, err, cpu)
 	}
 }
 

@@ -570,12 +570,12 @@ func (w *Workload) CheckShare(p workload.Params, n int) error {
 	if err != nil {
 		return err
 	}
-	return counter.CheckShare(s.vus, p["vus"], n)
+	return counter.CheckVUsPerInstance(s.vus, p["vus"], n)
 }
 
 // MergeShares implements workload.Merger, as the counter joins its instances' figures.
 func (w *Workload) MergeShares(merged *workload.Result, parts []*workload.Result) {
-	counter.MergeShares(merged, parts)
+	counter.JoinInstanceFigures(merged, parts)
 }
 
 func (w *Workload) Check(ctx context.Context, p workload.Params) error {

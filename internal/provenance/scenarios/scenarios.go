@@ -62,7 +62,7 @@ func ForScenario(s *scenario.Spec) (*Scenario, error) {
 		model, known := BackendModels[b.Name]
 		switch {
 		case !known:
-			return nil, fmt.Errorf("backend %q: no cloud model named for it (provenance.BackendModels)", b.Name)
+			return nil, fmt.Errorf("backend %q: no cloud model named for it (scenarios.BackendModels)", b.Name)
 		case model == "":
 			e.Note = "no cloud model: " + map[string]string{"local": "this machine's own disk, the reference", "mysql": "a server the user already has"}[b.Name]
 		case b.Name == "gcsfuse" && b.Options["endpoint"] != "":
