@@ -80,6 +80,12 @@ type Write struct {
 	Bytes         int64
 }
 
+// InstanceWrapper is a backend that runs its emulated instance in a cgroup of its own (a volume's
+// instance memory), its programs put there by Target.Wrap.
+type InstanceWrapper interface {
+	WrapsInstance() bool
+}
+
 // CeilingProber is a backend whose lab part (the emulated bucket or volume) runs on this machine:
 // it measures what that part moves with the cloud model off, so a result near it can be flagged
 // as bound by this machine rather than by the model. A backend on a real cloud service has no

@@ -62,6 +62,29 @@ func within(target backend.Target, c *cgroup.CPU) (backend.Target, error) {
 	return target, nil
 }
 
+// cpuIsV2 is cgroup.CPUIsV2; tests stand in for a machine of the other version.
+var cpuIsV2 = cgroup.CPUIsV2
+
+// checkQuotaBeside refuses, before the first cell, a CPU limit on the cells of backend entry id
+// when the backend runs its instance in a cgroup of its own and this machine's cgroups are v2:
+// a process is in one group only there, so one of the two limits would be lost (within).
+func (r *run) checkQuotaBeside(be backend.Backend, id string) error {
+	w, ok := be.(backend.InstanceWrapper)
+	if !ok || !w.WrapsInstance() {
+		return nil
+	}
+	for _, c := range r.plan.Cells {
+		if c.Backend != id || knobsOf(c.Resolved).quota <= 0 {
+			continue
+		}
+		if v2, err := cpuIsV2(); err != nil || !v2 {
+			return nil // v1 holds both limits; without a cpu controller checkKnobs refuses cpu_quota
+		}
+		return fmt.Errorf("a backend that leaves the instance's cgroup to the runner: this one runs its instance in a cgroup of its own (the instance's memory), and under cgroup v2 a process is in one cgroup only, so %s=%s would be lost; leave out %s, or the instance's memory (instance: none, or memory: 0)", QuotaParam, c.Resolved[QuotaParam], QuotaParam)
+	}
+	return nil
+}
+
 // throttling sums what the cell's CPU limits did so far.
 func (l *cellLife) throttling() cgroup.Throttling {
 	var sum cgroup.Throttling

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -204,5 +205,58 @@ func TestWriteSeriesPlacesEachWriteAtItsEnd(t *testing.T) {
 	db, wal := series["write.counter.db"], series["write.counter.db-wal"]
 	if len(db) != 2 || db[0].T != 1.5 || db[0].V != 500 || db[1].T != 3.01 || db[1].V != 10 || len(wal) != 1 || wal[0].V != 20 {
 		t.Errorf("series %+v", series)
+	}
+}
+
+// fakeWrapped is a fakehelped that runs its instance in a cgroup of its own (a volume's memory).
+type fakeWrapped struct{ fakeHelped }
+
+func (*fakeWrapped) WrapsInstance() bool { return true }
+
+func init() {
+	backend.RegisterInfo(backend.Info{Name: "fakewrapped", New: func(env backend.Env) (backend.Backend, error) {
+		return &fakeWrapped{fakeHelped{env: env}}, nil
+	}})
+}
+
+// A CPU limit on a backend that puts its instance in a cgroup of its own is refused before
+// anything starts where the machine's cgroups are v2 (one of the limits would be lost), and let
+// through where they are v1 (both hold); cells without a quota are never refused.
+func TestCPULimitBesideAnInstancesOwnCgroup(t *testing.T) {
+	if err := cgroup.CheckCPU(); err != nil {
+		t.Skip(err)
+	}
+	spec := &scenario.Spec{Name: "wrapped", Workload: scenario.Workload{Type: "fakebusy", Params: map[string]string{}},
+		Backends: []scenario.BackendSpec{{Name: "fakewrapped"}}, Repeat: 1, Duration: scenario.Duration(time.Second),
+		Sweep: scenario.Sweep{{Name: QuotaParam, Text: "0,0.5"}}}
+	plan, err := scenario.NewPlan(spec, Known())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(f func() (bool, error)) { cpuIsV2 = f }(cpuIsV2)
+	for _, v2 := range []bool{true, false} {
+		cpuIsV2 = func() (bool, error) { return v2, nil }
+		r := &run{spec: spec, plan: plan}
+		be, _ := backend.New("fakewrapped", backend.Env{WorkDir: t.TempDir()})
+		err := r.checkQuotaBeside(be, "fakewrapped")
+		if v2 != (err != nil) || (err != nil && !strings.Contains(err.Error(), "cpu_quota=0.5")) {
+			t.Errorf("cgroup v2 %v: %v", v2, err)
+		}
+	}
+	cpuIsV2 = func() (bool, error) { return true, nil }
+	takeLedger()
+	work := t.TempDir()
+	res, err := RunPlan(context.Background(), plan, Options{Out: filepath.Join(work, "r.json"), WorkDir: filepath.Join(work, "w")})
+	var fe *scenario.FieldError
+	if !errors.As(err, &fe) || fe.Field != "backends[0]" || res != nil {
+		t.Errorf("a run on cgroup v2: %v", err)
+	}
+	if log := takeLedger(); len(log) > 0 {
+		t.Errorf("started %v before refusing", log)
+	}
+	spec.Sweep = scenario.Sweep{{Name: QuotaParam, Text: "0"}}
+	plan, _ = scenario.NewPlan(spec, Known())
+	if err := (&run{spec: spec, plan: plan}).checkQuotaBeside(&fakeWrapped{}, "fakewrapped"); err != nil {
+		t.Errorf("no quota, refused: %v", err)
 	}
 }

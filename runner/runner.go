@@ -275,6 +275,9 @@ func (r *run) checkBackends(ctx context.Context) error {
 		for k, v := range be.Versions() {
 			r.versions[k] = v
 		}
+		if err := r.checkQuotaBeside(be, b.ID()); err != nil {
+			return r.fail(field, b.ID(), err.Error())
+		}
 		if _, ok := be.(backend.Crasher); r.spec.Crash != nil && !ok {
 			return r.fail(field, b.ID(), "a backend that can lose its instance, for crash runs")
 		}

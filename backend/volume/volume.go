@@ -69,6 +69,10 @@ type Backend struct {
 	versions  map[string]string
 }
 
+// WrapsInstance implements backend.InstanceWrapper: with the instance's memory bounded, its
+// programs run in a memory cgroup.
+func (b *Backend) WrapsInstance() bool { return b.cfg.MemoryBytes > 0 }
+
 // New reads the options into a volume and checks it, the programs it runs and the rights it
 // needs, starting nothing.
 func New(env backend.Env) (backend.Backend, error) {

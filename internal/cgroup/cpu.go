@@ -71,6 +71,13 @@ func CheckCPU() error {
 	return err
 }
 
+// CPUIsV2 says whether cpu cgroups are made in the unified hierarchy (cgroup v2), where a process
+// is in one group only.
+func CPUIsV2() (bool, error) {
+	_, v2, err := cpuRoot()
+	return v2, err
+}
+
 // cpuRoot is where cpu cgroups are made.
 func cpuRoot() (dir string, v2 bool, err error) {
 	if _, err := os.Stat("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"); err == nil {
