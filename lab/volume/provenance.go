@@ -66,7 +66,7 @@ func Figures() []provenance.Figure {
 		Source: "Google publishes IOPS per GiB, not how it counts a large I/O; counted like EBS SSD (docs/design.md)",
 		Moves:  "IOPS spent by large I/O on PD and Cloud SQL: seed 001's write operations/s"})
 	add(provenance.Figure{Name: "billing unit, HDD, and the throughput each spends", Go: "HDDUnitBytes", Value: fmt.Sprintf("%d MiB, each spending %d MiB of throughput", HDDUnitBytes>>20, HDDUnitBytes>>20), Kind: pub, Types: types(hdd),
-		Source: ebsIO + `: HDD I/O up to 1,024 KiB counts as one; that a smaller one still spends a full MiB of throughput: AWS's st1/sc1 launch post (2016) as quoted at https://blog.gslin.org/archives/tag/hdd/ ("Each I/O request of 1 megabyte or less counts as 1 megabyte's worth of credit"), checked 2026-11-24`,
+		Source: ebsIO + `: HDD I/O up to 1,024 KiB counts as one; that a smaller one still spends a full MiB of throughput: https://docs.aws.amazon.com/ebs/latest/userguide/hdd-vols.html, "Inefficiency of small read/writes on HDD" ("an I/O request of 1 MiB or less counts as a 1 MiB I/O credit. However, if the I/Os are sequential, they are merged into 1 MiB I/O blocks"; the same words in the 2018 EC2 user guide's EBSVolumeTypes page), checked 2026-11-25`,
 		Moves:  "small random I/O on st1/sc1: git's small writes spend a MiB each (seed 004's st1 and sc1 times, credits spent per hour)"})
 	add(provenance.Figure{Name: "contiguous runs followed for merging", Go: "recentExtents", Value: fmt.Sprintf("%d per direction", recentExtents), Kind: provenance.Assumed,
 		Source: "providers say sequential I/O merges, not how many streams they follow; enough for the pieces of a few large I/Os in flight at once",

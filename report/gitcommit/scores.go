@@ -40,7 +40,7 @@ func seed004Scores(r *results.Results) []report.Score {
 	for _, typ := range []string{"st1", "sc1"} {
 		v, ok := creditSpentPerHour(r, typ)
 		out = append(out, report.Score{Figure: typ + " burst credits spent per hour (% of the bucket)", Seed: seed004CreditPctPerHour, Ours: v, Measured: ok,
-			Note: `seed: the HDD volumes' burst balance fell "about 20% in an hour"`})
+			Note: `seed: the HDD volumes' burst balance fell "about 20% in an hour", not saying whose: it may be sc1's alone`})
 	}
 	dist, mono := gitRows(r, "distributed"), gitRows(r, "monolithic")
 	if len(dist) > 0 {
