@@ -48,8 +48,8 @@ func Known() scenario.Known {
 		PriceLists: cost.PriceListNames(), Backends: backend.Names()}
 }
 
-// Metrics the runner adds to a cell whatever its workload: the machine's load, several
-// instances' lost updates, a CPU limit's throttling.
+// RunnerMetrics are what the runner adds to a cell whatever its workload: the machine's load,
+// several instances' lost updates, a CPU limit's throttling.
 var RunnerMetrics = []workload.Metric{
 	{Name: MachineCPUMetric, Unit: "share", Help: "the machine's busy CPU time while the cell was measured"},
 	{Name: InstancesParam, Unit: "count", Help: "instances that shared the backend (instances mode)"},
@@ -83,17 +83,16 @@ func declaredMetrics() map[string]map[string]string {
 	return out
 }
 
-// knobs are a cell's runner parameters, read.
+// knobs are a cell's runner parameters, read (cpus is placed once per run, from the scenario).
 type knobs struct {
-	cpus, instances int
-	quota           float64       // CPUs; 0: no limit
-	period          time.Duration // of the quota
+	instances int
+	quota     float64       // CPUs; 0: no limit
+	period    time.Duration // of the quota
 }
 
 // knobsOf reads a cell's runner parameters; the plan has checked their bounds.
 func knobsOf(p workload.Params) knobs {
 	k := knobs{instances: 1, period: cgroup.DefaultCPUPeriod}
-	k.cpus, _ = strconv.Atoi(p[CPUsParam])
 	if n, err := strconv.Atoi(p[InstancesParam]); err == nil && n > 0 {
 		k.instances = n
 	}
