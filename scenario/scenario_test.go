@@ -376,14 +376,7 @@ sweep:
 }
 
 func TestBackendEntriesFixParamsOfTheirOwn(t *testing.T) {
-	parse := func(text string) *Spec {
-		t.Helper()
-		s, err := Parse([]byte(text), "t.yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	parse := func(text string) *Spec { return mustParse(t, text) }
 	base := "name: t\nworkload: {type: counter, vus: 2}\nbackends:\n  - {name: local}\n  - {name: local, label: open, params: {mode: open, rate: 50}}\n"
 	s := parse(base)
 	if err := s.Validate(known); err != nil {
@@ -523,14 +516,7 @@ func TestASectionWrittenAsOneValueSaysWhatItMustBe(t *testing.T) {
 // of every cell; setting it twice is refused, and a flag's --set or --sweep of instances
 // replaces it.
 func TestInstancesIsAModeAtTheTop(t *testing.T) {
-	parse := func(text string) *Spec {
-		t.Helper()
-		s, err := Parse([]byte(text), "t.yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	parse := func(text string) *Spec { return mustParse(t, text) }
 	base := "name: t\nworkload: {type: counter, vus: 4}\nbackends: [{name: gcsfuse}]\ninstances: 2\n"
 	s := parse(base)
 	if err := s.Validate(known); err != nil {
@@ -565,4 +551,14 @@ func TestInstancesIsAModeAtTheTop(t *testing.T) {
 			t.Errorf("%+v: instances %q (top level %d), want 3 from the flag", o, got, s.Instances)
 		}
 	}
+}
+
+// mustParse reads a scenario written in a test, failing the test if it does not parse.
+func mustParse(t *testing.T, text string) *Spec {
+	t.Helper()
+	s, err := Parse([]byte(text), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -369,7 +369,7 @@ func ResultOf(r *Result, open bool) *workload.Result {
 	out := workload.NewResult()
 	out.Elapsed = r.Elapsed
 	r.Latency.Summarize(r.Elapsed).Metrics("", out.Metrics)
-	out.Histograms["latency"] = r.Latency
+	out.Histograms[workload.LatencyHistogram] = r.Latency
 	if open {
 		r.Service.Summarize(r.Elapsed).Metrics("service_", out.Metrics)
 		out.Histograms["service"] = r.Service
