@@ -1,13 +1,11 @@
 package counter
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -15,13 +13,12 @@ import (
 // httpConn is a keep-alive HTTP/1.1 client connection that reuses its buffers, so a request in the
 // measuring loop allocates nothing. It speaks just what a load driver needs: a fixed set of
 // requests built once, responses framed by Content-Length or chunked encoding, and reconnection
-// after Connection: close.
+// after Connection: close. The closed loop's event loop speaks the same through loopConn.
 type httpConn struct {
 	addr     string
 	requests []wireRequest // shared, read-only: built once per run
 	conn     net.Conn
-	br       *bufio.Reader
-	body     []byte
+	resp     responseReader
 }
 
 // wireRequest is one request as it is sent.
@@ -41,7 +38,7 @@ func newHTTPConn(addr, method, path string) *httpConn {
 }
 
 func newConn(addr string, requests []wireRequest) *httpConn {
-	return &httpConn{addr: addr, requests: requests, body: make([]byte, 0, 512)}
+	return &httpConn{addr: addr, requests: requests}
 }
 
 // wire builds the request's bytes for host: the request line, Host, User-Agent (persistlab's
@@ -83,11 +80,10 @@ func (c *httpConn) doRequest(i int, deadline time.Time) (status int, body []byte
 			_ = tcp.SetNoDelay(true)
 		}
 		c.conn = conn
-		if c.br == nil {
-			c.br = bufio.NewReaderSize(conn, 16<<10)
-		} else {
-			c.br.Reset(conn)
+		if c.resp.buf == nil { // made at the first dial: the event loop's users never dial here
+			c.resp = newResponseReader()
 		}
+		c.resp.reset()
 	}
 	if err := c.conn.SetDeadline(deadline); err != nil {
 		c.close()
@@ -98,138 +94,38 @@ func (c *httpConn) doRequest(i int, deadline time.Time) (status int, body []byte
 		c.close()
 		return 0, nil, err
 	}
-	status, keepAlive, err := c.readResponse(req.head)
-	if err != nil {
+	if err := c.readResponse(req.head); err != nil {
 		c.close()
 		return 0, nil, err
 	}
-	if !keepAlive {
+	if !c.resp.keepAlive {
 		c.close()
 	}
-	return status, c.body, nil
+	return c.resp.status, c.resp.body, nil
+}
+
+// readResponse reads until the response to the request just sent is whole.
+func (c *httpConn) readResponse(head bool) error {
+	c.resp.start(head)
+	for {
+		if done, err := c.resp.parse(); done || err != nil {
+			return err
+		}
+		n, err := c.conn.Read(c.resp.space())
+		c.resp.filled(n)
+		if err == io.EOF {
+			return c.resp.closed()
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 func (c *httpConn) close() {
 	if c.conn != nil {
 		_ = c.conn.Close()
 		c.conn = nil
-	}
-}
-
-func (c *httpConn) readResponse(head bool) (status int, keepAlive bool, err error) {
-	line, err := c.br.ReadSlice('\n')
-	if err != nil {
-		return 0, false, err
-	}
-	// "HTTP/1.1 200 OK\r\n"
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-		return 0, false, errMalformed
-	}
-	status, ok := atoi(line[9:12])
-	if !ok {
-		return 0, false, errMalformed
-	}
-	keepAlive = line[7] == '1'
-	contentLength, chunked := -1, false
-	for {
-		line, err = c.br.ReadSlice('\n')
-		if err != nil {
-			return 0, false, err
-		}
-		if len(line) <= 2 { // blank line ends the header
-			break
-		}
-		name, value, found := bytes.Cut(line, []byte(":"))
-		if !found {
-			return 0, false, errMalformed
-		}
-		value = bytes.TrimSpace(value)
-		switch {
-		case asciiEqualFold(name, "content-length"):
-			if contentLength, ok = atoi(value); !ok {
-				return 0, false, errMalformed
-			}
-		case asciiEqualFold(name, "transfer-encoding"):
-			chunked = asciiEqualFold(value, "chunked")
-		case asciiEqualFold(name, "connection"):
-			if asciiEqualFold(value, "close") {
-				keepAlive = false
-			} else if asciiEqualFold(value, "keep-alive") {
-				keepAlive = true
-			}
-		}
-	}
-	c.body = c.body[:0]
-	switch {
-	case head: // the headers describe the body a GET would have had
-	case chunked:
-		err = c.readChunked()
-	case contentLength >= 0:
-		err = c.readBody(contentLength)
-	case status == 204 || status == 304 || status/100 == 1:
-	default: // body ends when the server closes the connection
-		keepAlive = false
-		err = c.readBody(-1)
-	}
-	return status, keepAlive, err
-}
-
-// readBody reads n bytes (or up to EOF for n < 0), keeping the first maxBody of them.
-func (c *httpConn) readBody(n int) error {
-	for n != 0 {
-		want := 4096
-		if n > 0 && n < want {
-			want = n
-		}
-		chunk, err := c.br.Peek(want)
-		if len(chunk) == 0 && err != nil {
-			if n < 0 && err == io.EOF {
-				return nil
-			}
-			return err
-		}
-		if room := maxBody - len(c.body); room > 0 {
-			c.body = append(c.body, chunk[:min(room, len(chunk))]...)
-		}
-		_, _ = c.br.Discard(len(chunk))
-		if n > 0 {
-			n -= len(chunk)
-		}
-	}
-	return nil
-}
-
-func (c *httpConn) readChunked() error {
-	for {
-		line, err := c.br.ReadSlice('\n')
-		if err != nil {
-			return err
-		}
-		line = bytes.TrimSpace(line)
-		if i := bytes.IndexByte(line, ';'); i >= 0 {
-			line = line[:i]
-		}
-		size, err := strconv.ParseInt(string(line), 16, 64) // chunk headers are short; converting does not escape
-		if err != nil || size < 0 {
-			return errMalformed
-		}
-		if size == 0 {
-			for { // trailers, then the final blank line
-				line, err = c.br.ReadSlice('\n')
-				if err != nil {
-					return err
-				}
-				if len(line) <= 2 {
-					return nil
-				}
-			}
-		}
-		if err := c.readBody(int(size)); err != nil {
-			return err
-		}
-		if _, err := c.br.Discard(2); err != nil { // CRLF after the chunk
-			return err
-		}
 	}
 }
 
