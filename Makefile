@@ -23,20 +23,28 @@ test: setup
 	$(GO) test -count=1 -p 1 ./...
 
 # The load driver against wrk and k6 on the same endpoints, and the fio workload against fio run
-# by hand with the same job (benchmarks, not tests).
+# by hand with the same job (benchmarks, not tests). Each figure with a goal (issue 23) is also
+# gathered, and printed at the end in one table.
+GOALS := $(CURDIR)/out/bench-goals.tsv
+bench lab-bench: export PERSISTLAB_BENCH_GOALS := $(GOALS)
 bench: setup build
+	mkdir -p out && rm -f $(GOALS)
 	$(GO) run ./bench/driver --persistlab $(BIN)
 	$(GO) run ./bench/fio --persistlab $(BIN)
 	$(GO) run ./bench/lab
 	$(GO) run ./bench/volume
 	$(BIN) lab volumes
+	$(GO) run ./bench/shards --persistlab $(BIN)
+	$(GO) run ./bench/goals $(GOALS)
 
 # The lab's own ceilings, model off: the bucket (JSON API and a gcsfuse mount, each way) and the
 # emulated volume beside a plain loop device and this machine's disk (benchmarks, not tests).
 lab-bench: setup build
+	mkdir -p out && rm -f $(GOALS)
 	$(GO) run ./bench/lab
 	$(GO) run ./bench/volume
 	$(BIN) lab volumes
+	$(GO) run ./bench/goals $(GOALS)
 
 clean:
 	rm -rf bin out

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"persistlab/internal/benchgoal"
 	"persistlab/internal/proc"
 	"persistlab/internal/tools"
 )
@@ -67,7 +68,7 @@ func main() {
 	}
 	fmt.Printf("server on CPU %v, load generator on CPU %v; %d connections, %v per tool\n\n", appCPUs, loadCPUs, *conns, *duration)
 	fmt.Printf("%-8s %-10s %10s %14s %9s %8s %8s %8s\n", "endpoint", "tool", "req/s", "cpu s/10k req", "cpu busy", "errors", "vs wrk", "vs k6")
-	var verdicts []string
+	var rows []benchgoal.Row
 	for _, endpoint := range []string{"hello", "counter"} {
 		args := []string{*self, "app", endpoint, "--listen", "127.0.0.1:0", "--cpus", "1"}
 		if endpoint == "counter" {
@@ -104,14 +105,17 @@ func main() {
 			fmt.Printf("%-8s %-10s %10.0f %14.3f %8.0f%% %8d %8s %8s\n", endpoint, m.tool, m.rate, m.cpuPer10k, 100*m.busy, m.errors,
 				ratio(m.rate, wrk.rate), ratio(m.rate, k6m.rate))
 		}
-		verdicts = append(verdicts,
-			verdict(endpoint+": persistlab/wrk req/s", ours.rate/wrk.rate, ">=", 1),
-			verdict(endpoint+": persistlab/wrk CPU per request", ours.cpuPer10k/wrk.cpuPer10k, "<=", 1),
-			verdict(endpoint+": persistlab/k6 req/s", ours.rate/k6m.rate, ">=", 1))
+		basis := fmt.Sprintf("bench/driver, %d connections, medians of %d runs of %v", *conns, *repeat, *duration)
+		rows = append(rows,
+			benchgoal.Row{Name: "driver " + endpoint + ": persistlab/wrk req/s", Got: ours.rate / wrk.rate, Op: ">=", Goal: 1, Basis: basis},
+			benchgoal.Row{Name: "driver " + endpoint + ": persistlab/wrk CPU per request", Got: ours.cpuPer10k / wrk.cpuPer10k, Op: "<=", Goal: 1, Basis: basis},
+			benchgoal.Row{Name: "driver " + endpoint + ": persistlab/k6 req/s", Got: ours.rate / k6m.rate, Op: ">=", Goal: 1, Basis: basis})
 	}
-	fmt.Printf("\nmedians of %d runs of %v each; goals:\n", *repeat, *duration)
-	for _, v := range verdicts {
-		fmt.Println("  " + v)
+	fmt.Println()
+	for _, r := range rows {
+		if err := benchgoal.Report(os.Stdout, r); err != nil {
+			fail("%v", err)
+		}
 	}
 }
 
@@ -140,15 +144,6 @@ func median(v []float64) float64 {
 		return v[n/2]
 	}
 	return (v[n/2-1] + v[n/2]) / 2
-}
-
-func verdict(name string, got float64, op string, goal float64) string {
-	met := (op == ">=" && got >= goal) || (op == "<=" && got <= goal)
-	word := "met"
-	if !met {
-		word = "NOT met"
-	}
-	return fmt.Sprintf("%-44s %6.3f (goal %s %.2f): %s", name, got, op, goal, word)
 }
 
 func timed(tool string, argv []string, env []string) (out []byte, m measurement, err error) {

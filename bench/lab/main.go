@@ -30,6 +30,7 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
 
+	"persistlab/internal/benchgoal"
 	"persistlab/internal/mounts"
 	"persistlab/internal/proc"
 	"persistlab/internal/tools"
@@ -397,6 +398,29 @@ func main() {
 	fmt.Printf("kernel threads, e.g. loopback TCP in softirq and writeback, and other users too).\n")
 	if anyBound {
 		fmt.Printf("CPU-BOUND: %.0f%% or more of the machine was busy: the figure is this machine's limit; the lab's ceiling is at least that.\n", saturated*100)
+	}
+	fmt.Println()
+	rate := func(path, dir string) float64 {
+		for _, r := range results {
+			if r.path == path && r.direction == dir {
+				return float64(r.bytes) / (1 << 20) / r.wall.Seconds()
+			}
+		}
+		return 0
+	}
+	for _, g := range []struct {
+		dir  string
+		goal float64
+	}{{"down", 1024}, {"up", 500}} { // issue 23: 1 GiB/s read, 500 MiB/s write through a real gcsfuse mount
+		fuse, disk := rate("gcsfuse", g.dir), rate("disk", g.dir)
+		if fuse == 0 {
+			continue // gcsfuse not measured (no mount here)
+		}
+		err := benchgoal.Report(os.Stdout, benchgoal.Row{Name: "lab bucket through gcsfuse, MiB/s " + g.dir, Got: fuse, Op: ">=", Goal: g.goal,
+			Basis: fmt.Sprintf("bench/lab, model %s, %d MiB; the same bytes on this machine's disk %.0f MiB/s (%.2fx)", *modelName, size>>20, disk, fuse/disk)})
+		if err != nil {
+			fail("%v", err)
+		}
 	}
 }
 

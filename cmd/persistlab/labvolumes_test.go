@@ -29,6 +29,19 @@ func TestLabVolumesSaysWhereTheEmulatorEnds(t *testing.T) {
 		if err := writeReaches(&b, c); err != nil {
 			t.Fatal(err)
 		}
+		f, err := fastestScenarioVolumes()
+		if err != nil || f.iopsAt == "" || f.mibAt == "" {
+			t.Fatalf("fastest scenario volumes %+v: %v", f, err)
+		}
+		for _, goal := range []struct {
+			name string
+			met  bool
+		}{{"write IOPS", c.WriteIOPS >= 2*f.iops}, {"MiB/s", c.WriteMiBs >= 2*f.mib}} {
+			verdict := map[bool]string{true: ": met;", false: ": missed;"}[goal.met]
+			if row := goalRow(b.String(), goal.name); !strings.Contains(row, verdict) {
+				t.Errorf("ceiling %+v, fastest scenario %+v: the %s goal row %q, want %q", c, f, goal.name, row, verdict)
+			}
+		}
 		for _, ty := range volume.Types() {
 			row := rowOf(b.String(), ty.Name)
 			if row == "" {
@@ -43,6 +56,15 @@ func TestLabVolumesSaysWhereTheEmulatorEnds(t *testing.T) {
 			}
 		}
 	}
+}
+
+func goalRow(out, figure string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "goal: volume emulator: "+figure) {
+			return line
+		}
+	}
+	return ""
 }
 
 // The real probe: the emulator is started with the model off, measured, stopped; the command
