@@ -55,6 +55,7 @@ func gitcommitTables(w io.Writer, r *results.Results) {
 	fmt.Fprintln(w, "  changes/s counts every change, as the seed did (a change that left its file as it was makes no commit);")
 	fmt.Fprintln(w, "  a window is the run's `window` changes; git cpu is the driver's and every git's CPU as a share of one CPU.")
 	writeGitcommitRatios(w, r)
+	writeVolumeUnits(w, r)
 	writeVolumePrices(w, r)
 }
 
