@@ -2,6 +2,7 @@ package counter
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"runtime"
@@ -48,9 +49,13 @@ const (
 	connFinished                  // its virtual user is done
 )
 
-// expiryCheck is how often a loop looks for requests past their timeout: a timed-out request
-// fails up to this much after its deadline.
-const expiryCheck = 50 * time.Millisecond
+// A loop looks for requests past their timeout every tenth of the timeout, within these bounds:
+// a request that times out fails up to that much after its deadline (an answer after the
+// deadline fails as soon as it comes, as a connection's deadline would fail it).
+const (
+	minExpiryCheck = time.Millisecond
+	maxExpiryCheck = 50 * time.Millisecond
+)
 
 type eventLoop struct {
 	epfd     int
@@ -73,27 +78,32 @@ type eventLoop struct {
 	end      time.Time // no request starts after it
 	hardEnd  time.Time // requests still in flight are abandoned
 	timeout  time.Duration
+	expiry   time.Duration // how often requests past their timeout are looked for
 }
 
 // runEventLoops runs the closed loop of every virtual user until end, letting requests in
 // flight finish until hardEnd.
 func runEventLoops(vus []*vu, requests []wireRequest, host string, stopped *atomic.Bool, end, hardEnd time.Time, timeout time.Duration) error {
-	addr, err := net.ResolveTCPAddr("tcp", host)
+	addr, err := dialAddress(host, timeout)
 	if err != nil {
 		return err
 	}
-	loops := min(runtime.GOMAXPROCS(0), len(vus))
-	errs := make([]error, loops)
-	var wg sync.WaitGroup
+	loops := make([]*eventLoop, min(runtime.GOMAXPROCS(0), len(vus)))
 	for k := range loops {
 		var mine []*vu
-		for i := k; i < len(vus); i += loops {
+		for i := k; i < len(vus); i += len(loops) {
 			mine = append(mine, vus[i])
 		}
-		l, err := newEventLoop(mine, requests, addr, stopped, end, hardEnd, timeout)
-		if err != nil {
+		if loops[k], err = newEventLoop(mine, requests, addr, stopped, end, hardEnd, timeout); err != nil {
+			for _, l := range loops[:k] {
+				l.epoll.Close()
+			}
 			return err
 		}
+	}
+	errs := make([]error, len(loops))
+	var wg sync.WaitGroup
+	for k, l := range loops {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -104,9 +114,27 @@ func runEventLoops(vus []*vu, requests []wireRequest, host string, stopped *atom
 	return errors.Join(errs...)
 }
 
+// dialAddress is the address the loops connect to. A name is resolved as net.Dial resolves it,
+// by dialling it once: the address that answers (localhost's IPv6 one, say, where only that
+// listens); if none answers yet, its first address, whose refusals the loops then count.
+func dialAddress(host string, timeout time.Duration) (*net.TCPAddr, error) {
+	addr, err := net.ResolveTCPAddr("tcp", host)
+	if err != nil || addr.IP == nil {
+		return nil, fmt.Errorf("url host %q: %w", host, err)
+	}
+	if name, _, _ := net.SplitHostPort(host); net.ParseIP(name) == nil {
+		if conn, err := net.DialTimeout("tcp", host, min(timeout, 5*time.Second)); err == nil {
+			addr = conn.RemoteAddr().(*net.TCPAddr)
+			conn.Close()
+		}
+	}
+	return addr, nil
+}
+
 func newEventLoop(vus []*vu, requests []wireRequest, addr *net.TCPAddr, stopped *atomic.Bool, end, hardEnd time.Time, timeout time.Duration) (*eventLoop, error) {
 	l := &eventLoop{addr: addr, requests: requests, stopped: stopped, end: end, hardEnd: hardEnd, timeout: timeout,
-		conns: make([]loopConn, len(vus)), events: make([]unix.EpollEvent, min(len(vus), 1024)), running: len(vus)}
+		expiry: min(max(timeout/10, minExpiryCheck), maxExpiryCheck),
+		conns:  make([]loopConn, len(vus)), events: make([]unix.EpollEvent, min(len(vus), 1024)), running: len(vus)}
 	if ip4 := addr.IP.To4(); ip4 != nil {
 		sa := &unix.SockaddrInet4{Port: addr.Port}
 		copy(sa.Addr[:], ip4)
@@ -150,7 +178,7 @@ func newEventLoop(vus []*vu, requests []wireRequest, addr *net.TCPAddr, stopped 
 
 func (l *eventLoop) run() error {
 	defer l.epoll.Close()
-	nextExpiry := time.Now().Add(expiryCheck)
+	nextExpiry := time.Now().Add(l.expiry)
 	for l.running > 0 {
 		l.starting, l.pending = l.pending, l.starting[:0]
 		for _, i := range l.starting {
@@ -172,13 +200,13 @@ func (l *eventLoop) run() error {
 			l.abandon()
 			return err
 		}
-		now = time.Now() // when the answers of this turn were all in
 		for _, ev := range l.events[:l.ready] {
-			l.handle(int(ev.Fd), now)
+			l.handle(int(ev.Fd))
 		}
+		now = time.Now()
 		if !now.Before(nextExpiry) {
 			l.expire(now)
-			nextExpiry = now.Add(expiryCheck)
+			nextExpiry = now.Add(l.expiry)
 		}
 	}
 	return nil
@@ -285,7 +313,7 @@ func (l *eventLoop) send(c *loopConn, i int) {
 
 // handle takes connection i's event: what it means follows from the connection's state (an
 // error or a hang-up shows in the call that state makes).
-func (l *eventLoop) handle(i int, now time.Time) {
+func (l *eventLoop) handle(i int) {
 	c := &l.conns[i]
 	switch c.state {
 	case connDialing:
@@ -293,12 +321,12 @@ func (l *eventLoop) handle(i int, now time.Time) {
 	case connSending:
 		l.send(c, i)
 	case connReading:
-		l.receive(c, i, now)
+		l.receive(c, i)
 	}
 }
 
 // receive reads what has arrived and answers once the response is whole.
-func (l *eventLoop) receive(c *loopConn, i int, now time.Time) {
+func (l *eventLoop) receive(c *loopConn, i int) {
 	n, err := readRaw(c.fd, c.resp.space())
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
@@ -322,7 +350,12 @@ func (l *eventLoop) receive(c *loopConn, i int, now time.Time) {
 			return
 		}
 	}
-	c.v.answer(c.req, c.resp.status, c.resp.body, now.Sub(c.t0), now)
+	done := time.Now()
+	if done.After(c.deadline) {
+		l.fail(c, i, l.timeoutError(c))
+		return
+	}
+	c.v.answer(c.req, c.resp.status, c.resp.body, done.Sub(c.t0), done)
 	if !c.resp.keepAlive {
 		l.close(c)
 	}
@@ -335,9 +368,20 @@ func (l *eventLoop) expire(now time.Time) {
 	for i := range l.conns {
 		c := &l.conns[i]
 		if (c.state == connDialing || c.state == connSending || c.state == connReading) && now.After(c.deadline) {
-			l.fail(c, i, l.opError("read", os.ErrDeadlineExceeded))
+			l.fail(c, i, l.timeoutError(c))
 		}
 	}
+}
+
+// timeoutError says a request ran out of time, in what it was doing, as net's errors say it.
+func (l *eventLoop) timeoutError(c *loopConn) error {
+	switch c.state {
+	case connDialing:
+		return l.opError("dial", os.ErrDeadlineExceeded)
+	case connSending:
+		return l.opError("write", os.ErrDeadlineExceeded)
+	}
+	return l.opError("read", os.ErrDeadlineExceeded)
 }
 
 // fail counts a transport error (unless the run is stopping) and starts over on a new connection

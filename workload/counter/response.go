@@ -16,10 +16,14 @@ type responseReader struct {
 	responseParser
 }
 
-// readBufferSize bounds a response's header: it must fit the buffer.
-const readBufferSize = 16 << 10
+// readBufferSize is a connection's buffer; it grows (to maxHeaderBytes) only for a response
+// header longer than that.
+const (
+	readBufferSize = 16 << 10
+	maxHeaderBytes = 1 << 20
+)
 
-var errHeaderTooLarge = errors.New("malformed HTTP response: header over 16 KiB")
+var errHeaderTooLarge = errors.New("malformed HTTP response: header over 1 MiB")
 
 func newResponseReader() responseReader {
 	return responseReader{buf: make([]byte, readBufferSize), responseParser: responseParser{body: make([]byte, 0, 512)}}
@@ -35,6 +39,9 @@ func (rr *responseReader) space() []byte {
 		rr.w = copy(rr.buf, rr.buf[rr.r:rr.w])
 		rr.r = 0
 	}
+	if rr.w == len(rr.buf) && len(rr.buf) < maxHeaderBytes { // a header longer than the buffer
+		rr.buf = append(rr.buf, make([]byte, len(rr.buf))...)
+	}
 	return rr.buf[rr.w:]
 }
 
@@ -48,8 +55,8 @@ func (rr *responseReader) parse() (done bool, err error) {
 	if rr.r == rr.w {
 		rr.r, rr.w = 0, 0
 	}
-	if !done && err == nil && rr.r == 0 && rr.w == len(rr.buf) {
-		return false, errHeaderTooLarge // a header (or a chunk's size line) fills the buffer
+	if !done && err == nil && rr.r == 0 && rr.w >= maxHeaderBytes {
+		return false, errHeaderTooLarge // a header (or a chunk's size line) fills the largest buffer
 	}
 	return done, err
 }
@@ -217,13 +224,15 @@ func (p *responseParser) header(b []byte) (n int, err error) {
 		}
 	}
 	switch {
+	case status/100 == 1 && status != 101: // informational (100 Continue, 103 Early Hints): the answer follows
+		p.status, p.keepAlive = 0, false
 	case p.headRequest: // the headers describe the body a GET would have had
 		p.phase = phaseDone
 	case chunked:
 		p.phase = phaseChunkSize
 	case contentLength > 0:
 		p.phase, p.remaining = phaseBody, int64(contentLength)
-	case contentLength == 0, status == 204 || status == 304 || status/100 == 1:
+	case contentLength == 0, status == 204 || status == 304 || status == 101:
 		p.phase = phaseDone
 	default: // the body ends when the server closes the connection
 		p.phase, p.keepAlive = phaseUntilClose, false
