@@ -108,7 +108,8 @@ type fastest struct {
 }
 
 // fastestScenarioVolumes finds the built-in scenarios' volumes with the highest peak write IOPS
-// and MiB/s: what the emulator must give with room to spare (issue 23: twice).
+// and MiB/s within their instances' caps (what the model lets a cell write): what the emulator
+// must give with room to spare (issue 23: twice).
 func fastestScenarioVolumes() (fastest, error) {
 	var f fastest
 	for _, name := range scenario.Builtins() {
@@ -127,7 +128,7 @@ func fastestScenarioVolumes() (fastest, error) {
 			if cfg.Off { // model off: no rate to give, the machine's own
 				continue
 			}
-			iops, mib := cfg.Spec.Limits().PeakWrite()
+			iops, mib := cfg.Spec.Limits().PeakWriteOn()
 			if iops > f.iops {
 				f.iops, f.iopsAt = iops, name+"/"+b.ID()
 			}

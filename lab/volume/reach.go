@@ -40,6 +40,21 @@ func (l Limits) PeakWrite() (iops, mibps float64) {
 	return iops, mibps
 }
 
+// PeakWriteOn is PeakWrite within the caps of the instance the volume is attached to: the most
+// the instance can write to it (io1's 25,000 IOPS on a c4.large give 4,000).
+func (l Limits) PeakWriteOn() (iops, mibps float64) {
+	iops, mibps = l.PeakWrite()
+	if c := l.Instance.IOPS; c > 0 {
+		iops = min(iops, c)
+	}
+	for _, c := range []float64{l.Instance.MiBps, l.Instance.WriteMiBps} {
+		if c > 0 {
+			mibps = min(mibps, c)
+		}
+	}
+	return iops, mibps
+}
+
 // Reach is what the emulator can give a type on a machine whose own ceiling (model off) is
 // ceilIOPS 4 KiB writes and ceilMiBps MiB/s of writes, using at most share of either.
 type Reach struct {

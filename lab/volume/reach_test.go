@@ -59,3 +59,20 @@ func TestReachesIsTheLargestSizeUnderTheCeiling(t *testing.T) {
 		}
 	}
 }
+
+// A volume attached to an instance writes no faster than the instance's caps let it, however much
+// the volume itself takes; without an instance it writes at its own peak.
+func TestPeakWriteOnAnInstanceIsWithinItsCaps(t *testing.T) {
+	spec := Spec{Type: "io1", SizeBytes: 500 << 30, ProvisionedIOPS: 25000}
+	alone := spec.Limits()
+	ownIOPS, ownMiB := alone.PeakWrite()
+	if iops, mib := alone.PeakWriteOn(); iops != ownIOPS || mib != ownMiB {
+		t.Errorf("no instance: %v IOPS, %v MiB/s, want the volume's own %v, %v", iops, mib, ownIOPS, ownMiB)
+	}
+	spec.Instance, spec.Era = "c4.large", "2018"
+	on := spec.Limits()
+	iops, mib := on.PeakWriteOn()
+	if on.Instance.IOPS <= 0 || iops != min(ownIOPS, on.Instance.IOPS) || iops >= ownIOPS || mib > on.Instance.MiBps {
+		t.Errorf("on %s (%+v): %v IOPS, %v MiB/s; the volume alone %v, %v", spec.Instance, on.Instance, iops, mib, ownIOPS, ownMiB)
+	}
+}
