@@ -1,6 +1,9 @@
 # The two commands a fresh machine needs are `make demo` and `make test`; both set it up first.
 GO ?= go
 BIN := bin/persistlab
+# The commit a build comes from, recorded in every results file (these machines build with
+# -buildvcs=false, which stamps none); -dirty when tracked files differ from it.
+COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)
 
 .PHONY: setup build demo test bench lab-bench clean
 
@@ -8,7 +11,7 @@ setup:
 	scripts/setup
 
 build:
-	$(GO) build -o $(BIN) ./cmd/persistlab
+	$(GO) build -ldflags "-X persistlab/internal/sysinfo.buildCommit=$(COMMIT)" -o $(BIN) ./cmd/persistlab
 
 # Seed 000's experiment, quick variant, on the embedded lab; prints the seed's tables.
 demo: setup build

@@ -88,27 +88,33 @@ func Versions() map[string]string {
 	sqliteVersion, _, sourceID := sqlite3.Version()
 	v["sqlite"] = sqliteVersion + " (" + sourceID[:min(len(sourceID), 19)] + ")"
 	v["persistlab"] = "dev"
+	commit, dirty := buildCommit, false
 	if info, ok := debug.ReadBuildInfo(); ok {
 		v["persistlab"] = info.Main.Version
 		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" {
+			switch s.Key {
+			case "vcs.revision":
 				v["persistlab"] += " " + s.Value
+				if commit == "" {
+					commit = s.Value[:min(len(s.Value), 7)]
+				}
+			case "vcs.modified":
+				dirty = s.Value == "true"
 			}
 		}
 	}
-	if out, err := exec.Command("git", "-C", sourceDir(), "rev-parse", "--short", "HEAD").Output(); err == nil {
-		v["persistlab_commit"] = strings.TrimSpace(string(out))
+	if commit != "" && dirty && !strings.HasSuffix(commit, "-dirty") {
+		commit += "-dirty"
+	}
+	if commit != "" { // unstamped builds record none: the checkout a binary sits in may hold other code
+		v["persistlab_commit"] = commit
 	}
 	return v
 }
 
-func sourceDir() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return "."
-	}
-	return filepath.Dir(exe)
-}
+// buildCommit is the commit the binary was built from, stamped by the Makefile's build
+// (-ldflags -X), as builds with -buildvcs=false carry no VCS information of their own.
+var buildCommit string
 
 // ProgramVersion runs `name args...` and returns its first output line, or "" if it cannot run.
 func ProgramVersion(name string, args ...string) string {
