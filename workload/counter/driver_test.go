@@ -97,8 +97,9 @@ func TestTransportErrorsAreCounted(t *testing.T) {
 	}
 }
 
-func TestChunkedAndCloseDelimitedBodies(t *testing.T) {
-	for name, handler := range map[string]http.HandlerFunc{
+// framings answer {"count":41} in a chunked body and in one ended by closing the connection.
+func framings() map[string]http.HandlerFunc {
+	return map[string]http.HandlerFunc{
 		"chunked": func(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte(`{"count":`))
 			w.(http.Flusher).Flush()
@@ -108,7 +109,11 @@ func TestChunkedAndCloseDelimitedBodies(t *testing.T) {
 			w.Header().Set("Connection", "close")
 			w.Write([]byte(`{"count":41}`))
 		},
-	} {
+	}
+}
+
+func TestChunkedAndCloseDelimitedBodies(t *testing.T) {
+	for name, handler := range framings() {
 		srv := httptest.NewServer(handler)
 		c := newHTTPConn(strings.TrimPrefix(srv.URL, "http://"), "POST", "/count_up")
 		for i := 0; i < 3; i++ {

@@ -17,17 +17,11 @@ import (
 // Every framing the blocking connection reads, the event loops read too, whole, through a run.
 func TestEventLoopsReadEveryFraming(t *testing.T) {
 	big := strings.Repeat("x", 3*readBufferSize) // a body that takes several reads and outgrows maxBody's share
+	handlers := framings()
 	for name, handler := range map[string]http.HandlerFunc{
 		"content-length": func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"count":41}`)) },
-		"chunked": func(w http.ResponseWriter, r *http.Request) {
-			w.Write([]byte(`{"count":`))
-			w.(http.Flusher).Flush()
-			w.Write([]byte(`41}`))
-		},
-		"close": func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Connection", "close")
-			w.Write([]byte(`{"count":41}`))
-		},
+		"chunked":        handlers["chunked"],
+		"close":          handlers["close"],
 		"large": func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `{"count":41,"pad":"%s"}`, big)
 		},
