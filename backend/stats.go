@@ -11,6 +11,7 @@ const (
 	BucketBytesOut  = "bucket_bytes_out" // downloaded
 	BucketThrottled = "bucket_throttled" // answered 429 by the per-object write limit
 	BucketErrors    = "bucket_errors"    // answered with another error
+	BucketAnonymous = "bucket_anonymous" // requests with no credentials (gcsfuse then ignores its transport flags)
 
 	// A volume's I/Os as its block device saw them, and as the provider bills and limits them.
 	VolumeReadOps    = "volume_read_ops"

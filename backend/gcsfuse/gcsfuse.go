@@ -3,12 +3,14 @@
 package gcsfuse
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +46,9 @@ func init() {
 		Options: append(slices.Clone(Options), bucket.ModelOptions...), New: New})
 }
 
+// ownFlags are the gcsfuse flags the backend sets, which option flags may not replace.
+var ownFlags = []string{"--custom-endpoint", "--token-url", "--key-file", "--anonymous-access"}
+
 // Backend is a gcsfuse mount of a bucket.
 type Backend struct {
 	env       backend.Env
@@ -57,7 +62,8 @@ type Backend struct {
 	bucket    string
 
 	endpointInUse string
-	probeSize     int64 // bytes ProbeCeiling moves each way
+	auth          []string // --token-url, or --anonymous-access for a bucket that hands out no token
+	probeSize     int64    // bytes ProbeCeiling moves each way
 
 	lab       *bucket.Server
 	instances []*instance // every gcsfuse this backend started; the last is the current one
@@ -153,6 +159,12 @@ func New(env backend.Env) (backend.Backend, error) {
 		g.cacheArgs = append(g.cacheArgs, fmt.Sprintf("%s=%d", o.flag, n))
 	}
 	g.flags = strings.Fields(env.Options["flags"])
+	for _, f := range g.flags {
+		name, _, _ := strings.Cut(f, "=")
+		if slices.Contains(ownFlags, name) {
+			return nil, fmt.Errorf("backend %q: option flags %q: %s is set by persistlab (the bucket it mounts and how it authenticates); use option endpoint for another bucket", Name, env.Options["flags"], name)
+		}
+	}
 	g.endpoint = env.Options["endpoint"]
 	if b := env.Options["bucket"]; b != "" {
 		g.bucket = b
@@ -191,7 +203,12 @@ func (g *Backend) Start(ctx context.Context) (backend.Target, error) {
 		g.lab = lab
 		g.endpointInUse = lab.JSONEndpoint()
 	}
-	if err := reachable(ctx, g.endpointInUse, g.bucket); err != nil {
+	g.auth = []string{"--anonymous-access"}
+	tokenURL, labBucket := labToken(ctx, g.endpointInUse)
+	if labBucket {
+		g.auth = []string{"--token-url=" + tokenURL}
+	}
+	if err := reachable(ctx, g.endpointInUse, g.bucket, labBucket); err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: bucket %q at %s unreachable: %w", Name, g.bucket, g.endpointInUse, err)
 	}
 	return g.mountInstance(ctx, g.env.Wrap)
@@ -222,7 +239,8 @@ func (g *Backend) mountInstance(ctx context.Context, wrap []string) (backend.Tar
 		}
 	}
 	// --temp-dir: where gcsfuse stages writes before uploading them; the instance's local disk.
-	args := []string{g.bin, "--foreground", "--anonymous-access", "--implicit-dirs", "--custom-endpoint=" + g.endpointInUse, "--temp-dir=" + in.staging}
+	args := []string{g.bin, "--foreground", "--implicit-dirs", "--custom-endpoint=" + g.endpointInUse, "--temp-dir=" + in.staging}
+	args = append(args, g.auth...)
 	if g.fileCache {
 		in.cache = dir("cache")
 		if err := os.MkdirAll(in.cache, 0o755); err != nil {
@@ -299,12 +317,41 @@ func (g *Backend) Recover(ctx context.Context) (backend.Target, error) {
 	return g.mountInstance(ctx, g.env.Wrap)
 }
 
-func reachable(ctx context.Context, endpoint, bucketName string) error {
+// labToken is the token URL of a lab bucket (this process's, or a persistlab lab serve at
+// endpoint), if endpoint's host answers one.
+func labToken(ctx context.Context, endpoint string) (string, bool) {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return "", false
+	}
+	tokenURL := u.Scheme + "://" + u.Host + bucket.TokenPath
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, tokenURL, nil)
+	if err != nil {
+		return "", false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", false
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"access_token"`)) {
+		return "", false
+	}
+	return tokenURL, true
+}
+
+func reachable(ctx context.Context, endpoint, bucketName string, labBucket bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(endpoint, "/")+"/b/"+bucketName, nil)
 	if err != nil {
 		return err
+	}
+	if labBucket {
+		req.Header.Set("Authorization", "Bearer "+bucket.LabToken)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

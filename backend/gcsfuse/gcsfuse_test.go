@@ -56,6 +56,25 @@ func TestWritesReachTheBucket(t *testing.T) {
 	if st["bucket_class_a"] < 1 || st["bucket_bytes_in"] < float64(len("persisted")) {
 		t.Errorf("bucket did not count the upload: %v", st)
 	}
+	// gcsfuse authenticated with the lab's token: it used its own transport, which honours
+	// --client-protocol and --max-conns-per-host.
+	if n, ok := st["bucket_anonymous"]; !ok || n != 0 {
+		t.Errorf("bucket_anonymous %v (recorded %v), want 0: gcsfuse sent a request without the lab's token", n, ok)
+	}
+}
+
+// The flags option cannot point gcsfuse at another bucket or change how it authenticates.
+func TestFlagsCannotReplaceTheBackendsOwn(t *testing.T) {
+	for _, f := range []string{"--anonymous-access", "--custom-endpoint=http://10.0.0.1/storage/v1/", "--token-url=http://x", "--key-file=/k.json"} {
+		_, err := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{"flags": "--implicit-dirs " + f}})
+		name, _, _ := strings.Cut(f, "=")
+		if err == nil || !strings.Contains(err.Error(), "option flags") || !strings.Contains(err.Error(), name) {
+			t.Errorf("flags %q: %v, want an error naming option flags and %s", f, err, name)
+		}
+	}
+	if _, err := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{"flags": "--client-protocol=http1 --max-conns-per-host=100"}}); err != nil {
+		t.Errorf("transport flags refused: %v", err)
+	}
 }
 
 // --keep leaves the bucket's objects as files in the work directory; without it nothing of the

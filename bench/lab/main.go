@@ -487,8 +487,8 @@ func mount(bin string, extra []string, lab *bucket.Server, work, name string) (*
 			return nil, err
 		}
 	}
-	args := append([]string{bin, "--foreground", "--anonymous-access", "--implicit-dirs",
-		"--custom-endpoint=" + lab.JSONEndpoint(), "--temp-dir=" + staging}, extra...)
+	args := append([]string{bin, "--foreground", "--implicit-dirs", "--temp-dir=" + staging}, lab.GcsfuseFlags()...)
+	args = append(args, extra...)
 	args = append(args, bucketName, dir)
 	child, err := proc.Start("gcsfuse", filepath.Join(work, "gcsfuse-"+name+".log"), os.Environ(), args...)
 	if err != nil {

@@ -47,7 +47,7 @@ func cmdLabServe(ctx context.Context, args []string) error {
 model: read %[3]v/%[4]v, write %[5]v/%[6]v, list %[7]v/%[8]v (median/p99), %.0f MiB/s per stream, one write per %[10]v per object (burst %[11]d)
 
 gcsfuse:
-  gcsfuse --foreground --anonymous-access --implicit-dirs --custom-endpoint=%[12]s %[13]s MOUNTPOINT
+  gcsfuse --foreground --implicit-dirs --custom-endpoint=%[12]s --token-url=%[14]s %[13]s MOUNTPOINT
 Litestream (replica url gs://%[13]s/PATH):
   STORAGE_EMULATOR_HOST=%[1]s litestream replicate -config litestream.yml
 Any Google Cloud client library:
@@ -55,7 +55,7 @@ Any Google Cloud client library:
 
 Ctrl-C stops; request counts by pricing class are printed then.
 `, srv.Host(), *buckets, model.Read.Median, model.Read.P99, model.Write.Median, model.Write.P99, model.List.Median, model.List.P99,
-		model.StreamBytesPerSecond/(1<<20), model.ObjectUpdateInterval, model.ObjectUpdateBurst, srv.JSONEndpoint(), first)
+		model.StreamBytesPerSecond/(1<<20), model.ObjectUpdateInterval, model.ObjectUpdateBurst, srv.JSONEndpoint(), first, srv.TokenURL())
 	<-ctx.Done()
 	a := srv.Accounting()
 	fmt.Printf("\nclass A %d, class B %d, free %d, throttled (429) %d; %d bytes in, %d bytes out; $%.6f at list prices\n",

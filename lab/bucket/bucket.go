@@ -93,9 +93,42 @@ func Start(cfg Config) (*Server, error) {
 		bandwidthStage(cfg.Model.StreamBytesPerSecond),
 	)
 	s.unused = map[net.Conn]bool{}
-	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, ConnState: s.trackConn}
+	s.http = &http.Server{Handler: withToken(handler), ReadHeaderTimeout: 30 * time.Second, ConnState: s.trackConn}
 	go func() { s.done <- s.http.Serve(ln) }()
 	return s, nil
+}
+
+// TokenPath serves an access token for the lab, outside the model and the accounting. A client
+// given it (gcsfuse's --token-url) authenticates as against GCS; with --anonymous-access gcsfuse
+// uses a bare http.Client instead of its own transport, and so ignores --client-protocol,
+// --max-conns-per-host and --max-idle-conns-per-host (gcsfuse v3.11.4,
+// internal/storage/storageutil/client.go: CreateHttpClient).
+const TokenPath = "/_persistlab/token"
+
+// LabToken is the access token the lab hands out; the lab accepts any, or none.
+const LabToken = "persistlab-lab"
+
+// tokenBody is what TokenPath answers: an oauth2.Token as JSON, with no expiry, so it is
+// fetched once per client.
+var tokenBody = []byte(`{"access_token":"` + LabToken + `","token_type":"Bearer"}`)
+
+func withToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != TokenPath {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(tokenBody)
+	})
+}
+
+// TokenURL is where a client fetches the lab's access token (gcsfuse's --token-url).
+func (s *Server) TokenURL() string { return "http://" + s.Host() + TokenPath }
+
+// GcsfuseFlags are the flags that point gcsfuse at this bucket, authenticated.
+func (s *Server) GcsfuseFlags() []string {
+	return []string{"--custom-endpoint=" + s.JSONEndpoint(), "--token-url=" + s.TokenURL()}
 }
 
 // Host is "localhost:PORT", the host every client must use.

@@ -3,6 +3,7 @@ package bucket
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"math"
 	"net/http"
@@ -189,5 +190,52 @@ func TestStartRefusesOffLoopbackAndBusyPorts(t *testing.T) {
 	resp, err := http.Get("http://" + srv.Host() + "/storage/v1/b/nope")
 	if err == nil {
 		resp.Body.Close()
+	}
+}
+
+// The token URL answers an OAuth2 token (gcsfuse's --token-url), outside the accounting; requests
+// carrying no Authorization header are counted as anonymous.
+func TestTokenURLAndAnonymousRequests(t *testing.T) {
+	srv, err := Start(Config{Buckets: []string{"bk"}, Model: NoDelayModel()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	resp, err := http.Get(srv.TokenURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+		TokenType   string `json:"token_type"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&tok)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || tok.AccessToken != LabToken || tok.TokenType != "Bearer" {
+		t.Fatalf("token: HTTP %d, %+v, %v", resp.StatusCode, tok, err)
+	}
+	get := func(auth string) {
+		req, _ := http.NewRequest(http.MethodGet, srv.JSONEndpoint()+"b/bk", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	get("Bearer " + tok.AccessToken)
+	get("Bearer " + tok.AccessToken)
+	get("")
+	if a := srv.Accounting(); a.ClassB != 3 || a.Anonymous != 1 {
+		t.Errorf("after 2 authenticated gets, 1 anonymous and a token fetch: class B %d, anonymous %d; want 3 and 1", a.ClassB, a.Anonymous)
+	}
+	found := false
+	for _, f := range srv.GcsfuseFlags() {
+		found = found || f == "--token-url="+srv.TokenURL()
+	}
+	if !found {
+		t.Errorf("gcsfuse flags %q lack the token URL", srv.GcsfuseFlags())
 	}
 }

@@ -100,5 +100,6 @@ func (a Accounting) Flatten() map[string]float64 {
 		backend.BucketClassA: float64(a.ClassA), backend.BucketClassB: float64(a.ClassB), backend.BucketFree: float64(a.Free),
 		backend.BucketBytesIn: float64(a.BytesIn), backend.BucketBytesOut: float64(a.BytesOut),
 		backend.BucketThrottled: float64(a.Throttled), backend.BucketErrors: float64(a.Errors),
+		backend.BucketAnonymous: float64(a.Anonymous),
 	}
 }

@@ -21,6 +21,7 @@ type Accounting struct {
 	BytesOut  int64            `json:"bytes_out"` // response bodies (downloads, listings)
 	Throttled int64            `json:"throttled"` // answered 429 by the per-object limit
 	Errors    int64            `json:"errors"`    // other answers of 400 and above (e.g. precondition failures)
+	Anonymous int64            `json:"anonymous"` // requests without an Authorization header
 	ByMethod  map[string]int64 `json:"by_method"`
 }
 
@@ -75,6 +76,9 @@ func (a *accountant) stage(next http.Handler) http.Handler {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		a.acc.BytesIn += body.n
+		if r.Header.Get("Authorization") == "" {
+			a.acc.Anonymous++
+		}
 		a.acc.BytesOut += sw.bytes
 		switch {
 		case sw.status == http.StatusTooManyRequests:
