@@ -1,7 +1,8 @@
 // Command fio benchmarks the fio workload against fio run by hand: the same job on the same local
 // directory, alternately through `persistlab run` and as `fio JOB --output-format=json`, and prints
 // each job's median MiB/s both ways and their ratio (persistlab adds nothing to fio's own work, so
-// the ratio should be 1.00 within the runs' noise).
+// the ratio should be 1.00 within the runs' noise). fio by hand runs on the CPUs persistlab's cell
+// pinned fio to.
 package main
 
 import (
@@ -15,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"persistlab/internal/tools"
 	"persistlab/report"
 	fiowl "persistlab/workload/fio"
 )
@@ -46,16 +48,18 @@ func main() {
 	fmt.Printf("%-16s %12s %12s %8s\n", "job", "persistlab", "by hand", "ratio")
 	for _, j := range jobs {
 		var through, byHand []float64
-		_, jobFile := viaPersistlab(*self, work, j.sets) // the job file persistlab runs
+		// The job file persistlab runs, and the CPUs its cells pin fio to: fio by hand runs on
+		// the same, so that neither gets a core the other lacks.
+		_, jobFile, cpus := viaPersistlab(*self, work, j.sets)
 		for i := 0; i < *runs; i++ {
 			// Alternate which goes first, so a disk that slows (or warms) over time favours neither.
 			if i%2 == 0 {
-				byHand = append(byHand, viaFio(bin, work, jobFile))
+				byHand = append(byHand, viaFio(bin, work, jobFile, cpus))
 			}
-			mib, _ := viaPersistlab(*self, work, j.sets)
+			mib, _, _ := viaPersistlab(*self, work, j.sets)
 			through = append(through, mib)
 			if i%2 == 1 {
-				byHand = append(byHand, viaFio(bin, work, jobFile))
+				byHand = append(byHand, viaFio(bin, work, jobFile, cpus))
 			}
 		}
 		a, b := median(through), median(byHand)
@@ -63,9 +67,9 @@ func main() {
 	}
 }
 
-// viaPersistlab runs the job as a one-cell fio scenario on the local backend and returns its MiB/s
-// and the job file it ran.
-func viaPersistlab(self, work, sets string) (float64, string) {
+// viaPersistlab runs the job as a one-cell fio scenario on the local backend and returns its MiB/s,
+// the job file it ran and the CPUs it ran fio on.
+func viaPersistlab(self, work, sets string) (float64, string, []int) {
 	scenario := filepath.Join(work, "bench.yaml")
 	spec := "name: bench-fio\nworkload: {type: fio}\nbackends: [{name: local, options: {dir: " + work + "}}]\nrepeat: 1\n"
 	if err := os.WriteFile(scenario, []byte(spec), 0o644); err != nil {
@@ -84,11 +88,12 @@ func viaPersistlab(self, work, sets string) (float64, string) {
 	if err != nil || len(r.Cells) != 1 || r.Cells[0].Failure != "" {
 		fail("results: %v %+v", err, r)
 	}
-	return r.Cells[0].M("mib_s"), r.Cells[0].Facts["job"]
+	return r.Cells[0].M("mib_s"), r.Cells[0].Facts["job"], r.Placement.AppCPUs
 }
 
-// viaFio runs the same job file with fio itself in a fresh directory and returns its MiB/s.
-func viaFio(bin, work, jobFile string) float64 {
+// viaFio runs the same job file with fio itself in a fresh directory, on cpus (none: any), and
+// returns its MiB/s.
+func viaFio(bin, work, jobFile string, cpus []int) float64 {
 	dir := filepath.Join(work, "by-hand")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fail("%v", err)
@@ -105,7 +110,8 @@ func viaFio(bin, work, jobFile string) float64 {
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		fail("%v", err)
 	}
-	out, err := exec.Command(bin, "--output-format=json", path).Output()
+	argv := tools.Pinned(cpus, bin, "--output-format=json", path)
+	out, err := exec.Command(argv[0], argv[1:]...).Output()
 	if err != nil {
 		fail("fio: %v", err)
 	}
