@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"persistlab/backend"
@@ -95,16 +96,28 @@ func bucketUse(cells []results.Cell, prices []scenario.Price, work WorkUnit) *re
 		return measure.Median(v)
 	}
 	u := &results.BucketUse{Unit: work.Name,
-		ClassA:     median(func(x bucketRun) float64 { return x.classA / x.units }),
-		ClassB:     median(func(x bucketRun) float64 { return x.classB / x.units }),
-		BytesIn:    median(func(x bucketRun) float64 { return x.bytesIn / x.units }),
-		BytesOut:   median(func(x bucketRun) float64 { return x.bytesOut / x.units }),
-		Throttled:  median(func(x bucketRun) float64 { return x.throttled }),
-		ClassAPerS: median(func(x bucketRun) float64 { return x.classA / x.seconds }),
-		ClassBPerS: median(func(x bucketRun) float64 { return x.classB / x.seconds }),
-		ClassAOps:  median(func(x bucketRun) float64 { return x.classA }),
-		ClassBOps:  median(func(x bucketRun) float64 { return x.classB }),
-		PricedOps:  median(func(x bucketRun) float64 { return pricedOps(prices, x.classA, x.classB) }),
+		ClassA:            median(func(x bucketRun) float64 { return x.classA / x.units }),
+		ClassB:            median(func(x bucketRun) float64 { return x.classB / x.units }),
+		BytesIn:           median(func(x bucketRun) float64 { return x.bytesIn / x.units }),
+		BytesOut:          median(func(x bucketRun) float64 { return x.bytesOut / x.units }),
+		Throttled:         median(func(x bucketRun) float64 { return x.throttled }),
+		ClassAPerS:        median(func(x bucketRun) float64 { return x.classA / x.seconds }),
+		ClassBPerS:        median(func(x bucketRun) float64 { return x.classB / x.seconds }),
+		ClassAOps:         median(func(x bucketRun) float64 { return x.classA }),
+		ClassBOps:         median(func(x bucketRun) float64 { return x.classB }),
+		PricedOps:         median(func(x bucketRun) float64 { return pricedOps(prices, x.classA, x.classB) }),
+		UnitsPerRun:       median(func(x bucketRun) float64 { return x.units }),
+		BucketBytesPerRun: median(func(x bucketRun) float64 { return x.bytesIn + x.bytesOut }),
+	}
+	unsupported := 0
+	for _, run := range runs {
+		if !work.supports(run.units, run.bytesIn+run.bytesOut) {
+			unsupported++
+		}
+	}
+	u.TooLittleWork = 2*unsupported > len(runs)
+	if u.TooLittleWork {
+		return u
 	}
 	if u.PricedOps < MinPricedOps {
 		u.TooFewToPrice = true
@@ -137,6 +150,9 @@ func pooledBucketOf(r *results.Results, backend string, work WorkUnit) (pooledBu
 			continue
 		}
 		for _, run := range bucketRuns([]results.Cell{c}, work) {
+			if !work.supports(run.units, run.bytesIn+run.bytesOut) {
+				continue // its price per unit would multiply a few operations' bytes (MaxExtrapolation)
+			}
 			rows[r.Key(c.Cell).Point] = true
 			p.Runs++
 			p.ClassA, p.ClassB = p.ClassA+run.classA, p.ClassB+run.classB
@@ -205,4 +221,17 @@ func writeTooFewToPrice(w io.Writer, r *results.Results, thin []string, backends
 // indentWrap wraps text at 110 columns, its first line indented by first, the others by rest.
 func indentWrap(text, first, rest string) string {
 	return first + strings.ReplaceAll(WrapText(text, 110-len(first)), "\n  ", "\n"+rest)
+}
+
+// sizeText is a byte count in binary units: "64 KiB", "14.2 GiB".
+func sizeText(b float64) string {
+	for _, u := range []struct {
+		name string
+		size float64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b >= u.size {
+			return strconv.FormatFloat(b/u.size, 'g', 3, 64) + " " + u.name
+		}
+	}
+	return strconv.FormatFloat(b, 'f', 0, 64) + " B"
 }

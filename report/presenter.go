@@ -46,6 +46,26 @@ type WorkUnit struct {
 	Label     string
 	CostScale float64
 	CostLabel string
+	// BytesPerUnit is the bytes one unit of work stands for (a GiB moved: 1 GiB), 0 where a unit
+	// has no size (an app request); with it, a run whose bucket moved far more than its work is
+	// not priced per unit (supports).
+	BytesPerUnit float64
+}
+
+// MaxExtrapolation bounds how far a price per unit of work may reach beyond what a run did: a
+// run that did under 1/MaxExtrapolation of the price's unit while the bucket moved over
+// MaxExtrapolation times the work's bytes (a 4 KiB write for which gcsfuse downloads and uploads
+// a whole 1 GiB object) is priced per second, not per unit.
+const MaxExtrapolation = 1000
+
+// supports says whether a run that did units of work while the bucket moved bucketBytes can be
+// priced per unit.
+func (u WorkUnit) supports(units, bucketBytes float64) bool {
+	if u.BytesPerUnit <= 0 {
+		return true
+	}
+	tiny := units < max(u.CostScale, 1)/MaxExtrapolation
+	return !tiny || bucketBytes <= MaxExtrapolation*units*u.BytesPerUnit
 }
 
 func (u WorkUnit) units(c results.Cell) float64 {

@@ -126,7 +126,7 @@ func writeBucketTable(w io.Writer, r *results.Results, work WorkUnit) {
 	}
 	columns += "class A/s\t$/month " + prices[0].Name + "\trepl. lag ms\t"
 	fmt.Fprintln(tw, columns)
-	var thin, thinBackends []string
+	var thin, thinBackends, little []string
 	for _, a := range r.Aggregates {
 		u := a.Bucket
 		if u == nil {
@@ -138,6 +138,16 @@ func writeBucketTable(w io.Writer, r *results.Results, work WorkUnit) {
 		}
 		line := fmt.Sprintf("%s\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t", a.Backend, a.Point, u.ClassA*scale, u.ClassB*scale,
 			u.BytesIn*scale/1024, u.BytesOut*scale/1024, u.Throttled)
+		if u.TooLittleWork {
+			// Its operations per unit are shown as measured; a price per unit would multiply them.
+			line += strings.Repeat("†\t", len(prices))
+			month := costs(prices, 0, 0, u.ClassAPerS, u.ClassBPerS)[0].USDPerMonth
+			line += fmt.Sprintf("%.2f\t%.2f\t%s\t  † %s of work, %s through the bucket per run", u.ClassAPerS, month, lag,
+				sizeText(u.UnitsPerRun*work.BytesPerUnit), sizeText(u.BucketBytesPerRun))
+			little = append(little, a.Backend+" "+a.Point)
+			fmt.Fprintln(tw, line)
+			continue
+		}
 		if u.TooFewToPrice || len(u.Costs) == 0 {
 			// A price from a handful of uploads would be the luck of the run: marked, not given.
 			line += strings.Repeat("*\t", len(prices))
@@ -160,6 +170,12 @@ func writeBucketTable(w io.Writer, r *results.Results, work WorkUnit) {
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+	if len(little) > 0 {
+		fmt.Fprintln(w, indentWrap(fmt.Sprintf("† not priced: in most runs of %s the work was under 1/%d of a %s while the bucket moved over %d times "+
+			"the work's bytes; a price per %s would multiply what the run's few operations moved by over %d. Its operations per unit "+
+			"are as measured, $/month is its rate of operations for 30 days, and pooled prices leave its runs out",
+			ListAnd(little), MaxExtrapolation, work.CostLabel, MaxExtrapolation, work.CostLabel, MaxExtrapolation), "  ", "    "))
+	}
 	writeTooFewToPrice(w, r, thin, thinBackends, &work)
 	fmt.Fprintln(w, "  $/month runs the measured bucket operation rate for 30 days: it holds at the measured rate of work")
 	fmt.Fprintln(w, "  only (Litestream uploads once per sync interval whatever the rate); run at your own rate to price yours.")

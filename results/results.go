@@ -142,7 +142,15 @@ type BucketUse struct {
 	ClassBOps     float64 `json:"class_b_ops_per_run"`
 	PricedOps     float64 `json:"priced_ops_per_run"`
 	TooFewToPrice bool    `json:"too_few_to_price,omitempty"`
-	// Costs are per price list, from the median run's operations; none where TooFewToPrice.
+	// UnitsPerRun is the work a run did (medians over runs), BucketBytesPerRun what crossed the
+	// bucket's API meanwhile. TooLittleWork: most runs did under a thousandth of the price's unit
+	// while the bucket moved over a thousand times the work's bytes, so a price per unit would
+	// multiply what a few operations happened to move (report.MaxExtrapolation).
+	UnitsPerRun       float64 `json:"units_per_run"`
+	BucketBytesPerRun float64 `json:"bucket_bytes_per_run"`
+	TooLittleWork     bool    `json:"too_little_work,omitempty"`
+	// Costs are per price list, from the median run's operations; none where TooFewToPrice or
+	// TooLittleWork.
 	Costs []Cost `json:"costs"`
 }
 

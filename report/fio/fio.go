@@ -24,7 +24,7 @@ func init() {
 		Compare: []report.CompareMetric{{Name: "mib_s", HigherBetter: true}, {Name: "iops", HigherBetter: true},
 			{Name: "lat_avg_ms"}, {Name: "read_lat_p99_ms"}, {Name: "write_lat_p99_ms"}},
 		Work: report.WorkUnit{Name: "GiB moved", Units: func(c results.Cell) float64 { return c.M("bytes") / (1 << 30) },
-			Scale: 1, Label: "GiB moved", CostScale: 1, CostLabel: "GiB"},
+			Scale: 1, Label: "GiB moved", CostScale: 1, CostLabel: "GiB", BytesPerUnit: 1 << 30},
 	})
 	report.RegisterScores("002", seed002Scores)
 	report.RegisterScores("003", seed003Scores)
