@@ -1,6 +1,7 @@
 // Command volume measures the emulated block volume on this machine. Its ceiling: fio on a volume
 // with the model off (ext4 on a loop device over the FUSE-served image), beside fio on a loop
-// device over a plain file (no FUSE) and on this machine's disk directly, and the largest figures
+// device over a plain file (no FUSE), on the volume with FUSE passthrough (the kernel does the
+// image's I/O; no model can hold it) and on this machine's disk directly, and the largest figures
 // the model emulates (a volume type whose limits are above the ceiling cannot be emulated
 // faithfully here). Its calibration: fio on volumes with the model on, each rate beside the
 // model's figure for the job and their ratio, and depth 1's latency beside the service time.
@@ -76,6 +77,16 @@ func measureCeiling(ctx context.Context, work string, runtime time.Duration, siz
 	check(err)
 	cleanups = append(cleanups, func() { v.Stop(ctx) })
 	places = append(places, struct{ name, dir string }{"the emulated volume, model off", v.Dir})
+	// FUSE passthrough: the kernel does the image's reads and writes itself. No model can hold an
+	// I/O it never sees, so it is measured to know what the served path costs, not used.
+	pt := cfg
+	pt.WorkDir, pt.Passthrough = filepath.Join(work, "passthrough"), true
+	if pv, err := volume.Start(ctx, pt); err != nil {
+		fmt.Printf("FUSE passthrough not measured: %v\n", err)
+	} else {
+		cleanups = append(cleanups, func() { pv.Stop(ctx) })
+		places = append(places, struct{ name, dir string }{"the same with FUSE passthrough", pv.Dir})
+	}
 
 	fmt.Printf("fio libaio direct, %s file, %v per pattern\n\n", size, runtime)
 	fmt.Printf("%-42s", "")

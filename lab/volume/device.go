@@ -41,6 +41,10 @@ type Config struct {
 	// MemoryBytes bounds the emulated instance's memory, page cache included (0: unbounded, this
 	// machine's): the programs a workload runs in it go into a memory cgroup (Volume.Wrap).
 	MemoryBytes int64
+	// Passthrough (model off only) hands the image's file to the kernel (FUSE passthrough), so
+	// reads and writes go from the loop device to this machine's file system without reaching
+	// persistlab: what the FUSE path would give if the model did not need to hold each I/O.
+	Passthrough bool
 }
 
 // Volume is a running emulated volume: a sparse image on this machine's disk, served through
@@ -90,6 +94,9 @@ func Start(ctx context.Context, cfg Config) (v *Volume, err error) {
 	if err := cfg.Spec.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Passthrough && !cfg.Off {
+		return nil, fmt.Errorf("volume: passthrough needs the model off: with it, no I/O reaches the model")
+	}
 	v = &Volume{cfg: cfg, imagePath: filepath.Join(cfg.WorkDir, imageFile), fuseDir: filepath.Join(cfg.WorkDir, fuseDir)}
 	if !cfg.Off {
 		if v.model, err = New(cfg.Spec, time.Now); err != nil {
@@ -122,7 +129,7 @@ func Start(ctx context.Context, cfg Config) (v *Volume, err error) {
 		f.Close()
 		return v, fmt.Errorf("volume: image: fadvise: %w", err)
 	}
-	v.img = &image{file: f, size: size}
+	v.img = &image{file: f, size: size, passthrough: cfg.Passthrough}
 	if v.server, err = serve(v.fuseDir, v.img); err != nil {
 		return v, fmt.Errorf("volume: serve the image through FUSE at %s: %w", v.fuseDir, err)
 	}
@@ -137,6 +144,11 @@ func Start(ctx context.Context, cfg Config) (v *Volume, err error) {
 	}
 	if err := v.mount(ctx); err != nil {
 		return v, err
+	}
+	// Formatting and mounting wrote and read the image: through the kernel alone, if it took the
+	// backing file.
+	if n := v.img.served.Load(); cfg.Passthrough && n > 0 {
+		return v, fmt.Errorf("volume: passthrough: %d reads and writes reached the FUSE server: this kernel did not take the backing file (FUSE passthrough needs Linux 6.9 and root)", n)
 	}
 	// Only now: making and mounting the file system is not the workload's I/O, and must not wait
 	// on a slow model (with a latency of 10 s a Ctrl-C once took 46 s, the mount stuck in the kernel).
@@ -276,6 +288,9 @@ func (v *Volume) Limits() Limits { return v.cfg.Spec.Limits() }
 func (v *Volume) Freeze() error {
 	if v.img == nil {
 		return nil
+	}
+	if v.cfg.Passthrough {
+		return fmt.Errorf("volume: a passthrough volume cannot lose its instance: its I/O never reaches the emulator to be stopped")
 	}
 	v.img.frozen.Store(true)
 	old := v.loop

@@ -40,23 +40,32 @@ type image struct {
 	overhead time.Duration
 	pool     sync.Pool // *readResult
 	// inFlight counts the I/Os received and not yet answered (none once the queue has drained),
-	// deepest the most at once.
-	inFlight, deepest atomic.Int64
+	// deepest the most at once; served counts the reads and writes received (not flushes, which
+	// reach the server in passthrough too).
+	inFlight, deepest, served atomic.Int64
+	// passthrough: each open hands the image's file to the kernel (Config.Passthrough).
+	passthrough bool
 }
 
+// backed is an open image whose reads and writes the kernel does on the file itself.
+type backed struct{ fd int }
+
+func (b *backed) PassthroughFd() (int, bool) { return b.fd, true }
+
 var (
-	_ fs.NodeOpener    = (*image)(nil)
-	_ fs.NodeReader    = (*image)(nil)
-	_ fs.NodeWriter    = (*image)(nil)
-	_ fs.NodeGetattrer = (*image)(nil)
-	_ fs.NodeSetattrer = (*image)(nil)
-	_ fs.NodeFsyncer   = (*image)(nil)
-	_ fs.NodeFlusher   = (*image)(nil)
-	_ fs.NodeAllocater = (*image)(nil)
-	_ fs.NodeOnAdder   = (*root)(nil)
-	_ fs.NodeGetattrer = (*root)(nil)
-	_ fs.NodeStatfser  = (*root)(nil)
-	_ fuse.ReadResult  = (*readResult)(nil)
+	_ fs.NodeOpener          = (*image)(nil)
+	_ fs.NodeReader          = (*image)(nil)
+	_ fs.NodeWriter          = (*image)(nil)
+	_ fs.NodeGetattrer       = (*image)(nil)
+	_ fs.NodeSetattrer       = (*image)(nil)
+	_ fs.NodeFsyncer         = (*image)(nil)
+	_ fs.NodeFlusher         = (*image)(nil)
+	_ fs.NodeAllocater       = (*image)(nil)
+	_ fs.NodeOnAdder         = (*root)(nil)
+	_ fs.NodeGetattrer       = (*root)(nil)
+	_ fs.NodeStatfser        = (*root)(nil)
+	_ fuse.ReadResult        = (*readResult)(nil)
+	_ fs.FilePassthroughFder = (*backed)(nil)
 )
 
 func (im *image) setModel(t timing) {
@@ -87,6 +96,11 @@ func (im *image) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32,
 	if im.frozen.Load() {
 		return nil, 0, syscall.EIO
 	}
+	if im.passthrough {
+		// Not FOPEN_DIRECT_IO: the kernel lets it override passthrough (fs/fuse/file.c). The
+		// loop device opens with O_DIRECT, which the backing file then honours.
+		return &backed{fd: int(im.file.Fd())}, 0, 0
+	}
 	// Direct I/O: the kernel keeps no page cache of the image, so every block I/O reaches us.
 	return nil, fuse.FOPEN_DIRECT_IO, 0
 }
@@ -95,6 +109,7 @@ func (im *image) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int
 	arrived := time.Now()
 	im.arrive()
 	defer im.leave()
+	im.served.Add(1)
 	if im.frozen.Load() {
 		return nil, syscall.EIO
 	}
@@ -115,6 +130,7 @@ func (im *image) Write(ctx context.Context, f fs.FileHandle, data []byte, off in
 	arrived := time.Now()
 	im.arrive()
 	defer im.leave()
+	im.served.Add(1)
 	if im.frozen.Load() {
 		return 0, syscall.EIO
 	}
