@@ -37,6 +37,7 @@ var outsideModel = map[string]map[string]string{
 		"MinCreditScale": "the credit_scale option's range: input validation",
 		"MaxCreditScale": "the credit_scale option's range: input validation",
 		"clockTick":      "the emulator's timer granularity (its own fidelity, measured by its tests)",
+		"imageChunk":     "the size of the pieces the image is written in on this machine: the emulator's own speed, not the cloud's",
 		"probeBlock":     "the ceiling probe's I/O sizes: the lab's self-measurement",
 		"probeSmall":     "the ceiling probe's I/O sizes: the lab's self-measurement",
 		"probeParallel":  "the ceiling probe's depth: the lab's self-measurement",
