@@ -84,7 +84,7 @@ var Options = []param.Param{
 	{Name: "file_cache_for_range_read", Kind: param.KindEnum, Default: "false", Allowed: onOff, Help: "with file_cache on: a read that does not start at offset 0 downloads the whole file into the cache (false, gcsfuse's default and seed 002's: it goes to the bucket and caches nothing)"},
 	metadataCacheOptions[0].param(),
 	metadataCacheOptions[1].param(),
-	{Name: "flags", Kind: param.KindString, Help: "further gcsfuse flags, split at spaces, e.g. \"--kernel-list-cache-ttl-secs=60\""},
+	{Name: "flags", Kind: param.KindString, Help: "further gcsfuse flags, split at spaces, e.g. \"--kernel-list-cache-ttl-secs=60\"; not --custom-endpoint, --token-url, --key-file or --anonymous-access, which the backend sets"},
 	{Name: "endpoint", Kind: param.KindString, Help: "a GCS JSON API endpoint to mount from instead of the lab bucket (no lab model, no bucket accounting, no ceiling probe)"},
 	{Name: "bucket", Kind: param.KindString, Default: BucketName, Help: "the bucket to mount"},
 	{Name: "ceiling_probe", Kind: param.KindSize, Default: param.FormatSize(DefaultCeilingProbe), Unit: "bytes",
