@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"persistlab/backend"
 	"persistlab/internal/mounts"
@@ -106,4 +107,33 @@ func LabBound(id string, m backend.VolumeModel, c backend.Ceiling) string {
 		return fmt.Sprintf("backend %s is lab-bound: its published %s on this machine (model off); cells near that limit measure this machine, not the volume", id, over[0])
 	}
 	return fmt.Sprintf("backend %s is lab-bound: its published %s, and %s, on this machine (model off); cells near those limits measure this machine, not the volume", id, over[0], over[1])
+}
+
+// flagPageOut notes, and says on the terminal, a machine that pages out idle memory
+// (sysinfo.PageOutPolicies) when the plan runs a volume with its model in effect.
+func (r *run) flagPageOut() {
+	var volumes []string
+	for _, entry := range r.spec.Backends {
+		if _, modelled := backend.VolumeModelOf(entry.Name, entry.Options); modelled && r.inPlan(entry.ID()) {
+			volumes = append(volumes, entry.ID())
+		}
+	}
+	if note := PageOutNote(r.res.Machine.PageOut, volumes); note != "" {
+		r.res.Notes = append(r.res.Notes, note)
+		if r.opts.Progress != nil {
+			fmt.Fprintln(r.opts.Progress, "warning: "+note)
+		}
+	}
+}
+
+// PageOutNote is the note for volumes run on a machine with page-out policies: an emulated
+// instance there reads from its volume, and pays in I/O units and credits, what a cloud instance
+// of the same memory would keep in its page cache. "" when either list is empty.
+func PageOutNote(policies, volumes []string) string {
+	if len(policies) == 0 || len(volumes) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("this machine pages out idle memory (%s): on %s, page cache idle that long is read again from the volume, "+
+		"where a cloud instance of the same memory would still hold it; reads, I/O units and credits that rest on the page cache are this machine's",
+		strings.Join(policies, "; "), strings.Join(volumes, ", "))
 }

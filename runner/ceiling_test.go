@@ -81,3 +81,21 @@ func TestVolumesTheLabCannotEmulateAreFlaggedBeforeTheFirstCell(t *testing.T) {
 		t.Errorf("a shard of one entry probed %v, ceilings %v", log, res.Ceilings)
 	}
 }
+
+// A machine that pages out idle memory is named with the volumes it distorts; without such a
+// policy, or without a volume, there is nothing to say.
+func TestPageOutNoteNamesThePolicyAndTheVolumes(t *testing.T) {
+	policy := "kdamond 0 (DAMON, paddr): pages out page cache idle for 60 s or more"
+	note := PageOutNote([]string{policy}, []string{"st1", "sc1"})
+	for _, want := range []string{policy, "on st1, sc1", "read again from the volume"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q lacks %q", note, want)
+		}
+	}
+	if n := PageOutNote(nil, []string{"st1"}); n != "" {
+		t.Errorf("no policy: %q", n)
+	}
+	if n := PageOutNote([]string{policy}, nil); n != "" {
+		t.Errorf("no volume: %q", n)
+	}
+}

@@ -78,6 +78,7 @@ func RunPlan(ctx context.Context, plan *scenario.Plan, opts Options) (*results.R
 	if err := saves.save(); err != nil {
 		return nil, err
 	}
+	r.flagPageOut()
 	if err := r.probeCeilings(ctx); err != nil {
 		res.Status, res.Error, res.Finished = results.StatusFailed, err.Error(), time.Now().UTC()
 		if ctx.Err() != nil {

@@ -26,6 +26,8 @@ type Machine struct {
 	Kernel      string            `json:"kernel"`
 	OS          string            `json:"os"`
 	FileSystems map[string]string `json:"file_systems,omitempty"` // directory -> "fstype on mountpoint (device)"
+	// PageOut: the kernel's running policies that page out idle memory (PageOutPolicies).
+	PageOut []string `json:"page_out,omitempty"`
 }
 
 // Describe reads the machine; dirs are directories whose file systems the run depends on.
@@ -45,6 +47,7 @@ func Describe(dirs ...string) Machine {
 	for _, d := range dirs {
 		m.FileSystems[d] = FileSystemOf(d)
 	}
+	m.PageOut = PageOutPolicies(DamonAdmin)
 	return m
 }
 
