@@ -15,6 +15,7 @@ import (
 	"persistlab/internal/leftover"
 	"persistlab/internal/mounts"
 	"persistlab/internal/proc"
+	"persistlab/internal/sysinfo"
 	"persistlab/lab/volume"
 )
 
@@ -74,6 +75,10 @@ func cmdLabVolume(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("persistlab lab volume: %s %s (%s) mounted at %s\nmodel: %s\n\nCtrl-C unmounts it and prints what it counted.\n",
 		cfg.Spec.Type, given["size"], cfg.FS, v.Dir, modelText(cfg, v))
+	if policies := sysinfo.PageOutPolicies(sysinfo.DamonAdmin); len(policies) > 0 && !cfg.Off {
+		fmt.Printf("warning: this machine pages out idle memory (%s): page cache idle that long is read again from the volume, where a cloud instance would still hold it\n",
+			strings.Join(policies, "; "))
+	}
 	<-ctx.Done()
 	counts := v.Counters()
 	stopErr := stopWhenFree(v, cfg.MountAt, signals)
