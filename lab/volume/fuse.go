@@ -147,8 +147,8 @@ func (im *image) Write(ctx context.Context, f fs.FileHandle, data []byte, off in
 
 // imageChunk bounds the pieces the image is written in: each ends on a multiple of it. A single
 // large write lets the host's file system cache the image in large folios (ext4 does on Linux
-// 6.x), and every later 4 KiB write into such a folio costs several times a small folio's (8.2
-// against 2.3 µs here: BenchmarkSmallWriteAfterLargeWrites); a block device's random writes
+// 6.x), and every later 4 KiB write into such a folio costs several times a small folio's (9.2
+// against 3.0 µs here: BenchmarkSmallWriteAfterLargeWrites); a block device's random writes
 // then run at a fraction of their rate after any sequential pass.
 const imageChunk = 64 << 10
 
