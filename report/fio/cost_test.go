@@ -17,20 +17,24 @@ import (
 func TestTooLittleWorkIsNotPricedPerUnit(t *testing.T) {
 	spec := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "fio"}, Repeat: 2,
 		Backends: []scenario.BackendSpec{{Name: "gcsfuse"}},
-		Sweep:    scenario.Sweep{{Name: "rw", Values: []string{"read", "randwrite"}}}}
+		Sweep:    scenario.Sweep{{Name: "rw", Values: []string{"read", "randwrite", "randread"}}}}
 	r := &results.Results{Schema: results.Schema, Scenario: spec}
 	for _, c := range spec.Plan() {
 		work, moved, classA := float64(256<<20), float64(256<<20), 40.0 // read: the bucket moves what fio read
-		if c.Params["rw"] == "randwrite" {
+		classB := 400.0
+		switch c.Params["rw"] {
+		case "randwrite":
 			work, moved, classA = 64<<10, 2*(1<<30), 16 // 16 jobs x 4 KiB; each job's write re-uploads the file
+		case "randread":
+			classA, classB = 0, 3 // too few operations to price: priced pooled instead
 		}
 		r.Cells = append(r.Cells, results.Cell{Cell: c, ElapsedS: 10,
 			Metrics: map[string]float64{"mib_s": work / (1 << 20) / 10, "bytes": work},
-			BackendStats: map[string]float64{"bucket_class_a": classA, "bucket_class_b": 400,
+			BackendStats: map[string]float64{"bucket_class_a": classA, "bucket_class_b": classB,
 				"bucket_bytes_in": moved / 2, "bucket_bytes_out": moved / 2}})
 	}
 	report.Summarize(r)
-	if len(r.Aggregates) != 2 {
+	if len(r.Aggregates) != 3 {
 		t.Fatalf("aggregates %+v", r.Aggregates)
 	}
 	read, write := r.Aggregates[0].Bucket, r.Aggregates[1].Bucket
@@ -52,7 +56,10 @@ func TestTooLittleWorkIsNotPricedPerUnit(t *testing.T) {
 	report.WriteTables(&out, r)
 	text := out.String()
 	flat := strings.Join(strings.Fields(text), " ")
-	for _, want := range []string{"† 64 KiB of work, 2 GiB through the bucket per run", "† not priced: in most runs of gcsfuse rw=randwrite the work was under 1/1000 of a GiB"} {
+	// The pooled price of the backend rests on the read and randread runs only: 2 rows, 4 runs,
+	// 80 + 0 class A and 800 + 6 class B.
+	for _, want := range []string{"† 64 KiB of work, 2 GiB through the bucket per run", "† not priced: in most runs of gcsfuse rw=randwrite the work was under 1/1000 of a GiB",
+		"gcsfuse: 80 class A, 806 class B in 4 run(s) of 2 row(s), 40.0 s"} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)
 		}
