@@ -12,7 +12,8 @@ type VolumeModel struct {
 	Type      string
 	SizeBytes int64
 	Limits    string // one line: IOPS, throughput, burst
-	// Sustained write limits: IOPS in the model's billing units, and MiB/s.
+	// The most the volume writes within its instance's caps, at its burst where it has one: IOPS
+	// in the model's billing units, and MiB/s (what the lab's ceiling is held against).
 	WriteIOPS, WriteMiBps float64
 	CreditMiB             float64 // the burst credit bucket, 0 without one
 	MonthlyUSD            float64

@@ -89,9 +89,9 @@ func (r *run) flagLabBound(entry scenario.BackendSpec, m backend.VolumeModel, c 
 	}
 }
 
-// LabBound is the note for a volume entry whose published write limits reach LabBoundShare of the
-// lab's ceiling c; "" when the lab can emulate them. IOPS are compared at 4 KiB, one billing unit
-// each.
+// LabBound is the note for a volume entry whose peak writes (published, within its instance's
+// caps: backend.VolumeModel) reach LabBoundShare of the lab's ceiling c; "" when the lab can
+// emulate them. IOPS are compared at 4 KiB, one billing unit each.
 func LabBound(id string, m backend.VolumeModel, c backend.Ceiling) string {
 	var over []string
 	if c.WriteIOPS > 0 && m.WriteIOPS >= LabBoundShare*c.WriteIOPS {
@@ -104,9 +104,9 @@ func LabBound(id string, m backend.VolumeModel, c backend.Ceiling) string {
 	case 0:
 		return ""
 	case 1:
-		return fmt.Sprintf("backend %s is lab-bound: its published %s on this machine (model off); cells near that limit measure this machine, not the volume", id, over[0])
+		return fmt.Sprintf("backend %s is lab-bound: its peak %s on this machine (model off); cells near that limit measure this machine, not the volume", id, over[0])
 	}
-	return fmt.Sprintf("backend %s is lab-bound: its published %s, and %s, on this machine (model off); cells near those limits measure this machine, not the volume", id, over[0], over[1])
+	return fmt.Sprintf("backend %s is lab-bound: its peak %s, and %s, on this machine (model off); cells near those limits measure this machine, not the volume", id, over[0], over[1])
 }
 
 // flagPageOut notes, and says on the terminal, a machine that pages out idle memory

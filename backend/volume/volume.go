@@ -42,15 +42,10 @@ func Model(options map[string]string) (backend.VolumeModel, bool) {
 		return backend.VolumeModel{}, false
 	}
 	s, l := cfg.Spec, cfg.Spec.Limits()
-	m := backend.VolumeModel{Type: s.Type, SizeBytes: s.SizeBytes, Limits: l.String(),
-		WriteIOPS: l.BaseIOPS, WriteMiBps: l.BaseMiBps, CreditMiB: l.CreditMiB,
+	m := backend.VolumeModel{Type: s.Type, SizeBytes: s.SizeBytes, Limits: l.String(), CreditMiB: l.CreditMiB,
 		Expect: func(j backend.Job) float64 { return l.Expect(volume.Job(j)) }}
-	if l.WriteIOPS > 0 {
-		m.WriteIOPS = l.WriteIOPS
-	}
-	if l.WriteMiBps > 0 {
-		m.WriteMiBps = l.WriteMiBps
-	}
+	// io1's 25,000 IOPS on a c4.large are the instance's 4,000: what the lab must reach.
+	m.WriteIOPS, m.WriteMiBps = l.PeakWriteOn()
 	m.MonthlyUSD, m.PriceBasis = s.MonthlyUSD()
 	return m, true
 }

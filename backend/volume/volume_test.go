@@ -111,3 +111,25 @@ func TestInstanceMemoryBoundsThePageCache(t *testing.T) {
 	}
 	t.Logf("MiB read back from the volume: %v", readBack)
 }
+
+// The write limits the lab's ceiling is held against are the most the volume writes on its
+// instance: io1's provisioned IOPS cut to the c4.large's 4,000, gp2's burst rather than its
+// baseline, and a volume on no instance at its own peak.
+func TestModelWritesWithinTheInstancesCaps(t *testing.T) {
+	for _, c := range []struct {
+		opts map[string]string
+		iops float64
+	}{
+		{map[string]string{"type": "io1", "size": "500GiB", "iops": "25000", "instance": "c4.large", "era": "2018"}, 4000},
+		{map[string]string{"type": "io1", "size": "500GiB", "iops": "25000", "era": "2018"}, 25000},
+		{map[string]string{"type": "gp2", "size": "100GiB"}, 3000},
+	} {
+		m, ok := Model(c.opts)
+		if !ok || m.WriteIOPS != c.iops || m.WriteMiBps <= 0 {
+			t.Errorf("%v: write IOPS %v, MiB/s %v (modelled %v), want %v IOPS", c.opts, m.WriteIOPS, m.WriteMiBps, ok, c.iops)
+		}
+	}
+	if _, ok := Model(map[string]string{"type": "gp2", "size": "100GiB", "model": "off"}); ok {
+		t.Error("a volume with its model off has a model")
+	}
+}
