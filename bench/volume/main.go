@@ -181,7 +181,7 @@ func plainLoop(ctx context.Context, work string) (string, func()) {
 	run("mount", append(volume.MountArgs("ext4"), dev, dir)...)
 	return dir, func() {
 		exec.Command("umount", dir).Run()
-		loopdev.Detach(dev)
+		loopdev.Detach(dev, work)
 	}
 }
 

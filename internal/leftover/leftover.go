@@ -368,7 +368,7 @@ func (d Dead) Clean() error {
 		}
 	}
 	for _, dev := range d.Loops {
-		if err := loopdev.Detach(dev); err != nil {
+		if err := loopdev.Detach(dev, d.Dir); err != nil {
 			errs = append(errs, err)
 		}
 	}

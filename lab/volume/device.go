@@ -266,6 +266,11 @@ func (v *Volume) mount(ctx context.Context) error {
 	if _, err := proc.Run(ctx, "mount", append(MountArgs(v.cfg.FS), v.loop, dir)...); err != nil {
 		return fmt.Errorf("volume: %w", err)
 	}
+	// From now on the device goes with its last mount, even when no cleanup runs (a killed pod).
+	if err := loopdev.AutoClear(v.loop); err != nil {
+		_, _ = proc.Run(ctx, "umount", dir)
+		return fmt.Errorf("volume: %w", err)
+	}
 	v.mounts++
 	v.Dir = dir
 	return nil
@@ -354,7 +359,7 @@ func (v *Volume) detach(ctx context.Context, lost bool) error {
 		return errors.Join(errs...)
 	}
 	if v.loop != "" {
-		if err := loopdev.Detach(v.loop); err != nil {
+		if err := loopdev.Detach(v.loop, v.cfg.WorkDir); err != nil {
 			errs = append(errs, err)
 		} else {
 			v.loop = ""

@@ -187,6 +187,11 @@ func TestVolumeIsARealFileSystem(t *testing.T) {
 	if v.Dir == first || err != nil || string(got) != string(data) {
 		t.Errorf("after recovery at %s (was %s): %d bytes, %v", v.Dir, first, len(got), err)
 	}
+	// Each mount's device goes with its last mount even if no cleanup runs (loopdev.AutoClear).
+	flag, err := os.ReadFile("/sys/block/" + filepath.Base(v.loop) + "/loop/autoclear")
+	if strings.TrimSpace(string(flag)) != "1" {
+		t.Errorf("%s mounted without autoclear: %q %v", v.loop, flag, err)
+	}
 }
 
 // An instance lost right after a write that was never synced loses it: the device froze with it
