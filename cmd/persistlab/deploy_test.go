@@ -2,13 +2,18 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
 
+	"persistlab/internal/proc"
+	"persistlab/report"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -20,13 +25,30 @@ type job struct {
 		Template       struct {
 			Spec struct {
 				Containers []struct {
-					Image   string   `yaml:"image"`
-					Command []string `yaml:"command"`
-					Args    []string `yaml:"args"`
+					Image           string          `yaml:"image"`
+					Command         []string        `yaml:"command"`
+					Args            []string        `yaml:"args"`
+					SecurityContext securityContext `yaml:"securityContext"`
+					Resources       struct {
+						Limits map[string]any `yaml:"limits"`
+					} `yaml:"resources"`
 				} `yaml:"containers"`
+				Volumes []map[string]any `yaml:"volumes"`
 			} `yaml:"spec"`
 		} `yaml:"template"`
 	} `yaml:"spec"`
+}
+
+type securityContext struct {
+	Privileged   *bool `yaml:"privileged"`
+	Capabilities struct {
+		Add  []string `yaml:"add"`
+		Drop []string `yaml:"drop"`
+	} `yaml:"capabilities"`
+	AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+	SeccompProfile           struct {
+		Type string `yaml:"type"`
+	} `yaml:"seccompProfile"`
 }
 
 func readJob(t *testing.T, name string) job {
@@ -103,5 +125,89 @@ func TestDeployJobWiresItsIndexIntoTheShard(t *testing.T) {
 	docker, err := os.ReadFile(filepath.Join("..", "..", "deploy", "Dockerfile"))
 	if err != nil || !strings.Contains(string(docker), "scripts/setup") || !strings.Contains(string(docker), "make build") {
 		t.Errorf("Dockerfile: %v", err)
+	}
+}
+
+// Each Job asks for the least it needs: every capability dropped but what it adds, no privilege
+// escalation, the runtime's seccomp profile, no hostPath volume (the baseline Pod Security level
+// refuses them; /dev/fuse comes from a device plugin). The shards add CAP_SYS_ADMIN alone.
+func TestDeployJobsAskForTheLeastPrivilege(t *testing.T) {
+	for _, name := range []string{"job.yaml", "merge.yaml"} {
+		j := readJob(t, name)
+		c := j.Spec.Template.Spec.Containers[0]
+		sc := c.SecurityContext
+		if sc.Privileged != nil && *sc.Privileged {
+			t.Errorf("%s: privileged", name)
+		}
+		if !slices.Equal(sc.Capabilities.Drop, []string{"ALL"}) {
+			t.Errorf("%s: drops %v, want [ALL]", name, sc.Capabilities.Drop)
+		}
+		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			t.Errorf("%s: allowPrivilegeEscalation is not false", name)
+		}
+		if sc.SeccompProfile.Type != "RuntimeDefault" {
+			t.Errorf("%s: seccomp profile %q, want RuntimeDefault", name, sc.SeccompProfile.Type)
+		}
+		for _, v := range j.Spec.Template.Spec.Volumes {
+			if _, ok := v["hostPath"]; ok {
+				t.Errorf("%s: a hostPath volume %v", name, v["name"])
+			}
+		}
+		want := []string(nil)
+		if name == "job.yaml" {
+			want = []string{"SYS_ADMIN"}
+			if _, ok := c.Resources.Limits[fuseDevice]; !ok {
+				t.Errorf("%s: no %s in the limits: the pod has no /dev/fuse", name, fuseDevice)
+			}
+		}
+		if !slices.Equal(sc.Capabilities.Add, want) {
+			t.Errorf("%s: adds %v, want %v", name, sc.Capabilities.Add, want)
+		}
+	}
+}
+
+// fuseDevice is the resource the generic device plugin gives /dev/fuse as.
+const fuseDevice = "squat.ai/fuse"
+
+// The Job's own scenario runs with exactly the Job's capabilities and no_new_privs: the bounding
+// set of every process persistlab starts (gcsfuse, fio) holds what the manifest adds, no more.
+func TestDeployJobsScenarioRunsWithTheJobsCapabilities(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, as the Job's container runs")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv (util-linux) not installed")
+	}
+	j := readJob(t, "job.yaml")
+	c := j.Spec.Template.Spec.Containers[0]
+	bounding := "-all"
+	for _, capability := range c.SecurityContext.Capabilities.Add {
+		bounding += ",+" + strings.ToLower(capability)
+	}
+	work := t.TempDir()
+	out := filepath.Join(work, "r.json")
+	args := []string{"--bounding-set=" + bounding, "--inh-caps=-all"}
+	if p := c.SecurityContext.AllowPrivilegeEscalation; p != nil && !*p {
+		args = append(args, "--no-new-privs")
+	}
+	// The Job's scenario (args[1]), a few short cells of it.
+	args = append(args, binary, "run", c.Args[1], "--quick", "--sweep", "file_size=10KiB", "--sweep", "rw=read",
+		"--set", "runtime=1s", "--repeat", "1", "--out", out, "--workdir", filepath.Join(work, "scratch"))
+	cmd := exec.Command("setpriv", args...)
+	output, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s under the Job's capabilities: %v\n%s", c.Args[1], err, proc.Tail(string(output), 20))
+	}
+	r, err := report.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != results.StatusComplete || len(r.Cells) == 0 {
+		t.Fatalf("status %s, %d cells", r.Status, len(r.Cells))
+	}
+	for _, cell := range r.Cells {
+		if cell.Failure != "" {
+			t.Errorf("%s %v: %s", cell.Backend, cell.Params, cell.Failure)
+		}
 	}
 }
