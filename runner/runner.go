@@ -129,11 +129,40 @@ cells:
 		res.Status, res.Error = results.StatusFailed, runErr.Error()
 	default:
 		res.Status = results.StatusComplete
+		if why := everyCellFailed(res); why != "" { // the run went on, but measured nothing
+			res.Status, res.Error = results.StatusFailed, why
+		}
 	}
 	if err := saves.save(); err != nil { // every cell measured, whatever stopped the run
 		return res, saveElsewhere(res, opts.Out, opts.Derive, err)
 	}
 	return res, runErr
+}
+
+// everyCellFailed says so, with the first cell's failure, when no cell of res succeeded; "" when
+// one did (or none ran).
+func everyCellFailed(res *results.Results) string {
+	first, n := "", len(res.Cells)+len(res.Crashes)
+	for _, c := range res.Cells {
+		if c.Failure == "" {
+			return ""
+		}
+		if first == "" {
+			first = fmt.Sprintf("cell %d: %s", c.Index, c.Failure)
+		}
+	}
+	for _, c := range res.Crashes {
+		if c.Failure == "" {
+			return ""
+		}
+		if first == "" {
+			first = fmt.Sprintf("crash %d: %s", c.Index, c.Failure)
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("every cell failed (%d of %d); the first, %s", n, n, first)
 }
 
 // SaveError says that the results could not be written where asked (a full disk), and where the
