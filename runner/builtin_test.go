@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"persistlab/backend"
 	_ "persistlab/backend/all"
+	"persistlab/param"
 	"persistlab/runner"
 	"persistlab/scenario"
 	"persistlab/workload"
@@ -131,5 +133,36 @@ func TestEveryWorkloadLeavesTheRunnersParametersToIt(t *testing.T) {
 				t.Errorf("workload %s: runner parameter %s missing from what scenarios may set", name, knob.Name)
 			}
 		}
+	}
+}
+
+// Every declared size and duration, of every workload and backend, is described with examples
+// that lie within its bounds (lab volume's latency, at most 1s, was described with 10s and 2m).
+func TestEveryExampleLiesWithinItsParametersBounds(t *testing.T) {
+	var params []param.Param
+	for _, decl := range workload.Declared() {
+		params = append(params, decl...)
+	}
+	for _, name := range backend.Names() {
+		info, _ := backend.Lookup(name)
+		params = append(params, info.Options...)
+	}
+	checked := 0
+	for _, p := range params {
+		_, list, ok := strings.Cut(p.Accepts(), " like ")
+		if !ok {
+			continue
+		}
+		list, _, _ = strings.Cut(list, " from ")
+		list, _, _ = strings.Cut(list, " of at least ")
+		for _, ex := range strings.Split(strings.ReplaceAll(list, " or ", ", "), ", ") {
+			checked++
+			if _, err := p.Number(ex); err != nil {
+				t.Errorf("%s: %q describes it with %s, outside its bounds", p.Name, p.Accepts(), ex)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no parameter described with examples")
 	}
 }
