@@ -94,6 +94,19 @@ type CeilingProber interface {
 	ProbeCeiling(ctx context.Context) (c Ceiling, ok bool, err error)
 }
 
+// ProbeSpacer is a CeilingProber that says, before it probes, the most its probe stores under its
+// work directory, so that the run's room is checked before the first probe.
+type ProbeSpacer interface {
+	CeilingProbeBytes() int64
+}
+
+// LocalCopier is a backend that keeps other than one copy, under its work directory, of what a
+// workload writes on its target: none for a user's server, more where a lab bucket keeps the
+// objects a local staging file or cache also holds. Backends that are not one keep one.
+type LocalCopier interface {
+	LocalCopies() int
+}
+
 // Ceiling is the lab's own throughput on this machine, with the cloud model off: bandwidth, and
 // small-I/O operations per second where the prober measures them (0: not measured).
 type Ceiling struct {

@@ -39,8 +39,12 @@ type Param struct {
 	Help     string
 }
 
-// PlainNumber writes x as people write numbers: 1073741824, not 1.073741824e+09.
+// PlainNumber writes x as people write numbers: 1073741824, not 1.073741824e+09; a whole number
+// an int64 holds in full (4611686018427387904).
 func PlainNumber(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1<<63 {
+		return strconv.FormatInt(int64(x), 10)
+	}
 	if math.Abs(x) < 1e18 {
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	}
@@ -56,19 +60,21 @@ func (p Param) Bounds() string {
 	if !p.Bounded() {
 		return ""
 	}
-	format := func(x float64) string {
-		switch p.Kind {
-		case KindSize:
-			return FormatSize(int64(x))
-		case KindDuration:
-			return time.Duration(x * float64(time.Second)).String()
-		}
-		return PlainNumber(x)
-	}
 	if math.IsInf(p.Max, 1) {
-		return "of at least " + format(p.Min)
+		return "of at least " + p.format(p.Min)
 	}
-	return "from " + format(p.Min) + " to " + format(p.Max)
+	return "from " + p.format(p.Min) + " to " + p.format(p.Max)
+}
+
+// format writes x, in the base unit, in the parameter kind's terms.
+func (p Param) format(x float64) string {
+	switch p.Kind {
+	case KindSize:
+		return FormatSize(int64(x))
+	case KindDuration:
+		return time.Duration(x * float64(time.Second)).String()
+	}
+	return PlainNumber(x)
 }
 
 // Accepts describes what the parameter accepts, for error messages: "a whole number from 1 to
@@ -88,9 +94,9 @@ func (p Param) Accepts() string {
 	case KindFloat:
 		return "a number" + bounds + unit
 	case KindSize:
-		return "a size like 4k, 10KiB, 200MiB or 1GiB" + bounds
+		return "a size like " + p.examples(sizeExamples, []string{"4k", "10KiB", "200MiB", "1GiB"}) + bounds
 	case KindDuration:
-		return "a duration like 500ms, 10s or 2m" + bounds
+		return "a duration like " + p.examples(durationExamples, []string{"500ms", "10s", "2m"}) + bounds
 	case KindBool:
 		return "true or false"
 	case KindEnum:
@@ -98,6 +104,49 @@ func (p Param) Accepts() string {
 	default:
 		return "text" + unit
 	}
+}
+
+// Examples of values, in ascending order, for the kinds whose text has units.
+var (
+	sizeExamples     = []string{"512", "4k", "64KiB", "1MiB", "200MiB", "1GiB", "64GiB"}
+	durationExamples = []string{"1ms", "5ms", "50ms", "500ms", "10s", "2m", "1h"}
+)
+
+// examples writes the usual examples when every one lies within the parameter's bounds, else as
+// many of candidates as lie within them, spread over them; else the bounds themselves.
+func (p Param) examples(candidates, usual []string) string {
+	within := func(vs []string) []string {
+		var out []string
+		for _, v := range vs {
+			if _, err := p.Number(v); err == nil {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	list := within(usual)
+	if len(list) < len(usual) {
+		fit := within(candidates)
+		n := min(len(usual), len(fit))
+		list = nil
+		for i := 0; i < n; i++ {
+			at := 0
+			if n > 1 {
+				at = i * (len(fit) - 1) / (n - 1)
+			}
+			list = append(list, fit[at])
+		}
+	}
+	if len(list) == 0 {
+		list = []string{p.format(p.Min)}
+		if !math.IsInf(p.Max, 1) && p.Max != p.Min {
+			list = append(list, p.format(p.Max))
+		}
+	}
+	if len(list) == 1 {
+		return list[0]
+	}
+	return strings.Join(list[:len(list)-1], ", ") + " or " + list[len(list)-1]
 }
 
 // Number reads v as the parameter's base unit (bytes, seconds, 1 or 0), checking bounds.

@@ -50,6 +50,44 @@ func TestBoundsAreWrittenPlainly(t *testing.T) {
 	}
 }
 
+// A whole-number bound is written whole, however large: the seed's 2^62, not 4.611686018427388e+18.
+func TestWholeBoundsAreWrittenWhole(t *testing.T) {
+	seed := Param{Name: "seed", Kind: KindInt, Min: 0, Max: 1 << 62}
+	if got, want := seed.Accepts(), "a whole number from 0 to 4611686018427387904"; got != want {
+		t.Errorf("accepts %q, want %q", got, want)
+	}
+	for x, want := range map[float64]string{0.5: "0.5", -3: "-3", 1e6: "1000000", 1 << 63: "9.223372036854776e+18", math.MaxInt64 >> 1: "4611686018427387904"} {
+		if got := PlainNumber(x); got != want {
+			t.Errorf("PlainNumber(%v) = %q, want %q", x, got, want)
+		}
+	}
+}
+
+// The examples a size or a duration is described with lie within its bounds: a latency of at
+// most 1s is not described with 10s or 2m.
+func TestExamplesLieWithinTheBounds(t *testing.T) {
+	for _, tc := range []struct {
+		p    Param
+		want string
+	}{
+		{Param{Kind: KindDuration, Min: 1e-9, Max: 1}, "a duration like 1ms, 5ms or 500ms from 1ns to 1s"},
+		{Param{Kind: KindDuration, Min: 0, Max: 86400}, "a duration like 500ms, 10s or 2m from 0s to 24h0m0s"},
+		{Param{Kind: KindDuration, Min: 2, Max: 2}, "a duration like 2s from 2s to 2s"},
+		{Param{Kind: KindSize, Min: 512, Max: 256 << 20}, "a size like 512, 4k, 64KiB or 200MiB from 512B to 256MiB"},
+		{Param{Kind: KindSize, Min: 100, Max: 60000}, "a size like 512 or 4k from 100B to 60000B"},
+		{Param{Kind: KindSize, Min: 1, Max: 2}, "a size like 1B or 2B from 1B to 2B"},
+	} {
+		if got := tc.p.Accepts(); got != tc.want {
+			t.Errorf("accepts %q, want %q", got, tc.want)
+		}
+		for _, ex := range examplesIn(tc.p.Accepts()) {
+			if _, err := tc.p.Number(ex); err != nil {
+				t.Errorf("%s: example %q: %v", tc.p.Accepts(), ex, err)
+			}
+		}
+	}
+}
+
 // Each kind accepts its values within its bounds, and refuses others with a FieldError naming the
 // field, the value and what is allowed, in the text the scenario has always used.
 func TestCheck(t *testing.T) {
@@ -86,4 +124,15 @@ func TestCheck(t *testing.T) {
 	if got, want := fe.Error(), `scenario "s": backends[1].options.file_cache: "maybe" is not allowed: want true or false`; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
+}
+
+// examplesIn reads the examples out of what Accepts wrote: "a size like 4k, 10KiB or 1GiB from ...".
+func examplesIn(accepts string) []string {
+	_, list, ok := strings.Cut(accepts, " like ")
+	if !ok {
+		return nil
+	}
+	list, _, _ = strings.Cut(list, " from ")
+	list, _, _ = strings.Cut(list, " of at least ")
+	return strings.Split(strings.ReplaceAll(list, " or ", ", "), ", ")
 }

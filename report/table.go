@@ -56,12 +56,12 @@ func writeFailures(w io.Writer, r *results.Results) {
 	var failed []string
 	for _, c := range r.Cells {
 		if c.Failure != "" {
-			failed = append(failed, fmt.Sprintf("  cell %d (%s %s run %d): %s", c.Index, c.Backend, r.Key(c.Cell).Point, c.Repeat, c.Failure))
+			failed = append(failed, fmt.Sprintf("  cell %d (%s): %s", c.Index, scenario.Label(c.Backend, r.Key(c.Cell).Point, fmt.Sprintf("run %d", c.Repeat)), c.Failure))
 		}
 	}
 	for _, c := range r.Crashes {
 		if c.Failure != "" {
-			failed = append(failed, fmt.Sprintf("  crash %d (%s %s run %d): %s", c.Index, c.Backend, r.Key(c.Cell).Point, c.Repeat, c.Failure))
+			failed = append(failed, fmt.Sprintf("  crash %d (%s): %s", c.Index, scenario.Label(c.Backend, r.Key(c.Cell).Point, fmt.Sprintf("run %d", c.Repeat)), c.Failure))
 		}
 	}
 	if len(failed) > 0 {
@@ -368,7 +368,7 @@ func errorRateCrossed(r *results.Results) []string {
 	limit := r.Scenario.ErrorRateLimit()
 	for _, a := range r.Aggregates {
 		if share, ok := ErrorShare(a); ok && share > limit {
-			crossed = append(crossed, fmt.Sprintf("%s %s: %.1f%% of requests failed", a.Backend, a.Point, 100*share))
+			crossed = append(crossed, fmt.Sprintf("%s: %.1f%% of requests failed", scenario.Label(a.Backend, a.Point), 100*share))
 		}
 	}
 	return crossed
@@ -430,7 +430,7 @@ func writeMachineBound(w io.Writer, r *results.Results) {
 	var rows []string
 	for _, a := range r.Aggregates {
 		if why := BoundBy(r, a); why != "" {
-			rows = append(rows, fmt.Sprintf("%s %s (%s)", a.Backend, a.Point, why))
+			rows = append(rows, fmt.Sprintf("%s (%s)", scenario.Label(a.Backend, a.Point), why))
 		}
 	}
 	// Backends of one lab part (eight volume types) share one measured ceiling: said once.

@@ -107,18 +107,34 @@ func readSchema(path string) (string, error) {
 // crashes) one at a time, so that its bytes are never all in memory. Unknown fields are skipped,
 // as json.Unmarshal does; a field given twice, or anything after the object, is refused.
 func decode(path string) (*Results, error) {
-	dec, f, err := openObject(path)
+	r := &Results{}
+	v := reflect.ValueOf(r).Elem()
+	err := walk(path, func(dec *json.Decoder, field jsonField) error {
+		return decodeField(dec, v.Field(field.index), field.name)
+	})
 	if err != nil {
 		return nil, err
 	}
+	if r.Schema != Schema { // changed between the reads
+		return nil, fmt.Errorf("schema %q: the file changed while it was read", r.Schema)
+	}
+	return r, nil
+}
+
+// walk reads the results object at path a field at a time, handing each field of Results to
+// read, which must consume its value. Unknown fields are skipped, as json.Unmarshal does; a field
+// given twice, or anything after the object, is refused.
+func walk(path string, read func(dec *json.Decoder, field jsonField) error) error {
+	dec, f, err := openObject(path)
+	if err != nil {
+		return err
+	}
 	defer f.Close()
-	r := &Results{}
-	v := reflect.ValueOf(r).Elem()
 	seen := map[string]bool{}
 	for dec.More() {
 		key, err := nextKey(dec)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		field, known := fieldNamed(key)
 		name := strings.ToLower(key)
@@ -126,29 +142,26 @@ func decode(path string) (*Results, error) {
 			name = field.name
 		}
 		if seen[name] {
-			return nil, fmt.Errorf("field %q appears twice: a results file holds each field once", key)
+			return fmt.Errorf("field %q appears twice: a results file holds each field once", key)
 		}
 		seen[name] = true
 		if !known {
 			if err := skipValue(dec); err != nil {
-				return nil, fmt.Errorf("field %s: %w", key, err)
+				return fmt.Errorf("field %s: %w", key, err)
 			}
 			continue
 		}
-		if err := decodeField(dec, v.Field(field.index), field.name); err != nil {
-			return nil, err
+		if err := read(dec, field); err != nil {
+			return err
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the object's '}'
-		return nil, err
+		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the results object: a results file holds one JSON object")
+		return errors.New("data after the results object: a results file holds one JSON object")
 	}
-	if r.Schema != Schema { // changed between the reads
-		return nil, fmt.Errorf("schema %q: the file changed while it was read", r.Schema)
-	}
-	return r, nil
+	return nil
 }
 
 // decodeField decodes a field's value into v; a list's elements one by one.

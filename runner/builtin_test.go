@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"persistlab/backend"
 	_ "persistlab/backend/all"
+	"persistlab/internal/disk"
+	"persistlab/param"
 	"persistlab/runner"
 	"persistlab/scenario"
 	"persistlab/workload"
@@ -130,6 +134,66 @@ func TestEveryWorkloadLeavesTheRunnersParametersToIt(t *testing.T) {
 			if p, ok := scenario.FindParam(params, knob.Name); !ok || p.Help != knob.Help {
 				t.Errorf("workload %s: runner parameter %s missing from what scenarios may set", name, knob.Name)
 			}
+		}
+	}
+}
+
+// Every declared size and duration, of every workload and backend, is described with examples
+// that lie within its bounds (lab volume's latency, at most 1s, was described with 10s and 2m).
+func TestEveryExampleLiesWithinItsParametersBounds(t *testing.T) {
+	var params []param.Param
+	for _, decl := range workload.Declared() {
+		params = append(params, decl...)
+	}
+	for _, name := range backend.Names() {
+		info, _ := backend.Lookup(name)
+		params = append(params, info.Options...)
+	}
+	checked := 0
+	for _, p := range params {
+		_, list, ok := strings.Cut(p.Accepts(), " like ")
+		if !ok {
+			continue
+		}
+		list, _, _ = strings.Cut(list, " from ")
+		list, _, _ = strings.Cut(list, " of at least ")
+		for _, ex := range strings.Split(strings.ReplaceAll(list, " or ", ", "), ", ") {
+			checked++
+			if _, err := p.Number(ex); err != nil {
+				t.Errorf("%s: %q describes it with %s, outside its bounds", p.Name, p.Accepts(), ex)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no parameter described with examples")
+	}
+}
+
+// fio's files and bulkload's data, its redo log (innodb_log_file_size) included, are counted in
+// the room a run needs, checked before the first cell starts anything.
+func TestRealWorkloadsNeedsAreCheckedBeforeTheFirstCell(t *testing.T) {
+	free, err := disk.Free(os.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free >= 500<<30 {
+		t.Skip("more than 500 GiB free here: no file fio or MariaDB is given here is too large for it")
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"name: big-fio\nworkload: {type: fio, file_size: 1TiB, runtime: 1s}\nbackends: [{name: local}]\n", "cell 0 (local run 1) needs about 1.0 TiB"},
+		{"name: big-redo\nworkload: {type: bulkload, rows: 1, server: {innodb_log_file_size: 512G}}\nbackends: [{name: local}]\n", "cell 0 (local run 1) needs about 512.2 GiB"},
+	} {
+		s, err := scenario.Parse([]byte(tc.yaml), "t.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		work := t.TempDir()
+		_, err = runner.Run(context.Background(), s, runner.Options{Out: filepath.Join(work, "r.json"), WorkDir: filepath.Join(work, "w")})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: want %q: %v", s.Name, tc.want, err)
+		}
+		if cells, _ := filepath.Glob(filepath.Join(work, "w", "cell-*")); len(cells) > 0 {
+			t.Errorf("%s: refused, yet cells started: %v", s.Name, cells)
 		}
 	}
 }

@@ -25,7 +25,7 @@ func (r *run) probeCeilings(ctx context.Context) error {
 	probed := false
 	for i, entry := range r.spec.Backends {
 		model, modelled := backend.VolumeModelOf(entry.Name, entry.Options)
-		if !r.inPlan(entry.ID()) || !(r.info.MovesBulk() || modelled) {
+		if !r.probes(entry) {
 			continue
 		}
 		dir := filepath.Join(r.opts.WorkDir, fmt.Sprintf("ceiling-%d", i))
@@ -65,6 +65,13 @@ func (r *run) probeCeilings(ctx context.Context) error {
 		return nil
 	}
 	return r.res.Save(r.opts.Out, r.opts.Derive) // what was measured, before the first cell
+}
+
+// probes says whether the run measures entry's ceiling: when the workload moves bulk data (the
+// report flags rows near it), or the entry models a volume (its published limits are flagged).
+func (r *run) probes(entry scenario.BackendSpec) bool {
+	_, modelled := backend.VolumeModelOf(entry.Name, entry.Options)
+	return r.inPlan(entry.ID()) && (r.info.MovesBulk() || modelled)
 }
 
 // inPlan says whether any cell of the plan (a shard's share) runs on backend entry id.

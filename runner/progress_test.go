@@ -26,6 +26,13 @@ func TestProgressShowsCellElapsedAndETA(t *testing.T) {
 	if !regexp.MustCompile(`cell 2/3[^\n]*eta \d`).MatchString(out) {
 		t.Errorf("progress %q: the second cell has no ETA", out)
 	}
+	// A plan that sweeps nothing: one space between the backend and the repeat.
+	buf.Reset()
+	p = newProgress(&buf, 1)
+	p.start(scenario.Cell{Backend: "local", Repeat: 1}, nil)
+	if out := buf.String(); !strings.Contains(out, "cell 1/1  local run 1  elapsed") {
+		t.Errorf("progress %q", out)
+	}
 	quiet := newProgress(nil, 3)
 	quiet.start(scenario.Cell{}, nil)
 	quiet.done() // must not panic or print anywhere

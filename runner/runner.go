@@ -51,6 +51,8 @@ type run struct {
 	// shared is the backend consecutive cells share (scenario share_backend), and its target.
 	shared       *cellLife
 	sharedTarget backend.Target
+	// space is what each backend entry keeps under the work directory (checkSpace).
+	space map[string]backendSpace
 }
 
 // Run plans spec (scenario.NewPlan: checked once, every cell's parameters resolved) and runs the
@@ -129,11 +131,40 @@ cells:
 		res.Status, res.Error = results.StatusFailed, runErr.Error()
 	default:
 		res.Status = results.StatusComplete
+		if why := everyCellFailed(res); why != "" { // the run went on, but measured nothing
+			res.Status, res.Error = results.StatusFailed, why
+		}
 	}
 	if err := saves.save(); err != nil { // every cell measured, whatever stopped the run
 		return res, saveElsewhere(res, opts.Out, opts.Derive, err)
 	}
 	return res, runErr
+}
+
+// everyCellFailed says so, with the first cell's failure, when no cell of res succeeded; "" when
+// one did (or none ran).
+func everyCellFailed(res *results.Results) string {
+	first, n := "", len(res.Cells)+len(res.Crashes)
+	for _, c := range res.Cells {
+		if c.Failure == "" {
+			return ""
+		}
+		if first == "" {
+			first = fmt.Sprintf("cell %d: %s", c.Index, c.Failure)
+		}
+	}
+	for _, c := range res.Crashes {
+		if c.Failure == "" {
+			return ""
+		}
+		if first == "" {
+			first = fmt.Sprintf("crash %d: %s", c.Index, c.Failure)
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("every cell failed (%d of %d); the first, %s", n, n, first)
 }
 
 // SaveError says that the results could not be written where asked (a full disk), and where the
@@ -205,6 +236,9 @@ func prepare(ctx context.Context, plan *scenario.Plan, opts Options) (*run, erro
 			return nil, err
 		}
 	}
+	if err := r.checkSpace(); err != nil {
+		return nil, err
+	}
 	if err := r.newResults(); err != nil {
 		return nil, err
 	}
@@ -235,7 +269,7 @@ func newRun(plan *scenario.Plan, opts Options) (*run, error) {
 	if info.NeedsOf != nil { // what this scenario's workload asks of a backend (an app's SQLite file)
 		info.Needs = info.NeedsOf(spec.Workload)
 	}
-	return &run{spec: spec, plan: plan, opts: opts, info: info, wl: wl, versions: sysinfo.Versions()}, nil
+	return &run{spec: spec, plan: plan, opts: opts, info: info, wl: wl, versions: sysinfo.Versions(), space: map[string]backendSpace{}}, nil
 }
 
 // checkDuration refuses a duration the workload cannot use.
@@ -276,6 +310,7 @@ func (r *run) checkBackends(ctx context.Context) error {
 		for k, v := range be.Versions() {
 			r.versions[k] = v
 		}
+		r.space[b.ID()] = r.spaceOf(b, be)
 		if err := r.checkQuotaBeside(be, b.ID()); err != nil {
 			return r.fail(field, b.ID(), err.Error())
 		}

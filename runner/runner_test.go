@@ -383,3 +383,24 @@ func TestThinKeepsEveryOtherPointAndTheLast(t *testing.T) {
 		}
 	}
 }
+
+// A run whose every cell failed says so in its status; one with a cell that succeeded is complete.
+func TestARunWhoseEveryCellFailedIsFailed(t *testing.T) {
+	res, out, err := runFakeOut(t, context.Background(), fakeSpec("7", scenario.BackendSpec{Name: "fakedisk"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, lerr := results.Load(out)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	for _, r := range []*results.Results{res, saved} {
+		if len(r.Cells) != 2 || r.Status != results.StatusFailed || r.Error != "every cell failed (2 of 2); the first, cell 0: drive failed at 7" {
+			t.Errorf("%d cells, status %s: %s", len(r.Cells), r.Status, r.Error)
+		}
+	}
+	res, err = runFake(t, context.Background(), fakeSpec("7,1", scenario.BackendSpec{Name: "fakedisk"}))
+	if err != nil || res.Status != results.StatusComplete || res.Error != "" {
+		t.Errorf("one point of two failed: %v, status %s: %s", err, res.Status, res.Error)
+	}
+}

@@ -30,7 +30,7 @@ func (p *progress) start(c scenario.Cell, sweep scenario.Sweep) {
 		eta = (elapsed / time.Duration(p.index) * time.Duration(p.total-p.index)).Round(time.Second).String()
 	}
 	p.index++
-	fmt.Fprintf(p.w, "\r\033[Kcell %d/%d  %s %s run %d  elapsed %s  eta %s", p.index, p.total, c.Backend, c.Point(sweep), c.Repeat, elapsed, eta)
+	fmt.Fprintf(p.w, "\r\033[Kcell %d/%d  %s  elapsed %s  eta %s", p.index, p.total, scenario.Label(c.Backend, c.Point(sweep), fmt.Sprintf("run %d", c.Repeat)), elapsed, eta)
 }
 
 func (p *progress) done() {

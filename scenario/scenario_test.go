@@ -444,6 +444,9 @@ func TestScenarioFileMistakesAreNamed(t *testing.T) {
 	base := "name: t\nworkload: {type: counter}\nbackends: [{name: local}]\n"
 	for _, tc := range []struct{ yaml, field, value, allowed string }{
 		{base + "---\nname: u\n", "---", "a document after the first (line 4)", "one YAML document"},
+		{base + "---\nname: [\n", "---", "a document after the first (line 4)", "one YAML document"},
+		{"---\n" + base + "---\nname: [\n", "---", "a document after the first (line 5)", "one YAML document"},
+		{base + "...\n# next\nname: [\n", "---", "a document after the first (line 6)", "one YAML document"},
 		{base + "crash: {count: 2, afterr: 1s..2s}\n", "afterr", "line 4", "count, after, seed"},
 		{base + "sweep: {vus: {a: 1}}\n", "sweep.vus", "{a: 1}", "a list"},
 		{base + "repeat: 0\n", "repeat", "0", "at least 1"},

@@ -416,11 +416,44 @@ func Parse(data []byte, source string) (*Spec, error) {
 	}
 	var more yaml.Node
 	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
-		return nil, &FieldError{Scenario: source, Field: "---", Value: fmt.Sprintf("a document after the first (line %d)", more.Line),
-			Allowed: "one YAML document per scenario file"}
+		line := more.Line
+		if line == 0 { // a second document that does not parse: yaml gives no node
+			line = secondDocumentLine(data)
+		}
+		where := "a document after the first"
+		if line > 0 {
+			where += fmt.Sprintf(" (line %d)", line)
+		}
+		return nil, &FieldError{Scenario: source, Field: "---", Value: where, Allowed: "one YAML document per scenario file"}
 	}
 	s.fillDefaults()
 	return &s, nil
+}
+
+// secondDocumentLine is the line where data's second YAML document begins: its "---" marker, or
+// its first line after the first document's "..." end marker; 0 if there is none. A marker is one
+// at the start of a line, where YAML allows no scalar to continue.
+func secondDocumentLine(data []byte) int {
+	begun, ended := false, false // the first document
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		marker := func(m string) bool {
+			return line == m || strings.HasPrefix(line, m+" ") || strings.HasPrefix(line, m+"\t")
+		}
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case marker("---") && (begun || ended):
+			return i + 1
+		case marker("..."):
+			ended = true
+		case trimmed == "" || strings.HasPrefix(trimmed, "#") || (!begun && strings.HasPrefix(line, "%")):
+		case ended:
+			return i + 1
+		default:
+			begun = true
+		}
+	}
+	return 0
 }
 
 // unknownField turns yaml's "field x not found in type scenario.Spec" into an error that names

@@ -482,6 +482,18 @@ type Cell struct {
 	Resolved map[string]string `json:"resolved,omitempty"`
 }
 
+// Label names a row or a cell for people: its backend entry, then what follows (a sweep point, a
+// repeat), each part once and empty parts left out: "local vus=2 run 1", "local run 1".
+func Label(parts ...string) string {
+	var kept []string
+	for _, p := range parts {
+		if p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, " ")
+}
+
 // Point names the cell's place in the sweep, "vus=2 rw=read" in sweep order: cells of one point
 // (repeats) are summarised together.
 func (c Cell) Point(sweep Sweep) string {

@@ -216,6 +216,13 @@ type DurationChecker interface {
 	CheckDurations(p Params, duration, warmup time.Duration) error
 }
 
+// SpaceNeeder is a workload that can tell, from a cell's parameters, before anything starts, the
+// disk a cell lays out: on the backend's target, and in the cell's own directory. The runner
+// checks the run has room for its largest cell before the first one.
+type SpaceNeeder interface {
+	SpaceNeed(p Params) (target, cellDir int64, err error)
+}
+
 // Inspector is a workload that can read what its data holds in a directory or file.
 type Inspector interface {
 	// Inspect reads the data the workload keeps in dir; file, if set, is a copy of it elsewhere.

@@ -419,6 +419,29 @@ func (g *Backend) WritesSince(t time.Time) []backend.Write {
 // tmpObjectPrefix is where gcsfuse uploads the part of a file to compose onto its object.
 const tmpObjectPrefix = ".gcsfuse_tmp/"
 
+// CeilingProbeBytes implements backend.ProbeSpacer: the probe's file staged by gcsfuse and kept
+// as an object by the lab bucket, both in the work directory.
+func (g *Backend) CeilingProbeBytes() int64 {
+	if g.endpoint != "" {
+		return 0
+	}
+	return 2 * g.probeSize
+}
+
+// LocalCopies implements backend.LocalCopier: a file being written is staged on the instance's
+// disk, kept as an object by the lab bucket (in the work directory; a real bucket's are not), and
+// held by the file cache when it is on.
+func (g *Backend) LocalCopies() int {
+	n := 1
+	if g.endpoint == "" {
+		n++
+	}
+	if g.fileCache {
+		n++
+	}
+	return n
+}
+
 // ProbeCeiling writes probe bytes through a gcsfuse mount of a lab bucket whose model is off,
 // then reads them back through a fresh mount: the most the lab and gcsfuse move on this machine,
 // with gcsfuse on the same CPUs as in the cells. A real bucket (option endpoint) is not probed.

@@ -120,6 +120,9 @@ func (m *Backend) Stats() backend.Stats { return nil }
 // Stop removes the scratch space; the server is the user's and is left as it is.
 func (m *Backend) Stop(context.Context) error { return os.RemoveAll(m.dir) }
 
+// LocalCopies implements backend.LocalCopier: the data is on the user's server, not this machine.
+func (m *Backend) LocalCopies() int { return 0 }
+
 // Versions implements backend.Backend.
 func (m *Backend) Versions() map[string]string {
 	if m.version == "" {

@@ -186,6 +186,10 @@ const (
 	MaxCeilingProbe     = 64 << 30
 )
 
+// CeilingProbeBytes implements backend.ProbeSpacer: the probe's file, on a sparse image in the
+// work directory.
+func (b *Backend) CeilingProbeBytes() int64 { return b.probeSize }
+
 // ProbeCeiling measures the emulator with the model off on this machine: probe bytes written with
 // 1 MiB direct writes into a file on a volume of this type's file system, then read back.
 func (b *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, error) {

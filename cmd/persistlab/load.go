@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 
+	"persistlab/scenario"
 	"persistlab/workload/counter"
 )
 
@@ -22,6 +24,13 @@ func cmdLoad(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
+	}
+	// The flags a parameter of the counter also sets are bounded by its declaration, as a scenario's.
+	for _, f := range []struct{ name, value string }{{"vus", strconv.Itoa(*vus)}, {"rate", strconv.FormatFloat(*rate, 'g', -1, 64)}} {
+		p, _ := scenario.FindParam(counter.Params, f.name)
+		if err := p.Check("--"+f.name, f.value); err != nil {
+			return err
+		}
 	}
 	u, err := url.Parse(*target)
 	if err != nil || u.Host == "" {

@@ -26,18 +26,12 @@ func cmdMerge(args []string) error {
 	if err != nil {
 		return err
 	}
-	var shards []*results.Results
 	for _, p := range positional {
 		if sameFile(p, path) {
 			return fmt.Errorf("--out %s is one of the shards being read: want another path", *out)
 		}
-		r, err := results.Load(p)
-		if err != nil {
-			return err
-		}
-		shards = append(shards, r)
 	}
-	merged, err := results.Merge(shards)
+	merged, err := results.MergeFiles(positional)
 	if err != nil {
 		return err
 	}
@@ -50,7 +44,7 @@ func cmdMerge(args []string) error {
 	if err := merged.Save(path, report.Summarize); err != nil {
 		return err
 	}
-	fmt.Printf("merged %d shards of %s: %d of %d cells, %s\nresults: %s\n", len(shards), merged.Scenario.Name,
+	fmt.Printf("merged %d shards of %s: %d of %d cells, %s\nresults: %s\n", len(positional), merged.Scenario.Name,
 		len(merged.Cells)+len(merged.Crashes), merged.PlanCells, merged.Status, path)
 	if merged.Status != results.StatusComplete {
 		return fmt.Errorf("merge: %s", merged.Error)

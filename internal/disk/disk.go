@@ -4,6 +4,7 @@ package disk
 
 import (
 	"fmt"
+	"math"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,4 +43,17 @@ func Bytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// Sum adds byte counts, saturating at math.MaxInt64 rather than wrapping: a need that large is
+// refused all the same.
+func Sum(ns ...int64) int64 {
+	var total int64
+	for _, n := range ns {
+		if n > math.MaxInt64-total {
+			return math.MaxInt64
+		}
+		total += n
+	}
+	return total
 }

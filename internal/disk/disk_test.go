@@ -1,6 +1,7 @@
 package disk
 
 import (
+	"math"
 	"os/exec"
 	"strings"
 	"testing"
@@ -20,5 +21,15 @@ func TestRoomRefusesMoreThanIsFree(t *testing.T) {
 	err := Room(dir, 2<<20, "the job")
 	if err == nil || !strings.Contains(err.Error(), "2.0 MiB") || !strings.Contains(err.Error(), "1.0 MiB free") {
 		t.Errorf("2 MiB on 1 MiB: %v", err)
+	}
+}
+
+// Needs add up, and saturate at the largest int64 rather than wrap to a small one.
+func TestSumSaturates(t *testing.T) {
+	if got := Sum(1, 2, 3); got != 6 {
+		t.Errorf("Sum(1, 2, 3) = %d", got)
+	}
+	if got := Sum(math.MaxInt64/2+1, math.MaxInt64/2+1, 5); got != math.MaxInt64 {
+		t.Errorf("a wrapped sum: %d", got)
 	}
 }

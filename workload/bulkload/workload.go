@@ -175,15 +175,12 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 			return nil, err
 		}
 	}
-	// The CSV goes to the cell's directory; the tables, their indexes and the binary log about
-	// half as much again on the target, and InnoDB's own files (redo, doublewrite, undo) besides.
-	// Assumed, not measured: the estimate only decides whether a run is refused for want of room.
-	csv := s.rows * int64(s.rowBytes) * int64(s.loaders)
+	data, csv := w.space(s)
 	if err := disk.Room(env.CellDir, csv, "the load's CSV"); err != nil {
 		return nil, err
 	}
 	if env.Target.DSN == "" {
-		if err := disk.Room(env.Target.Dir, csv+csv/2+256<<20, "MariaDB's data for the load"); err != nil {
+		if err := disk.Room(env.Target.Dir, data, "MariaDB's data for the load"); err != nil {
 			return nil, err
 		}
 	}
@@ -243,6 +240,48 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		in.created = true
 	}
 	return in, nil
+}
+
+// SpaceNeed implements workload.SpaceNeeder: MariaDB's data on the target, the CSV in the cell's
+// directory (space).
+func (w *Workload) SpaceNeed(p workload.Params) (target, cellDir int64, err error) {
+	s, err := read(p)
+	if err != nil {
+		return 0, 0, err
+	}
+	target, cellDir = w.space(s)
+	return target, cellDir, nil
+}
+
+// DefaultRedoBytes is the server's innodb_log_file_size unless the section server sets it (the
+// 96M ServerConfig.options writes); innodbOwnBytes is what InnoDB keeps besides (system and undo tablespaces,
+// doublewrite, temporary tablespace), assumed.
+const (
+	DefaultRedoBytes = 96 << 20
+	innodbOwnBytes   = 160 << 20
+)
+
+// space is what a cell lays out: each loader's CSV in the cell's directory; on the target the
+// tables, their indexes and the binary log about half as much again, the redo log
+// (innodb_log_file_size), and InnoDB's other files. Assumed, not measured: the estimate only
+// decides whether a run is refused for want of room.
+func (w *Workload) space(s settings) (data, csv int64) {
+	csv = s.rows * int64(s.rowBytes) * int64(s.loaders) // at most 1e10 x 60000 x 8: an int64 holds it
+	return csv + csv/2 + w.redoBytes() + innodbOwnBytes, csv
+}
+
+// redoBytes is the redo log's size: the section server's innodb_log_file_size, as mariadbd reads a
+// size (K, M, G, T: powers of 1024), else the default.
+func (w *Workload) redoBytes() int64 {
+	for k, v := range w.settings {
+		if normalOption(k) != "innodb_log_file_size" {
+			continue
+		}
+		if n, err := scenario.ParseSize(v); err == nil && n > 0 {
+			return n
+		}
+	}
+	return DefaultRedoBytes
 }
 
 // Database is where the run's tables go; it is the run's alone and dropped at its end.

@@ -28,9 +28,13 @@ const Name = "counter"
 // DBFile is the database the app keeps in the backend's directory.
 const DBFile = "counter.db"
 
+// MaxVUs bounds the virtual users of a cell and of persistlab load: each holds a connection and
+// its own recorders.
+const MaxVUs = 10000
+
 // Params are the counter's parameters: the load (k6's) and the app (seed 000's Rails app).
 var Params = []scenario.Param{
-	{Name: "vus", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 10000, Unit: "VUs", Help: "virtual users (closed loop) or connections (open loop)"},
+	{Name: "vus", Kind: scenario.KindInt, Default: "1", Min: 1, Max: MaxVUs, Unit: "VUs", Help: "virtual users (closed loop) or connections (open loop)"},
 	{Name: "mode", Kind: scenario.KindEnum, Default: ModeClosed, Allowed: []string{ModeClosed, ModeOpen}, Help: "closed: k6 constant-vus; open: constant arrival rate"},
 	{Name: "rate", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1e6, Unit: "requests/s", Help: "open loop: requests started per second"},
 	{Name: "method", Kind: scenario.KindEnum, Default: "POST", Allowed: []string{"GET", "POST", "PUT", "DELETE", "PATCH"}, Help: "the method of every request (seed 000: POST)"},

@@ -283,6 +283,19 @@ func sameValue(p scenario.Param, a, b string) bool {
 	return false
 }
 
+// SpaceNeed implements workload.SpaceNeeder: the job's files, on the target. A job file of the
+// user's is fio's to lay out: nothing is known of it here.
+func (w *Workload) SpaceNeed(p workload.Params) (target, cellDir int64, err error) {
+	if p["job_file"] != "" {
+		return 0, 0, nil
+	}
+	j, _, err := w.job(p, checkDir)
+	if err != nil {
+		return 0, 0, err
+	}
+	return j.LaidOut(), 0, nil
+}
+
 // Start builds the cell's job on the target; fio lays its files out when the job runs, or here
 // with prefill.
 func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
