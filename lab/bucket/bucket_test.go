@@ -119,7 +119,7 @@ func TestRealClientAgainstTheLab(t *testing.T) {
 	m := NoDelayModel()
 	m.ObjectUpdateBurst = 1
 	m.ObjectUpdateInterval = time.Hour // the second write is surely within it, however slow the machine
-	srv, err := Start(Config{Buckets: []string{"bk"}, Model: m})
+	srv, err := Start(Config{Buckets: []string{"bk"}, Model: m, StorageRoot: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,12 +178,15 @@ func TestStartRefusesOffLoopbackAndBusyPorts(t *testing.T) {
 	if _, err := Start(Config{Listen: "0.0.0.0:0"}); err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Errorf("0.0.0.0: %v", err)
 	}
-	srv, err := Start(Config{})
+	if _, err := Start(Config{}); err == nil || !strings.Contains(err.Error(), "StorageRoot") {
+		t.Errorf("no StorageRoot: %v", err)
+	}
+	srv, err := Start(Config{StorageRoot: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	_, err = Start(Config{Listen: "127.0.0.1:" + strings.TrimPrefix(srv.Host(), "localhost:")})
+	_, err = Start(Config{Listen: "127.0.0.1:" + strings.TrimPrefix(srv.Host(), "localhost:"), StorageRoot: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "address already in use") {
 		t.Errorf("port in use: %v", err)
 	}
@@ -196,7 +199,7 @@ func TestStartRefusesOffLoopbackAndBusyPorts(t *testing.T) {
 // The token URL answers an OAuth2 token (gcsfuse's --token-url), outside the accounting; requests
 // carrying no Authorization header are counted as anonymous.
 func TestTokenURLAndAnonymousRequests(t *testing.T) {
-	srv, err := Start(Config{Buckets: []string{"bk"}, Model: NoDelayModel()})
+	srv, err := Start(Config{Buckets: []string{"bk"}, Model: NoDelayModel(), StorageRoot: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

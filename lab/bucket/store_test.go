@@ -103,6 +103,9 @@ func startLab(t *testing.T, cfg Config) *Server {
 	if cfg.Buckets == nil {
 		cfg.Buckets = []string{"bk"}
 	}
+	if cfg.StorageRoot == "" {
+		cfg.StorageRoot = t.TempDir()
+	}
 	srv, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
