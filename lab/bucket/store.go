@@ -24,7 +24,7 @@ import (
 // reads, patches, deletes, preconditions and generations stay the emulator's) but, for the objects
 // the store wrote, no body: their size, crc32c and md5 are given to it with empty content, which
 // it keeps. The store answers the requests that carry bodies: uploads (media, multipart,
-// resumable), media downloads, compose and copy/rewrite. The emulator alone would read every
+// resumable, the XML API's form upload), media downloads, compose and copy/rewrite. The emulator alone would read every
 // upload into memory, re-append and re-hash the whole object on each chunk of a resumable upload
 // (quadratic), and keep every body in the heap.
 //
@@ -366,7 +366,7 @@ func writeError(w http.ResponseWriter, err error) {
 
 // ServeHTTP answers body-carrying requests itself and hands every other request to the emulator.
 func (st *store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if st.serveUpload(w, r) || st.serveDownload(w, r) || st.serveCopy(w, r) {
+	if st.serveUpload(w, r) || st.serveForm(w, r) || st.serveDownload(w, r) || st.serveCopy(w, r) {
 		return
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
