@@ -90,6 +90,7 @@ func Start(cfg Config) (*Server, error) {
 	limiter := newObjectLimiter(cfg.Model.ObjectUpdateInterval, cfg.Model.ObjectUpdateBurst)
 	handler := chain(st,
 		logStage(cfg.Log),
+		routeStage(public),
 		classifyStage,
 		s.acct.stage,
 		limiter.stage,
