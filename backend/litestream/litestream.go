@@ -115,7 +115,8 @@ func (l *Backend) Start(ctx context.Context) (backend.Target, error) {
 	if err := os.MkdirAll(l.dir, 0o755); err != nil {
 		return backend.Target{}, err
 	}
-	lab, err := bucket.Start(bucket.Config{Buckets: []string{BucketName}, Model: l.model})
+	// Bodies in the cell's work directory, which the run records: clean removes them after a kill.
+	lab, err := bucket.Start(bucket.Config{Buckets: []string{BucketName}, Model: l.model, StorageRoot: l.env.WorkDir})
 	if err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}

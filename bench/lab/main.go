@@ -187,7 +187,7 @@ func main() {
 	skipFuse := flag.Bool("no-gcsfuse", false, "measure the JSON API only")
 	modelName := flag.String("model", "off", "the bucket's model: off (no delay, no limit: the lab's ceiling), no-delay or gcs")
 	quiet := flag.Duration("wait-quiet", time.Minute, "before each measurement, wait up to this long for the machine to be idle (0: do not wait)")
-	storageRoot := flag.String("storage-root", "", "where the lab keeps object bodies (Config.StorageRoot; default the system's temporary directory)")
+	storageRoot := flag.String("storage-root", "", "where the lab keeps object bodies (Config.StorageRoot; default the bench's work directory)")
 	flag.Parse()
 	defer cleanup()
 
@@ -207,6 +207,9 @@ func main() {
 			fail("%v", err)
 		}
 		cleanups = append(cleanups, func() { pprof.StopCPUProfile(); f.Close() })
+	}
+	if *storageRoot == "" {
+		*storageRoot = work
 	}
 	cfg := bucket.Config{Buckets: []string{bucketName}, StorageRoot: *storageRoot} // the model off: no delay, no limit
 	if *modelName != "off" {
@@ -249,11 +252,7 @@ func main() {
 			return realMeasure(fusePid, lab, run)
 		}
 	}
-	diskDir := *storageRoot
-	if diskDir == "" {
-		diskDir = os.TempDir()
-	}
-	diskReference(diskDir, p, report, lab)
+	diskReference(*storageRoot, p, report, lab)
 
 	ctx := context.Background()
 	client, err := storage.NewClient(ctx, option.WithEndpoint(lab.JSONEndpoint()), option.WithoutAuthentication())

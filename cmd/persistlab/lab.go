@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
+	"persistlab/internal/leftover"
 	"persistlab/internal/provenance"
 	"persistlab/lab/bucket"
 )
@@ -28,7 +30,18 @@ func cmdLabServe(ctx context.Context, args []string) error {
 	if *noDelay {
 		model = bucket.NoDelayModel()
 	}
-	cfg := bucket.Config{Listen: *listen, Buckets: strings.Split(*buckets, ","), Model: model}
+	// Bodies in a directory of its own, recorded as lab volume's is: Ctrl-C removes it, and
+	// clean removes it after a kill.
+	lock, err := leftover.CreateTemp("", "persistlab-serve-", leftover.Run{PID: os.Getpid(), Started: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if !lock.Release() {
+			os.RemoveAll(lock.Dir())
+		}
+	}()
+	cfg := bucket.Config{Listen: *listen, Buckets: strings.Split(*buckets, ","), Model: model, StorageRoot: lock.Dir()}
 	if *logPath != "" {
 		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {

@@ -80,8 +80,8 @@ func cmdLabVolume(ctx context.Context, args []string) error {
 			strings.Join(policies, "; "))
 	}
 	<-ctx.Done()
-	counts := v.Counters()
 	stopErr := stopWhenFree(v, cfg.MountAt, signals)
+	counts := v.Counters() // after the stop: what the kernel wrote back is the volume's too
 	if kept := lock.Release(); cfg.Keep || kept {
 		fmt.Printf("\nimage kept in %s\n", cfg.WorkDir)
 	} else if stopErr == nil {

@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -443,5 +447,104 @@ func TestFioJobLargerThanTheDiskIsRefused(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(small, "w", "*", "data", "*")); len(left) > 0 {
 		t.Errorf("files laid out anyway: %v", left)
+	}
+}
+
+// bucketDirs lists the lab buckets' body directories anywhere under root.
+func bucketDirs(root string) []string {
+	var found []string
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), "persistlab-bucket-") {
+			found = append(found, path)
+		}
+		return nil
+	})
+	return found
+}
+
+// Every bucket a run starts keeps its bodies in the run's work directory: a killed litestream run
+// leaves none in the temporary directory, and clean removes its bucket with the rest.
+func TestCleanRemovesAKilledRunsBucket(t *testing.T) {
+	work := t.TempDir()
+	tmp, scratch := filepath.Join(work, "tmp"), filepath.Join(work, "scratch")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "TMPDIR="+tmp)
+	run := exec.Command(binary, "run", "cloudrun-sqlite", "--backend", "litestream", "--vus", "1", "--duration", "60s", "--warmup", "0s",
+		"--cpu-per-request", "0s", "--out", filepath.Join(work, "r.json"), "--workdir", scratch)
+	run.Env = env
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); len(bucketDirs(scratch))+len(bucketDirs(tmp)) == 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	run.Process.Kill()
+	run.Wait()
+	if in := bucketDirs(tmp); len(in) > 0 {
+		t.Errorf("the killed run's bucket kept its bodies in the temporary directory, where clean does not look: %v", in)
+	}
+	if len(bucketDirs(scratch)) == 0 {
+		t.Fatal("no bucket in the run's work directory")
+	}
+	clean := exec.Command(binary, "clean", scratch)
+	clean.Env = env
+	if out, err := clean.CombinedOutput(); err != nil {
+		t.Fatalf("clean: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(scratch); !os.IsNotExist(err) {
+		t.Errorf("the killed run's work directory after clean: %v", err)
+	}
+}
+
+// lab serve keeps its bucket's bodies in a directory of its own, recorded: Ctrl-C removes it, and
+// after a kill clean does; nothing stays in the temporary directory either way.
+func TestLabServeLeavesNothingInTheTemporaryDirectory(t *testing.T) {
+	tmp := t.TempDir()
+	env := append(os.Environ(), "TMPDIR="+tmp)
+	serve := func(stop func(*os.Process)) {
+		t.Helper()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		cmd := exec.Command(binary, "lab", "serve", "--listen", "127.0.0.1:"+strconv.Itoa(port), "--no-delay")
+		cmd.Env = env
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		url := "http://localhost:" + strconv.Itoa(port) + "/upload/storage/v1/b/persistlab/o?uploadType=media&name=kept"
+		var resp *http.Response
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if resp, err = http.Post(url, "text/plain", strings.NewReader("a body on disk")); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("upload: HTTP %d", resp.StatusCode)
+		}
+		stop(cmd.Process)
+		cmd.Wait()
+	}
+	serve(func(p *os.Process) { p.Kill() })
+	clean := exec.Command(binary, "clean")
+	clean.Env = env
+	if out, err := clean.CombinedOutput(); err != nil {
+		t.Fatalf("clean: %v\n%s", err, out)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("after a killed lab serve and clean, the temporary directory holds %s", left[0].Name())
+	}
+	serve(func(p *os.Process) { p.Signal(syscall.SIGINT) })
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("after lab serve's Ctrl-C, the temporary directory holds %s", left[0].Name())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -58,6 +59,30 @@ func TestLabVolumeMountsUntilInterrupted(t *testing.T) {
 	}
 	if _, _, err := persistlab(t, "lab", "volume", "--type", "st1", "--size", "10GiB", "--mount", t.TempDir()); err == nil {
 		t.Error("st1 of 10 GiB was accepted")
+	}
+}
+
+// The counts lab volume prints are read after the unmount: 20 MiB written without a sync were
+// written back then, and are counted.
+func TestLabVolumeCountsWhatTheUnmountWroteBack(t *testing.T) {
+	dir := t.TempDir()
+	cmd, out := startLabVolume(t, dir)
+	const size = 20 << 20
+	if err := os.WriteFile(filepath.Join(dir, "unsynced"), make([]byte, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	var written float64
+	for _, line := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "volume_write_bytes" {
+			written, _ = strconv.ParseFloat(f[1], 64)
+		}
+	}
+	if written < size {
+		t.Errorf("volume_write_bytes %.0f after %d bytes written without a sync:\n%s", written, size, out.String())
 	}
 }
 

@@ -26,8 +26,9 @@ type Config struct {
 	Model   Model
 	Log     io.Writer // request log: a line per request (Common Log Format, then seconds taken); nil for none
 	// StorageRoot is where object bodies are kept: Start makes a directory of its own in it, which
-	// Close removes (metadata stays in the emulator's memory). "" for the system's temporary
-	// directory. A body costs disk there, not memory.
+	// Close removes (metadata stays in the emulator's memory). A body costs disk there, not memory.
+	// Required, and meant to be a run's work directory: the run records it, so `clean` removes
+	// the bodies of a killed run's bucket with it.
 	StorageRoot string
 }
 
@@ -56,6 +57,9 @@ func Start(cfg Config) (*Server, error) {
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return nil, fmt.Errorf("lab bucket: listen %q: the lab serves loopback only (127.0.0.1, ::1, localhost)", cfg.Listen)
+	}
+	if cfg.StorageRoot == "" {
+		return nil, errors.New("lab bucket: StorageRoot is empty: want the directory to keep object bodies in (the run's work directory, which clean removes after a kill)")
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -86,6 +90,7 @@ func Start(cfg Config) (*Server, error) {
 	limiter := newObjectLimiter(cfg.Model.ObjectUpdateInterval, cfg.Model.ObjectUpdateBurst)
 	handler := chain(st,
 		logStage(cfg.Log),
+		routeStage(public),
 		classifyStage,
 		s.acct.stage,
 		limiter.stage,

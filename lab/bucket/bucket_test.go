@@ -119,7 +119,7 @@ func TestRealClientAgainstTheLab(t *testing.T) {
 	m := NoDelayModel()
 	m.ObjectUpdateBurst = 1
 	m.ObjectUpdateInterval = time.Hour // the second write is surely within it, however slow the machine
-	srv, err := Start(Config{Buckets: []string{"bk"}, Model: m})
+	srv, err := Start(Config{Buckets: []string{"bk"}, Model: m, StorageRoot: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,12 +178,15 @@ func TestStartRefusesOffLoopbackAndBusyPorts(t *testing.T) {
 	if _, err := Start(Config{Listen: "0.0.0.0:0"}); err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Errorf("0.0.0.0: %v", err)
 	}
-	srv, err := Start(Config{})
+	if _, err := Start(Config{}); err == nil || !strings.Contains(err.Error(), "StorageRoot") {
+		t.Errorf("no StorageRoot: %v", err)
+	}
+	srv, err := Start(Config{StorageRoot: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	_, err = Start(Config{Listen: "127.0.0.1:" + strings.TrimPrefix(srv.Host(), "localhost:")})
+	_, err = Start(Config{Listen: "127.0.0.1:" + strings.TrimPrefix(srv.Host(), "localhost:"), StorageRoot: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "address already in use") {
 		t.Errorf("port in use: %v", err)
 	}
@@ -196,7 +199,7 @@ func TestStartRefusesOffLoopbackAndBusyPorts(t *testing.T) {
 // The token URL answers an OAuth2 token (gcsfuse's --token-url), outside the accounting; requests
 // carrying no Authorization header are counted as anonymous.
 func TestTokenURLAndAnonymousRequests(t *testing.T) {
-	srv, err := Start(Config{Buckets: []string{"bk"}, Model: NoDelayModel()})
+	srv, err := Start(Config{Buckets: []string{"bk"}, Model: NoDelayModel(), StorageRoot: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,5 +240,60 @@ func TestTokenURLAndAnonymousRequests(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("gcsfuse flags %q lack the token URL", srv.GcsfuseFlags())
+	}
+}
+
+// The lab serves the GCS routes its clients use and nothing else the emulator has: its
+// /_internal/ endpoints (delete_all would empty the bucket), batch requests, signed-URL writes and
+// virtual-hosted requests answer 404, uncounted, and the bucket is intact.
+func TestOnlyTheGCSRoutesAreServed(t *testing.T) {
+	srv, err := Start(Config{Buckets: []string{"bk"}, Model: NoDelayModel(), StorageRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	base := "http://" + srv.Host()
+	resp, err := http.Post(base+"/upload/storage/v1/b/bk/o?uploadType=media&name=kept", "text/plain", strings.NewReader("kept"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	counted := srv.Accounting()
+	for _, tc := range []struct{ method, target, host, body string }{
+		{"POST", "/_internal/delete_all", "", ""},
+		{"PUT", "/_internal/reseed", "", "{}"},
+		{"PUT", "/_internal/config", "", `{"externalUrl":"http://elsewhere"}`},
+		{"GET", "/_internal/healthcheck", "", ""},
+		{"POST", "/batch/storage/v1", "", "--b--"},
+		{"PUT", "/bk/signed?X-Goog-Algorithm=GOOG4-RSA-SHA256", "", "signed"},
+		{"DELETE", "/bk/kept", "", ""},
+		{"POST", "/upload/resumable/u1", "", "data"},
+		{"GET", "/kept", "bk." + srv.Host(), ""},
+		{"GET", "/", "", ""},
+	} {
+		req, _ := http.NewRequest(tc.method, base+tc.target, strings.NewReader(tc.body))
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "does not serve") {
+			t.Errorf("%s %s (host %q): HTTP %d %s, want 404 naming what the lab serves", tc.method, tc.target, tc.host, resp.StatusCode, body)
+		}
+	}
+	if a := srv.Accounting(); a.ClassA != counted.ClassA || a.ClassB != counted.ClassB || a.Free != counted.Free || a.Errors != counted.Errors {
+		t.Errorf("refused requests were counted: %+v, before them %+v", a, counted)
+	}
+	if names, err := srv.ObjectNames("bk"); err != nil || len(names) != 1 || names[0] != "kept" {
+		t.Errorf("the bucket after the refused requests: %v %v, want [kept]", names, err)
+	}
+	if resp, err := http.Get(base + "/bk/kept"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("an XML API read: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 }

@@ -24,7 +24,7 @@ import (
 // reads, patches, deletes, preconditions and generations stay the emulator's) but, for the objects
 // the store wrote, no body: their size, crc32c and md5 are given to it with empty content, which
 // it keeps. The store answers the requests that carry bodies: uploads (media, multipart,
-// resumable), media downloads, compose and copy/rewrite. The emulator alone would read every
+// resumable, the XML API's form upload), media downloads, compose and copy/rewrite. The emulator alone would read every
 // upload into memory, re-append and re-hash the whole object on each chunk of a resumable upload
 // (quadratic), and keep every body in the heap.
 //
@@ -32,8 +32,9 @@ import (
 // to the object's body and stores the metadata in the emulator's backend under the write lock,
 // with the upload's preconditions checked atomically by the backend. A download looks the object
 // up and opens its body under the read lock, so it serves one generation whatever is committed
-// after. Objects the emulator itself wrote (the XML API's uploads, which the store leaves to it)
-// keep their body in the emulator, and are served from there.
+// after. Objects the emulator itself wrote (a multipart upload whose Content-Type the store cannot
+// parse, which it leaves to it) keep their body in the emulator, and are served from there. The
+// lab serves none of the emulator's other routes (routes.go).
 type store struct {
 	emu     *fakestorage.Server
 	emuHTTP http.Handler
@@ -366,7 +367,7 @@ func writeError(w http.ResponseWriter, err error) {
 
 // ServeHTTP answers body-carrying requests itself and hands every other request to the emulator.
 func (st *store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if st.serveUpload(w, r) || st.serveDownload(w, r) || st.serveCopy(w, r) {
+	if st.serveUpload(w, r) || st.serveForm(w, r) || st.serveDownload(w, r) || st.serveCopy(w, r) {
 		return
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
@@ -380,7 +381,7 @@ func (st *store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st.emuHTTP.ServeHTTP(w, r)
 	op := opOf(r)
 	if op.Object == "" || op.Bucket == "" {
-		st.reconcileLocked("", "") // not known which object (the XML API's uploads): all of them
+		st.reconcileLocked("", "") // not known which object (a bucket's deletion): all of them
 		return
 	}
 	st.reconcileLocked(op.Bucket, op.Object)

@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -102,6 +104,9 @@ func startLab(t *testing.T, cfg Config) *Server {
 	t.Helper()
 	if cfg.Buckets == nil {
 		cfg.Buckets = []string{"bk"}
+	}
+	if cfg.StorageRoot == "" {
+		cfg.StorageRoot = t.TempDir()
 	}
 	srv, err := Start(cfg)
 	if err != nil {
@@ -742,4 +747,127 @@ func TestBandwidthStagePacesStreamedBodies(t *testing.T) {
 	if d := time.Since(t0); d < 450*time.Millisecond {
 		t.Errorf("download took %v, want 0.5 s", d)
 	}
+}
+
+// A form upload (the XML API's POST of an HTML form) streams into the store: a 64 MiB file grows
+// the heap by a small fraction of its size, puts nothing in the temporary directory while it
+// arrives, and reads back byte for byte with the form's metadata.
+func TestFormUploadStreams(t *testing.T) {
+	tmp := t.TempDir()
+	srv := startLab(t, Config{})
+	t.Setenv("TMPDIR", tmp)
+	const size = 64 << 20
+	const bound = size / 4 // the store holds about 2 MiB per body in flight
+	p := newPattern(5)
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	mostSent, resume := make(chan struct{}), make(chan struct{})
+	go func() {
+		for _, kv := range [][2]string{{"key", "dir/form.bin"}, {"Content-Type", "application/x-test"}, {"x-goog-meta-origin", "form"}, {"success_action_status", "201"}} {
+			mw.WriteField(kv[0], kv[1])
+		}
+		fw, _ := mw.CreateFormFile("file", "form.bin")
+		io.Copy(fw, p.reader(0, size*3/4))
+		close(mostSent)
+		<-resume
+		io.Copy(fw, p.reader(size*3/4, size/4))
+		pw.CloseWithError(mw.Close())
+	}()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	stop := make(chan struct{})
+	peak := heapPeak(stop)
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := http.Post("http://"+srv.Host()+"/bk", mw.FormDataContentType(), pr)
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		answered <- answer{status: resp.StatusCode, body: string(body)}
+	}()
+	<-mostSent
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("with %d of %d MiB sent, the temporary directory holds %s", size*3/4>>20, size>>20, left[0].Name())
+	}
+	close(resume)
+	a := <-answered
+	close(stop)
+	if grew := int64(<-peak) - int64(ms.HeapInuse); grew > bound {
+		t.Errorf("form upload of %d MiB: heap grew by %d MiB (bound %d MiB)", size>>20, grew>>20, bound>>20)
+	}
+	if a.err != nil || a.status != http.StatusCreated || !strings.Contains(a.body, "<Key>dir/form.bin</Key>") {
+		t.Fatalf("form upload: HTTP %d %v\n%s", a.status, a.err, a.body)
+	}
+	attrs, err := clientOf(t, srv).Bucket("bk").Object("dir/form.bin").Attrs(context.Background())
+	crc, _ := p.sums(size)
+	if err != nil || attrs.Size != size || attrs.CRC32C != crc || attrs.ContentType != "application/x-test" || attrs.Metadata["origin"] != "form" {
+		t.Fatalf("attributes %+v, %v", attrs, err)
+	}
+	resp, err := http.Get("http://" + srv.Host() + "/download/storage/v1/b/bk/o/dir%2Fform.bin?alt=media")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p.mustMatch(t, "read back", resp.Body, 0, size)
+	checkFiles(t, srv)
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("after the upload, the temporary directory holds %s", left[0].Name())
+	}
+}
+
+// A form the store cannot take is refused with an XML error naming what is wrong, and leaves no
+// file behind.
+func TestFormUploadRefusals(t *testing.T) {
+	srv := startLab(t, Config{})
+	post := func(fields [][2]string, file string) (int, string) {
+		t.Helper()
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		for _, kv := range fields {
+			mw.WriteField(kv[0], kv[1])
+		}
+		if file != "" {
+			fw, _ := mw.CreateFormFile("file", "f")
+			fw.Write([]byte(file))
+		}
+		mw.Close()
+		resp, err := http.Post("http://"+srv.Host()+"/bk", mw.FormDataContentType(), &buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		var e struct{ Message string }
+		if xml.Unmarshal(body, &e) == nil {
+			return resp.StatusCode, e.Message
+		}
+		return resp.StatusCode, string(body)
+	}
+	for _, tc := range []struct {
+		fields [][2]string
+		file   string
+		want   string
+	}{
+		{nil, "bytes", `no field "key"`},
+		{[][2]string{{"key", "k"}}, "", `no field "file"`},
+		{[][2]string{{"key", "k"}, {"success_action_status", "302"}}, "bytes", "want 200, 201 or 204"},
+		{[][2]string{{"key", "k"}, {"x-goog-meta-big", strings.Repeat("x", maxMetadata)}}, "bytes", "the most the lab reads"},
+	} {
+		if status, msg := post(tc.fields, tc.file); status != http.StatusBadRequest || !strings.Contains(msg, tc.want) {
+			t.Errorf("fields %.60q: HTTP %d %q, want 400 saying %q", tc.fields, status, msg, tc.want)
+		}
+	}
+	if status, body := post([][2]string{{"key", "k"}}, "bytes"); status != http.StatusNoContent || body != "" {
+		t.Errorf("a valid form: HTTP %d %q, want 204 and no body", status, body)
+	}
+	checkFiles(t, srv)
 }

@@ -368,11 +368,13 @@ func (v *Volume) detach(ctx context.Context, lost bool) error {
 	return errors.Join(errs...)
 }
 
-// Stop unmounts the file system, detaches the loop device, stops the FUSE server and removes the
-// image unless kept. It undoes a failed Start too, and is safe to call twice.
+// Stop writes back what the file system still holds, unmounts it, detaches the loop device, stops
+// the FUSE server and removes the image unless kept. It undoes a failed Start too, and is safe to
+// call twice.
 func (v *Volume) Stop(ctx context.Context) error {
-	// Unmounting is not the workload's I/O either: with the model off a stop waits only for the
-	// I/O already in flight.
+	v.writeBack()
+	// Unmounting is not the workload's I/O: with the model off a stop waits only for the I/O
+	// already in flight.
 	if v.img != nil {
 		v.img.setModel(nil)
 	}
@@ -407,6 +409,32 @@ func (v *Volume) Stop(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// writeBack syncs the mounted file system (syncfs(2)): what the workload wrote and the kernel
+// still held in its page cache reaches the volume, and the model counts it, as the volume would
+// have received it at the unmount; no I/O waits on the model meanwhile (a slow one must not hold
+// a stop). A lost instance's page cache is gone: nothing to write back.
+func (v *Volume) writeBack() {
+	if v.img == nil || v.model == nil || v.img.frozen.Load() || v.loop == "" || v.Dir == "" || !mounts.Mounted(v.Dir) {
+		return
+	}
+	v.img.setModel(countOnly{v.model})
+	if f, err := os.Open(v.Dir); err == nil {
+		_ = unix.Syncfs(int(f.Fd())) // the unmount writes back what this could not
+		f.Close()
+	}
+}
+
+// countOnly counts each read and write in the model and completes it at once. Flushes are not
+// counted: syncfs issues one even when nothing was left to write.
+type countOnly struct{ model *Model }
+
+func (c countOnly) Schedule(now time.Time, op Op) time.Time {
+	c.model.Schedule(now, op)
+	return now
+}
+
+func (c countOnly) Flush(now time.Time) time.Time { return now }
 
 // FreeBytes is the free space of the file system holding dir: a sparse image larger than it
 // can be made, but the run's writes fail once it is used up.

@@ -393,6 +393,24 @@ func TestSetupAndStopAreNotBilled(t *testing.T) {
 	}
 }
 
+// What the workload wrote without a sync is the volume's I/O too: the kernel writes it back at the
+// stop, and the model counts it then (20 MiB written, then stopped at once: before the kernel's
+// own writeback, 30 s after a page is dirtied).
+func TestStopCountsWhatTheKernelWroteBack(t *testing.T) {
+	v := startVolume(t, map[string]string{"type": "gp3", "size": "20GiB"})
+	const size = 20 << 20
+	if err := os.WriteFile(filepath.Join(v.Dir, "unsynced"), make([]byte, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := v.Counters()["volume_write_bytes"]
+	if err := v.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Counters()["volume_write_bytes"]; got < size {
+		t.Errorf("after the stop the volume counted %.0f bytes written (%.0f before it), want at least the %d written", got, before, size)
+	}
+}
+
 // A mounted volume left idle reads nothing in the background: ext4 would otherwise prefetch every
 // block group's bitmap after the mount, which on an HDD volume costs a MiB of throughput each
 // (500 GiB: 250 reads, 250 MiB of credit) inside the first cell's measured seconds.
