@@ -55,7 +55,7 @@ func checkScript(ctx context.Context, path string) (bin string, err error) {
 	if bin, err = tools.Find("k6"); err != nil {
 		return "", err
 	}
-	if _, err := proc.RunCmdTail(proc.Command(ctx, bin, "inspect", path), 3); err != nil {
+	if err := proc.RunDiscarded(proc.Command(ctx, bin, "inspect", path), 3); err != nil {
 		return "", err
 	}
 	return bin, nil
