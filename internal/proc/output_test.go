@@ -251,3 +251,20 @@ func TestMarkerFinderHoldsABoundedLine(t *testing.T) {
 		t.Errorf("found %q", got)
 	}
 }
+
+// Output returns stdout within its limit and keeps stderr's end for its error.
+func TestOutputBoundsStdout(t *testing.T) {
+	out, err := Output(exec.Command("sh", "-c", "echo 10.11.6; echo warning >&2"), 100)
+	if err != nil || string(out) != "10.11.6\n" {
+		t.Errorf("success: %q, %v", out, err)
+	}
+	out, err = Output(exec.Command("sh", "-c", "head -c 1000 /dev/zero; echo why >&2"), 100)
+	var tl *TooLongError
+	if !errors.As(err, &tl) || tl.Size != 1000 || len(out) != 100 || OutputOf(err) != "why" {
+		t.Errorf("too long: %d bytes, %v", len(out), err)
+	}
+	_, err = Output(exec.Command("sh", "-c", "echo out; echo no such table >&2; exit 1"), 100)
+	if err == nil || err.Error() != "sh -c echo out; echo no such table >&2; exit 1: exit status 1: no such table" {
+		t.Errorf("failure: %v", err)
+	}
+}

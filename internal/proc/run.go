@@ -78,6 +78,25 @@ func RunCmdTail(cmd *exec.Cmd, lines int) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// Output runs cmd (its Stdout and Stderr unset) and returns its stdout, at most limit bytes. If
+// it fails or prints more, the error is a *CommandError keeping the end of its stderr (and, for
+// too much, a *TooLongError as its cause). Memory holds at most limit bytes and that end.
+func Output(cmd *exec.Cmd, limit int) ([]byte, error) {
+	out, errs := NewLimitedBuffer(strings.Join(cmd.Args, " "), limit), NewTailWriter(tailBytes)
+	cmd.Stdout, cmd.Stderr = out, errs
+	if cmd.WaitDelay == 0 {
+		cmd.WaitDelay = runWaitDelay
+	}
+	err := cmd.Run()
+	if err == nil {
+		err = out.Err()
+	}
+	if err != nil {
+		return out.Bytes(), &CommandError{Args: cmd.Args, Output: errs.Tail(MaxOutputLines), Err: err}
+	}
+	return out.Bytes(), nil
+}
+
 // RunLogged runs cmd with its stdout and stderr appended to the file logPath, as long as it
 // prints; its Stdout and Stderr must be unset. If it fails, the error is a *CommandError keeping
 // the last lines lines of what it printed (read back from the log's end, within a bound). The
