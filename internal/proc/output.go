@@ -88,6 +88,12 @@ func (b *LimitedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := min(b.limit-len(b.buf), len(p))
+	if need := len(b.buf) + k; need > cap(b.buf) {
+		// Doubling, never past the limit: at most twice the limit is ever allocated.
+		grown := make([]byte, len(b.buf), min(max(2*cap(b.buf), need, 512), b.limit))
+		copy(grown, b.buf)
+		b.buf = grown
+	}
 	b.buf = append(b.buf, p[:k]...)
 	b.dropped += int64(len(p) - k)
 	return len(p), nil

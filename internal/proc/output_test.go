@@ -80,7 +80,7 @@ func TestLimitedBuffer(t *testing.T) {
 		}
 	}
 	var tl *TooLongError
-	if b.String() != "0123456789" || !errors.As(b.Err(), &tl) || tl.Size != 16 || tl.Limit != 10 {
+	if b.String() != "0123456789" || !errors.As(b.Err(), &tl) || tl.Size != 16 || tl.Limit != 10 || cap(b.buf) != 10 {
 		t.Errorf("holds %q, err %v", b.String(), b.Err())
 	}
 	if want := "the output of fio is 16 bytes, more than the 10 persistlab reads"; b.Err().Error() != want {
