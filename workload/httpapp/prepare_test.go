@@ -1,6 +1,7 @@
 package httpapp
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"persistlab/internal/proc"
+	"persistlab/internal/tools"
+	"persistlab/scenario"
+	"persistlab/workload"
 )
 
 // A preparation that outlives prepare_timeout fails the start soon after, naming itself, the
@@ -79,5 +83,32 @@ func TestPrepareOutputGoesToItsLog(t *testing.T) {
 	}
 	if st, err := os.Stat(log[1]); err != nil || st.Size() != int64(size+1+len("schema failed\n")) {
 		t.Errorf("log %s: %v, %v; want all %d bytes", log[1], st.Size(), err, size+1+len("schema failed\n"))
+	}
+}
+
+// k6 reading a script whose init code logs without end is read to its end in bounded memory:
+// only the end of what it printed is kept.
+func TestK6InspectOutputIsNotHeld(t *testing.T) {
+	if _, err := tools.Find("k6"); err != nil {
+		t.Skip(err)
+	}
+	script := filepath.Join(t.TempDir(), "loud.js")
+	code := "const line = 'x'.repeat(1 << 20);\nfor (let i = 0; i < 48; i++) { console.log(line); }\nexport default function () {}\n"
+	if err := os.WriteFile(script, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(scenario.Workload{Type: Name, Sections: map[string]any{"command": []any{"sh", "-c", "exec sleep 600 {port}"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err = w.Check(context.Background(), workload.Resolve(Params, map[string]string{"k6_script": script, "mode": "open", "rate": "1"}, nil))
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatalf("%.300v", err)
+	}
+	if used := after.TotalAlloc - before.TotalAlloc; used > 16<<20 {
+		t.Errorf("k6 printing over 48 MiB twice allocated %d bytes", used)
 	}
 }
