@@ -185,7 +185,7 @@ func (l *Backend) RestorePosition(ctx context.Context, dbPath string) error {
 func (l *Backend) restore(ctx context.Context, bucketName, dbPath string) error {
 	cmd := proc.Command(ctx, l.bin, "restore", "-if-replica-exists", "-o", dbPath, l.replicaURL(bucketName))
 	cmd.Env = l.environ()
-	if _, err := proc.RunCmd(cmd); err != nil {
+	if err := proc.RunLogged(cmd, filepath.Join(l.env.WorkDir, "litestream-restore.log"), proc.MaxOutputLines); err != nil {
 		return fmt.Errorf("backend %q: %w", Name, err)
 	}
 	return nil

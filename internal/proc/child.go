@@ -1,14 +1,13 @@
 package proc
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -75,37 +74,67 @@ func start(name, logPath string, env []string, stdout io.Writer, args ...string)
 	return c, nil
 }
 
-// StartAndWaitFor starts the process and waits until a line of its stdout contains marker,
-// returning that line. It fails if the process exits first or timeout passes.
+// MaxMarkerLine is how much of each line of a child's stdout StartAndWaitFor searches for its
+// marker and returns: the rest of a longer line is read and dropped.
+const MaxMarkerLine = 64 << 10
+
+// StartAndWaitFor starts the process and waits until a line of its stdout contains marker (in
+// the line's first MaxMarkerLine bytes), returning that line (those bytes). It fails if the
+// process exits first or timeout passes. Its stdout goes to logPath too and is read to its end,
+// however long its lines, so the child never blocks on it.
 func StartAndWaitFor(name, logPath string, env []string, marker string, timeout time.Duration, args ...string) (*Child, string, error) {
-	pr, pw := io.Pipe()
-	c, err := start(name, logPath, env, pw, args...)
+	finder := &markerFinder{marker: []byte(marker), found: make(chan string, 1)}
+	c, err := start(name, logPath, env, finder, args...)
 	if err != nil {
 		return nil, "", err
 	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), marker) {
-				select {
-				case found <- sc.Text():
-				default:
-				}
-			}
-		}
-	}()
-	go func() { <-c.done; pw.Close() }()
 	select {
-	case line := <-found:
-		go io.Copy(io.Discard, pr) // keep draining so the child never blocks on stdout
+	case line := <-finder.found:
 		return c, line, nil
 	case <-c.done:
+		select { // the marker's line may be the last thing it printed
+		case line := <-finder.found:
+			return c, line, nil
+		default:
+		}
 		return nil, "", fmt.Errorf("%s exited before it was ready (%v); see %s", name, c.err, logPath)
 	case <-time.After(timeout):
 		c.Stop(context.Background())
 		return nil, "", fmt.Errorf("%s not ready after %v; see %s", name, timeout, logPath)
 	}
+}
+
+// markerFinder is written a child's stdout and sends the first line holding marker on found.
+// It holds at most MaxMarkerLine bytes of a line, and never fails a write.
+type markerFinder struct {
+	marker []byte
+	found  chan string // buffered: one line
+	line   []byte      // the current line's first bytes
+	done   bool
+}
+
+func (f *markerFinder) Write(p []byte) (int, error) {
+	n := len(p)
+	for !f.done && len(p) > 0 {
+		end := bytes.IndexByte(p, '\n')
+		part := p
+		if end >= 0 {
+			part = p[:end]
+		}
+		if room := MaxMarkerLine - len(f.line); room > 0 {
+			f.line = append(f.line, part[:min(room, len(part))]...)
+		}
+		if end < 0 {
+			break
+		}
+		if bytes.Contains(f.line, f.marker) {
+			f.found <- string(f.line)
+			f.done, f.line = true, nil
+			break
+		}
+		f.line, p = f.line[:0], p[end+1:]
+	}
+	return n, nil
 }
 
 // Pid is the child's process id.

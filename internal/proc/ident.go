@@ -93,9 +93,19 @@ func Started(cmd *exec.Cmd) {
 // Command is exec.CommandContext for a program persistlab runs and must not outlive it: the
 // child gets SIGKILL if persistlab dies, and runs in its own process group, so a terminal's
 // Ctrl-C reaches persistlab alone and persistlab stops its children in order. Call Started after
-// Start for a child that may run long.
+// Start for a child that may run long. When ctx ends, the child's whole process group gets
+// SIGKILL: what it started dies with it.
 func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error {
+		// Through the process's own handle first: once it has been waited for, its pid (and so
+		// its group's id) may be another process's, which must not be touched.
+		if err := cmd.Process.Kill(); err != nil {
+			return err
+		}
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		return nil
+	}
 	return cmd
 }

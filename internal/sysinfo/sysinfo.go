@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"persistlab/internal/mounts"
+	"persistlab/internal/proc"
 )
 
 // Machine is the hardware and operating system of a run.
@@ -120,11 +121,17 @@ func Versions() map[string]string {
 var buildCommit string
 
 // ProgramVersion runs `name args...` and returns its first output line, or "" if it cannot run.
+// Only the output's first versionBytes are held: the rest is read and dropped.
 func ProgramVersion(name string, args ...string) string {
-	out, err := exec.Command(name, args...).CombinedOutput()
-	if err != nil && len(out) == 0 {
+	out := proc.NewLimitedBuffer(name, versionBytes)
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Run(); err != nil && len(out.Bytes()) == 0 {
 		return ""
 	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	line, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n")
 	return line
 }
+
+// versionBytes is how much of a version probe's output is held: its first line is read.
+const versionBytes = 64 << 10

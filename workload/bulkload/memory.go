@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"persistlab/internal/proc"
 	"persistlab/scenario"
 )
 
@@ -55,7 +56,7 @@ func checkPool(value string, pool, memory int64, what string) error {
 // emulated instance's), 0 if it has none. Read from inside: the workload knows no backend's cgroups.
 func instanceMemory(ctx context.Context, wrap []string) (int64, error) {
 	args := append(append([]string{}, wrap...), "cat", "/proc/self/cgroup")
-	out, err := exec.CommandContext(ctx, args[0], args[1:]...).Output()
+	out, err := proc.Output(exec.CommandContext(ctx, args[0], args[1:]...), 64<<10) // a few lines
 	if err != nil {
 		return 0, fmt.Errorf("read the instance's cgroup: %w", err)
 	}

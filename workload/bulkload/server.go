@@ -3,6 +3,7 @@ package bulkload
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -49,13 +50,16 @@ func FindPrograms() (Programs, error) {
 	if p.Client, err = find("mariadb"); err != nil {
 		return p, err
 	}
-	out, err := exec.Command(p.Server, "--version").Output()
+	out, err := proc.Output(exec.Command(p.Server, "--version"), versionBytes)
 	if err != nil {
-		return p, fmt.Errorf("%s --version: %w", p.Server, err)
+		return p, err
 	}
 	p.Version = strings.TrimSpace(string(out))
 	return p, nil
 }
+
+// versionBytes bounds what `mariadbd --version` may print: one line.
+const versionBytes = 64 << 10
 
 func isExecutable(p string) bool {
 	st, err := os.Stat(p)
@@ -150,11 +154,14 @@ func Start(ctx context.Context, progs Programs, cfg ServerConfig) (*Server, erro
 		args := wrap(progs.InstallDB, "--defaults-file="+optionFile, "--auth-root-authentication-method=normal", "--skip-test-db")
 		cmd := proc.Command(ctx, args[0], args[1:]...)
 		logStart := fileSize(errLog)
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if err := proc.RunLogged(cmd, filepath.Join(cfg.RunDir, "mariadb-install-db.log"), proc.MaxOutputLines); err != nil {
 			// Its own output is advice; why the bootstrap server failed is in the error log.
 			why := logErrors(errLog, logStart)
 			if why == "" {
-				why = tailText(string(out), 800)
+				why = tailText(proc.OutputOf(err), 800)
+			}
+			if ce, ok := errors.AsType[*proc.CommandError](err); ok {
+				err = ce.Err
 			}
 			return nil, fmt.Errorf("mariadb-install-db: %v: %s", err, why)
 		}

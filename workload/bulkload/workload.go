@@ -6,7 +6,6 @@
 package bulkload
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -349,15 +348,19 @@ func (in *instance) load(ctx context.Context, i int) loadResult {
 	if in.password != "" {
 		cmd.Env = append(cmd.Env, "MYSQL_PWD="+in.password) // not on the command line, where ps shows it
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Its stdout is two numbers and at most 5 warnings; of its stderr only the end is shown.
+	stdout, stderr := proc.NewLimitedBuffer("the mariadb client", 1<<20), proc.NewTailWriter(4<<10)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Start()
 	if err == nil {
 		proc.Started(cmd) // a long load: clean stops it if persistlab is killed
 		err = cmd.Wait()
 	}
+	if err == nil {
+		err = stdout.Err()
+	}
 	if err != nil {
-		return loadResult{err: fmt.Errorf("mariadb client loading %s: %v: %s", filepath.Base(in.files[i]), err, tailText(stderr.String(), 600))}
+		return loadResult{err: fmt.Errorf("mariadb client loading %s: %v: %s", filepath.Base(in.files[i]), err, tailText(string(stderr.Bytes()), 600))}
 	}
 	return parseLoadOutput(stdout.String())
 }

@@ -249,9 +249,12 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	db := filepath.Join(env.Target.Dir, DBFile)
 	// In an emulated instance (Target.Wrap), the app and its preparation run there.
 	inInstance := func(args ...string) []string { return append(append([]string{}, env.Target.Wrap...), args...) }
-	prep := inInstance(env.Self, "app", "counter", "--db", db, "--prepare")
-	prepare := proc.Command(ctx, prep[0], prep[1:]...)
-	if _, err := proc.RunCmd(prepare); err != nil {
+	log, tag := filepath.Join(env.CellDir, "app.log"), ""
+	for i := 2; fileExists(log); i++ { // a recovered or second instance logs beside the first
+		tag = fmt.Sprintf("-%d", i)
+		log = filepath.Join(env.CellDir, "app"+tag+".log")
+	}
+	if err := prepare(ctx, inInstance(env.Self, "app", "counter", "--db", db, "--prepare"), filepath.Join(env.CellDir, "prepare"+tag+".log")); err != nil {
 		return nil, fmt.Errorf("prepare %s: %w", db, err)
 	}
 	args := []string{env.Self, "app", "counter", "--db", db, "--listen", "127.0.0.1:0"}
@@ -273,15 +276,27 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	for _, p := range w.pragmas {
 		args = append(args, "--pragma", p)
 	}
-	log := filepath.Join(env.CellDir, "app.log")
-	for i := 2; fileExists(log); i++ { // a recovered or second instance logs beside the first
-		log = filepath.Join(env.CellDir, fmt.Sprintf("app-%d.log", i))
-	}
 	child, line, err := proc.StartAndWaitFor("counter app", log, os.Environ(), appcounter.ListeningMarker, 30*time.Second, inInstance(args...)...)
 	if err != nil {
 		return nil, err
 	}
 	return &instance{s: s, child: child, url: line[len(appcounter.ListeningMarker):], cpus: len(env.CPUs)}, nil
+}
+
+// prepareTimeout bounds the database's preparation: a backend that stops answering must not
+// hold the start forever.
+var prepareTimeout = 10 * time.Minute
+
+// prepare runs the preparation's command line args, its output appended to logPath, for at most
+// prepareTimeout: then it is killed with its whole process group.
+func prepare(ctx context.Context, args []string, logPath string) error {
+	bounded, cancel := context.WithTimeout(ctx, prepareTimeout)
+	defer cancel()
+	err := proc.RunLogged(proc.Command(bounded, args[0], args[1:]...), logPath, proc.MaxOutputLines)
+	if err != nil && ctx.Err() == nil && bounded.Err() != nil {
+		return fmt.Errorf("it did not end within %v and was killed with what it started; the end of %s:\n%s", prepareTimeout, logPath, proc.OutputOf(err))
+	}
+	return err
 }
 
 func fileExists(path string) bool {

@@ -159,15 +159,22 @@ func runFio(ctx context.Context, bin, dir string, args ...string) (stdout, stder
 	return runFioInput(ctx, bin, dir, nil, args...)
 }
 
-// runFioInput is runFio with input on fio's stdin (none if nil).
+// maxReport bounds the fio output read: its JSON report, per job, with json+'s latency bins.
+var maxReport = 64 << 20
+
+// stderrTail is how much of the end of fio's stderr is kept, for its error.
+const stderrTail = 64 << 10
+
+// runFioInput is runFio with input on fio's stdin (none if nil). Its stdout, at most maxReport
+// bytes (more is an error), and the last stderrTail bytes of its stderr are all it holds of them.
 func runFioInput(ctx context.Context, bin, dir string, input []byte, args ...string) (stdout, stderr []byte, err error) {
-	var out, errb bytes.Buffer
+	out, errb := iproc.NewLimitedBuffer(bin, maxReport), iproc.NewTailWriter(stderrTail)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	if input != nil {
 		cmd.Stdin = bytes.NewReader(input)
 	}
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdout, cmd.Stderr = out, errb
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.WaitDelay = grace // a leftover process holding fio's stdout must not hang Wait
 	if err := cmd.Start(); err != nil {
@@ -179,6 +186,9 @@ func runFioInput(ctx context.Context, bin, dir string, input []byte, args ...str
 	go func() { waitErr = cmd.Wait(); close(done) }()
 	select {
 	case <-done:
+		if waitErr == nil {
+			waitErr = out.Err()
+		}
 		return out.Bytes(), errb.Bytes(), waitErr
 	case <-ctx.Done():
 	}

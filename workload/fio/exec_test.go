@@ -202,3 +202,26 @@ func TestFindAndVersion(t *testing.T) {
 		t.Errorf("Find without fio on PATH: %v", err)
 	}
 }
+
+// fio's stdout is read up to maxReport bytes, more is an error, and of its stderr only the end is
+// kept: however much it prints, the memory held is bounded.
+func TestFioOutputIsBounded(t *testing.T) {
+	defer func(was int) { maxReport = was }(maxReport)
+	maxReport = 1 << 20
+	fake := filepath.Join(t.TempDir(), "fio")
+	script := "#!/bin/sh\nhead -c 8388608 /dev/zero\nhead -c 1048576 /dev/zero | tr '\\0' e >&2\necho last complaint >&2\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := runFio(context.Background(), fake, "")
+	if err == nil || !strings.Contains(err.Error(), "is 8388608 bytes, more than the 1048576 persistlab reads") {
+		t.Errorf("error %v; want the report's size and the limit", err)
+	}
+	if len(stdout) != maxReport || len(stderr) != stderrTail || !bytes.HasSuffix(stderr, []byte("eelast complaint\n")) {
+		t.Errorf("held %d bytes of stdout, %d of stderr ending %q", len(stdout), len(stderr), stderr[max(len(stderr)-20, 0):])
+	}
+	_, _, err = Run(context.Background(), fake, Job{Name: "big", Directory: t.TempDir(), RW: "read", BS: 4096, Size: 1 << 20, NumJobs: 1, IODepth: 1}, t.TempDir())
+	if err == nil || !strings.HasPrefix(err.Error(), `fio job "big": the output of `+fake+" is 8388608 bytes") || !strings.HasSuffix(err.Error(), "last complaint") {
+		t.Errorf("run: %.300v", err)
+	}
+}

@@ -6,6 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"persistlab/scenario"
@@ -95,5 +98,26 @@ func TestDriverFlagsTakeTheParametersBounds(t *testing.T) {
 	// A size as a scenario writes it.
 	if err := Main([]string{"--dir", t.TempDir(), "--files", "1", "--changes", "1", "--file-bytes", "1KiB", "--init-fsync"}); err != nil {
 		t.Errorf("--file-bytes 1KiB --init-fsync: %v", err)
+	}
+}
+
+// git's stdout is read within a bound: more is an error naming the command, not memory spent.
+func TestGitOutputIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "git")
+	script := "#!/bin/sh\nhead -c " + strconv.Itoa(maxGitStdout+1) + " /dev/zero\nhead -c 1048576 /dev/zero | tr '\\0' w >&2\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := gitOutput(context.Background(), fake, nil, dir, "rev-list", "--count", "HEAD")
+	runtime.ReadMemStats(&after)
+	want := "git rev-list --count HEAD: the output of git rev-list --count HEAD is " + strconv.Itoa(maxGitStdout+1) + " bytes"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %.200v; want it to start %q", err, want)
+	}
+	if used := after.TotalAlloc - before.TotalAlloc; used > 2*(maxGitStdout+maxGitStderr)+4<<20 { // a buffer doubles up to its limit
+		t.Errorf("%d bytes of output allocated %d bytes", maxGitStdout+1+1<<20, used)
 	}
 }

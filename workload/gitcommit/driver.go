@@ -57,13 +57,13 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 	}
 	w := bufio.NewWriter(out)
 	changes := cfg.Plan.Iterate()
-	var stdout bytes.Buffer
+	// git's output is only read for its error: its first lines are enough ("nothing to commit").
+	stdout, stderr := proc.NewLimitedBuffer("git", maxGitStderr), proc.NewLimitedBuffer("git", maxGitStderr)
 	git := func(dir string, args ...string) error {
 		stdout.Reset()
+		stderr.Reset()
 		cmd := exec.CommandContext(ctx, cfg.Git, args...)
-		cmd.Dir, cmd.Env, cmd.Stdout = dir, confined(os.Environ(), dir), &stdout
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, confined(os.Environ(), dir), stdout, stderr
 		if err := cmd.Run(); err != nil {
 			return &gitError{args: args, dir: dir, err: err, stdout: stdout.String(), stderr: stderr.String()}
 		}

@@ -64,15 +64,27 @@ func confined(env []string, dir string) []string {
 	return append(out, "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
 }
 
+// The most of git's output gitOutput holds: its stdout is read (a count, a ref; fsck's list of
+// dangling objects, ignored, is the longest), of its stderr only the first lines are shown.
+const (
+	maxGitStdout = 16 << 20
+	maxGitStderr = 64 << 10
+)
+
 // gitOutput runs git in dir, confined to it, with the workload's environment and returns its
 // trimmed stdout. Its error is a *proc.CommandError naming the command "git ARGS" and keeping the
 // first 3 lines of git's stderr (or stdout, if stderr is empty) on one line.
 func gitOutput(ctx context.Context, git string, env []string, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, git, args...)
 	cmd.Dir, cmd.Env = dir, confined(env, dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	what := "git " + strings.Join(args, " ")
+	stdout, stderr := proc.NewLimitedBuffer(what, maxGitStdout), proc.NewLimitedBuffer(what, maxGitStderr)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	if err == nil {
+		err = stdout.Err()
+	}
+	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
 			msg = strings.TrimSpace(stdout.String())

@@ -100,9 +100,9 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 		return nil, &scenario.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: git is not on PATH (apt-get install git; scripts/setup does)"}
 	}
 	w := &Workload{git: git}
-	out, err := exec.Command(git, "--version").Output()
+	out, err := proc.Output(exec.Command(git, "--version"), 64<<10) // one line
 	if err != nil {
-		return nil, fmt.Errorf("%s --version: %w", git, err)
+		return nil, err
 	}
 	w.version = strings.TrimPrefix(strings.TrimSpace(string(out)), "git version ")
 	if w.initSize, err = measureInit(git); err != nil {

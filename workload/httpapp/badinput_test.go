@@ -234,8 +234,8 @@ func TestK6PointsAreReadToTheirEnd(t *testing.T) {
 	}
 	long := point("checks", strings.Repeat("x", 2<<20), "", 1)
 	tally, finished = feed(long, point("http_req_duration", "http://127.0.0.1:8080/", "200", 3), strings.Repeat("y", 256<<10))
-	if !finished || tally.err == nil {
-		t.Errorf("a line over the limit: finished %v, error %v", finished, tally.err)
+	if !finished || tally.err == nil || !strings.Contains(tally.err.Error(), "k6's JSON output is longer than 1048576 bytes") {
+		t.Errorf("a line over the limit: finished %v, error %v; want it to say what was too long", finished, tally.err)
 	}
 }
 

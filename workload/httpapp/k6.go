@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -55,7 +56,7 @@ func checkScript(ctx context.Context, path string) (bin string, err error) {
 	if bin, err = tools.Find("k6"); err != nil {
 		return "", err
 	}
-	if _, err := proc.RunCmdTail(proc.Command(ctx, bin, "inspect", path), 3); err != nil {
+	if err := proc.RunDiscarded(proc.Command(ctx, bin, "inspect", path), 3); err != nil {
 		return "", err
 	}
 	return bin, nil
@@ -203,7 +204,7 @@ type k6Tally struct {
 func tallyK6(f *os.File, appPort int) k6Tally {
 	t := k6Tally{latency: measure.NewRecorder(), statuses: map[int]int64{}}
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Buffer(make([]byte, 64<<10), maxK6Point)
 	defer io.Copy(io.Discard, f) // a line too long stops the scanner: k6 must still be read to its end
 	duration, checks, dropped := []byte(`"metric":"http_req_duration"`), []byte(`"metric":"checks"`), []byte(`"metric":"dropped_iterations"`)
 	app := appURLs(appPort)
@@ -256,9 +257,14 @@ func tallyK6(f *os.File, appPort int) k6Tally {
 			t.sample("HTTP " + p.Data.Tags.Status)
 		}
 	}
-	t.err = sc.Err()
+	if t.err = sc.Err(); errors.Is(t.err, bufio.ErrTooLong) {
+		t.err = fmt.Errorf("a point of k6's JSON output is longer than %d bytes, the most persistlab reads of one (a tag's value too long?)", maxK6Point)
+	}
 	return t
 }
+
+// maxK6Point bounds a line of k6's JSON output: one point, its value and its tags.
+const maxK6Point = 1 << 20
 
 // noteOffApp counts a request k6 sent, or attempted, somewhere persistlab did not start.
 func (t *k6Tally) noteOffApp(url string) {

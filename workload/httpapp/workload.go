@@ -39,6 +39,7 @@ const Name = "http"
 var Params = append(loadParams(),
 	scenario.Param{Name: "ready", Kind: scenario.KindString, Default: "/", Help: "a path polled with GET until it answers below 500: then the app is ready"},
 	scenario.Param{Name: "ready_timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.1, Max: 3600, Help: "how long the app may take to become ready"},
+	scenario.Param{Name: "prepare_timeout", Kind: scenario.KindDuration, Default: "10m", Min: 1, Max: 86400, Help: "how long prepare may run: then it is killed with everything it started, and the start fails"},
 	scenario.Param{Name: "k6_script", Kind: scenario.KindString, Default: "", Help: "your own k6 script, run by the real k6 with the app's URL in __ENV." + URLVariable + " (a relative path is read from the directory persistlab runs in); persistlab's vus and duration replace the script's"},
 	scenario.Param{Name: "sqlite", Kind: scenario.KindString, Default: "", Help: "the SQLite file the app keeps in {dir}, by name (fixed in the scenario): backends that replicate one database (Litestream) replicate it"},
 	scenario.Param{Name: "ack", Kind: scenario.KindString, Default: "", Help: "the JSON field of a 200 answer that carries a count or id growing with every write the app acknowledged (crash runs: what a recovery lost)"},
@@ -441,6 +442,7 @@ type settings struct {
 	ack, recover                      string
 	rate                              float64
 	timeout, readyTimeout, networkRTT time.Duration
+	prepareTimeout                    time.Duration
 }
 
 func read(p workload.Params) (settings, error) {
@@ -455,6 +457,7 @@ func read(p workload.Params) (settings, error) {
 	s.rate, _ = strconv.ParseFloat(p["rate"], 64)
 	s.timeout, _ = time.ParseDuration(p["timeout"])
 	s.readyTimeout, _ = time.ParseDuration(p["ready_timeout"])
+	s.prepareTimeout, _ = time.ParseDuration(p["prepare_timeout"])
 	s.networkRTT, _ = time.ParseDuration(p["network_rtt"])
 	s.ack, s.recover = p["ack"], p["recover"]
 	if s.ack != "" && !ackField.MatchString(s.ack) {
@@ -600,8 +603,8 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 		if err != nil {
 			return err
 		}
-		if out, err := proc.Command(ctx, bin, "inspect", "--execution-requirements", wrapper).CombinedOutput(); err != nil {
-			return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "a script with a default function for an open loop (mode open runs it under k6's constant-arrival-rate): " + lastLines(string(out), 3)}
+		if err := proc.RunDiscarded(proc.Command(ctx, bin, "inspect", "--execution-requirements", wrapper), 3); err != nil {
+			return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "a script with a default function for an open loop (mode open runs it under k6's constant-arrival-rate): " + proc.OutputOf(err)}
 		}
 	}
 	return nil
@@ -654,10 +657,8 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	}
 	if len(w.prepare) > 0 {
 		args := inInstance(substitute(w.prepare, env.Target.Dir, port))
-		prep := proc.Command(ctx, args[0], args[1:]...)
-		prep.Env, prep.Dir = environ, env.Target.Dir
-		if _, err := proc.RunCmdTail(prep, 10); err != nil {
-			return nil, fmt.Errorf("prepare (%s): %w", strings.Join(w.prepare, " "), err)
+		if err := w.runPrepare(ctx, args, environ, env.Target.Dir, filepath.Join(env.CellDir, "prepare"+tag+".log"), s.prepareTimeout); err != nil {
+			return nil, err
 		}
 	}
 	child, err := proc.Start("app", log, environ, inInstance(substitute(w.command, env.Target.Dir, port))...)
@@ -677,6 +678,32 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		return nil, err
 	}
 	return in, nil
+}
+
+// runPrepare runs the preparation (args, as it runs in the instance) in dir, its output appended
+// to logPath, for at most timeout: then it is killed with its whole process group.
+func (w *Workload) runPrepare(ctx context.Context, args, environ []string, dir, logPath string, timeout time.Duration) error {
+	bounded, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	prep := proc.Command(bounded, args[0], args[1:]...)
+	prep.Env, prep.Dir = environ, dir
+	err := proc.RunLogged(prep, logPath, 10)
+	ce, ran := errors.AsType[*proc.CommandError](err)
+	if !ran {
+		if err != nil {
+			return fmt.Errorf("prepare (%s): %w", strings.Join(w.prepare, " "), err)
+		}
+		return nil
+	}
+	end := "nothing in " + logPath
+	if ce.Output != "" {
+		end = "the end of " + logPath + ":\n" + ce.Output
+	}
+	if ctx.Err() == nil && bounded.Err() != nil {
+		return fmt.Errorf("prepare (%s) did not end within %v (prepare_timeout): it was killed with what it started; %s", strings.Join(w.prepare, " "), timeout, end)
+	}
+	// The command line named is the scenario's, without the instance's prefix.
+	return fmt.Errorf("prepare (%s): %w; %s", strings.Join(w.prepare, " "), ce.Err, end)
 }
 
 func exists(path string) bool {
