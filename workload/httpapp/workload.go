@@ -647,7 +647,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	}
 	// The preparation and the app in a cgroup of their own, inside the instance's: whatever they
 	// start is stopped with them.
-	group, noGroup := newAppGroup(env)
+	group, noGroup := counter.NewAppGroup(env)
 	started := false
 	defer func() {
 		if !started {
@@ -829,7 +829,7 @@ func (in *instance) DriveAcked(ctx context.Context, d time.Duration) (*workload.
 		return nil, nil, err
 	}
 	out := in.result(r)
-	in.addFacts(out)
+	counter.AddGroupFact(out, in.noGroup)
 	return out, measure.NewAckLog(r.Acks), nil
 }
 
@@ -911,7 +911,7 @@ func (in *instance) DriveShare(ctx context.Context, d time.Duration, share workl
 	}
 	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
 	out.Metrics["app_cpu_util"] = counter.CPUUtil(cpuAfter-cpuBefore, elapsed, in.cpus)
-	in.addFacts(out)
+	counter.AddGroupFact(out, in.noGroup)
 	return out, nil
 }
 
