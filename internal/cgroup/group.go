@@ -149,7 +149,11 @@ type StuckError struct {
 }
 
 func (e *StuckError) Error() string {
-	return fmt.Sprintf("cgroup %s: still holds processes %v after %v of SIGKILL (%v): left for persistlab clean", e.Dir, e.Left, e.Waited, e.Err)
+	why := ""
+	if e.Err != nil {
+		why = " (" + e.Err.Error() + ")"
+	}
+	return fmt.Sprintf("cgroup %s: still holds processes %v after %v of SIGKILL%s: left for persistlab clean", e.Dir, e.Left, e.Waited, why)
 }
 
 func (e *StuckError) Unwrap() error { return e.Err }
