@@ -35,6 +35,8 @@ type cellLife struct {
 	params  workload.Params
 	stops   []func(context.Context) error
 	limits  []*cgroup.CPU // each instance's CPU limit (cpu_quota), the first made with the backend
+	// stuck are cgroups a stop could not empty, tried again once the backend has stopped (settle).
+	stuck []*cgroup.StuckError
 }
 
 // open makes the cell's directory and its backend.
@@ -131,12 +133,64 @@ func (l *cellLife) close(ctx context.Context, failure *string) {
 	l.stopInstances(ctx, failure)
 	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupDeadline)
 	defer cancel()
-	if err := l.be.Stop(c); err != nil && *failure == "" {
+	if err := l.setAside(l.be.Stop(c)); err != nil && *failure == "" {
 		*failure = "backend stop: " + err.Error()
 	}
-	if err := l.removeLimits(); err != nil && *failure == "" {
+	if err := l.setAside(l.removeLimits()); err != nil && *failure == "" {
 		*failure = err.Error()
 	}
+	l.settle()
+}
+
+// setAside takes from what a stop reported the cgroups that did not empty (*cgroup.StuckError),
+// for settle, and returns the rest: a cgroup left behind never fails a cell, whose measurement
+// stands (clean removes the cgroup).
+func (l *cellLife) setAside(err error) error {
+	var rest []error
+	var walk func(error)
+	walk = func(err error) {
+		var stuck *cgroup.StuckError
+		switch e := err.(type) {
+		case nil:
+		case *cgroup.StuckError:
+			l.stuck = append(l.stuck, e)
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				walk(inner)
+			}
+		case interface{ Unwrap() error }:
+			if errors.As(err, &stuck) {
+				walk(e.Unwrap())
+			} else {
+				rest = append(rest, err)
+			}
+		default:
+			rest = append(rest, err)
+		}
+	}
+	walk(err)
+	return errors.Join(rest...)
+}
+
+// settle tries once more to empty the cgroups set aside, which the backend's stop may have freed
+// (a process blocked on its mount), and notes in the results those that stay: they are recorded
+// in the cell's directory, and the run keeps it for `persistlab clean`.
+func (l *cellLife) settle() {
+	tried := map[string]bool{}
+	for _, s := range l.stuck {
+		if tried[s.Dir] {
+			continue
+		}
+		tried[s.Dir] = true
+		if err := cgroup.Empty(s.Dir, cgroup.GroupWait); err != nil {
+			note := fmt.Sprintf("cell %d (%s run %d): %v", l.cell.Index, l.cell.Backend, l.cell.Repeat, err)
+			l.r.res.Notes = append(l.r.res.Notes, note)
+			if l.r.opts.Progress != nil {
+				fmt.Fprintln(l.r.opts.Progress, "warning: "+note)
+			}
+		}
+	}
+	l.stuck = nil
 }
 
 // stopInstances stops the workload instances started so far, newest first.
@@ -145,7 +199,7 @@ func (l *cellLife) stopInstances(ctx context.Context, failure *string) {
 	defer cancel()
 	var errs []string
 	for i := len(l.stops) - 1; i >= 0; i-- {
-		if err := l.stops[i](c); err != nil {
+		if err := l.setAside(l.stops[i](c)); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}

@@ -96,7 +96,7 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 	}
 	// Every instance stops as Cloud Run stops it (SIGTERM): its data is closed and flushed.
 	for _, in := range instances {
-		if err := withDeadline(ctx, in.Stop); err != nil {
+		if err := life.setAside(withDeadline(ctx, in.Stop)); err != nil {
 			return fail(err)
 		}
 	}

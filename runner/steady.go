@@ -62,7 +62,10 @@ func (r *run) sharedCell(ctx context.Context, cell scenario.Cell) (out results.C
 		out.Failure = err.Error()
 		return out
 	}
-	defer life.stopInstances(ctx, &out.Failure)
+	defer func() {
+		life.stopInstances(ctx, &out.Failure)
+		life.settle()
+	}()
 	return r.measure(ctx, life, r.sharedTarget, out)
 }
 

@@ -60,6 +60,9 @@ func describe(w io.Writer, d leftover.Dead) {
 	if len(d.Processes) > 0 {
 		fmt.Fprintf(w, ", %d process(es) %v", len(d.Processes), d.Processes)
 	}
+	if len(d.Cgroups) > 0 {
+		fmt.Fprintf(w, ", cgroup(s) %v (what runs in them is stopped)", d.Cgroups)
+	}
 	if len(d.Strays) > 0 {
 		fmt.Fprintf(w, ", %d process(es) %v left running: in the process group of a recorded process that has ended, whose id may be another's by now", len(d.Strays), d.Strays)
 	}

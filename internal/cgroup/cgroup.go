@@ -1,7 +1,8 @@
 // Package cgroup makes memory cgroups that bound an emulated instance's memory, page cache
 // included, so that a workload on an emulated volume reads from the volume, not from this
 // machine's far larger page cache, and cpu cgroups that limit an app's CPU as a container's
-// limit does. Both cgroup v1 and v2 are handled.
+// limit does, and cgroups that hold an app and everything it starts (Group). Both cgroup v1 and
+// v2 are handled.
 package cgroup
 
 import (
@@ -11,9 +12,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"persistlab/internal/readfile"
 )
 
 // RecordName is the file in a work directory that names the cgroup made for it, so that
@@ -73,16 +77,10 @@ func (m *Memory) Remove() error {
 	return Remove(m.Dir)
 }
 
-// Remove deletes a cgroup directory, waiting up to a few seconds for its processes to end.
+// Remove stops what is still in a cgroup persistlab made and deletes it (Empty), waiting up to a
+// few seconds for its processes to be gone.
 func Remove(dir string) error {
-	var err error
-	for i := 0; i < 50; i++ {
-		if err = os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("cgroup %s: %w", dir, err)
+	return Empty(dir, 5*time.Second)
 }
 
 // ours says whether a recorded path names a cgroup persistlab makes: a persistlab-* directory
@@ -99,12 +97,14 @@ func ours(path string) bool {
 	return unix.Statfs(path, &fs) == nil && (fs.Type == unix.CGROUP_SUPER_MAGIC || fs.Type == unix.CGROUP2_SUPER_MAGIC)
 }
 
-// Recorded lists the cgroups recorded under dir (a killed run's work directory).
+// Recorded lists the cgroups recorded under dir (a killed run's work directory): an instance's
+// memory cgroup, its cpu cgroups, its apps' cgroups. A record another user could have written
+// names nothing.
 func Recorded(dir string) []string {
 	var found []string
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (d.Name() == RecordName || strings.HasPrefix(d.Name(), cpuRecordName+".")) {
-			if data, err := os.ReadFile(path); err == nil && ours(strings.TrimSpace(string(data))) {
+		if err == nil && !d.IsDir() && isRecord(d.Name()) && trustedRecord(path) {
+			if data, err := readfile.Regular(path, maxRecordBytes); err == nil && ours(strings.TrimSpace(string(data))) {
 				found = append(found, strings.TrimSpace(string(data)))
 			}
 		}
@@ -114,4 +114,22 @@ func Recorded(dir string) []string {
 		return nil
 	})
 	return found
+}
+
+// maxRecordBytes bounds a record's size: one path.
+const maxRecordBytes = 4096
+
+func isRecord(name string) bool {
+	return name == RecordName || strings.HasPrefix(name, cpuRecordName+".") || strings.HasPrefix(name, groupRecordName+".")
+}
+
+// trustedRecord says whether a record file could only have been written by this user or root:
+// a regular file (not a link) that no one else may write.
+func trustedRecord(path string) bool {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && (int(sys.Uid) == os.Geteuid() || sys.Uid == 0)
 }

@@ -3,8 +3,9 @@
 // file says so, by path) and records the process id and start time of every process it starts.
 // A live run holds an exclusive lock on its lock file; a lock nobody holds is a dead run's.
 // Clean removes a directory only if the record says persistlab created it, kills only recorded
-// processes that still have their recorded start time (and their process groups), and unmounts
-// only mounts inside that directory or of loop devices whose image lies in it.
+// processes that still have their recorded start time (and their process groups) and the
+// processes in the cgroups it recorded there, and unmounts only mounts inside that directory or
+// of loop devices whose image lies in it.
 package leftover
 
 import (
@@ -170,8 +171,8 @@ func (l *Lock) write() error {
 }
 
 // Release unlocks the directory. The lock file goes with it unless something of the run is
-// still mounted or attached there: then it stays, so that clean finds the directory, and Release
-// says so (kept): the directory must not be removed.
+// still mounted or attached there, or a cgroup recorded there is still there: then it stays, so
+// that clean finds the directory, and Release says so (kept): the directory must not be removed.
 func (l *Lock) Release() (kept bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -179,7 +180,7 @@ func (l *Lock) Release() (kept bool) {
 		return l.kept
 	}
 	l.done = true
-	if len(mounts.Under(l.dir)) > 0 || len(loopdev.Under(l.dir)) > 0 {
+	if len(mounts.Under(l.dir)) > 0 || len(loopdev.Under(l.dir)) > 0 || len(cgroup.Recorded(l.dir)) > 0 {
 		l.kept = true
 	} else {
 		os.Remove(filepath.Join(l.dir, LockName))
@@ -199,7 +200,9 @@ type Dead struct {
 	// been reused since, so they are named, never stopped.
 	Strays []int
 	Loops  []string // loop devices whose backing file is under Dir (an emulated volume's)
-	lock   *os.File // held from Find until Close: no run takes the directory meanwhile
+	// Cgroups are the cgroups recorded under Dir that are still there: an instance's, an app's.
+	Cgroups []string
+	lock    *os.File // held from Find until Close: no run takes the directory meanwhile
 }
 
 // Close lets go of the dead run's lock (after Clean, or when it is only described).
@@ -285,6 +288,7 @@ func inspect(dir string) (Dead, bool) {
 	}
 	d.Processes, d.Strays = d.Run.alive()
 	d.Loops = loopdev.Under(dir)
+	d.Cgroups = cgroup.Recorded(dir)
 	for _, m := range loopMounts(d.Loops) { // a volume mounted outside the work dir (lab volume --mount)
 		if !strings.HasPrefix(m.Point, dir+"/") {
 			d.Mounts = append(d.Mounts, m.Point)
@@ -330,7 +334,9 @@ func (r Run) alive() (pids, strays []int) {
 }
 
 // Clean stops the dead run's recorded processes (SIGKILL by pid), detaches its mounts and loop
-// devices, and removes its work directory: only when persistlab made that directory.
+// devices, stops what is in its recorded cgroups (SIGKILL: every process there is one the run
+// started, or one of theirs) and removes them, and removes its work directory: only when
+// persistlab made that directory.
 func (d Dead) Clean() error {
 	if !d.Made {
 		return fmt.Errorf("%s: its lock file does not say persistlab made this directory (an older persistlab's run?): nothing removed; remove %s yourself once nothing uses it", d.Dir, LockName)
@@ -373,7 +379,7 @@ func (d Dead) Clean() error {
 		}
 	}
 	unmount(true)
-	for _, cg := range cgroup.Recorded(d.Dir) { // an emulated instance's memory cgroup, an app's cpu cgroup
+	for _, cg := range cgroup.Recorded(d.Dir) { // an instance's memory or cpu cgroup, an app's
 		if err := cgroup.Remove(cg); err != nil {
 			errs = append(errs, err)
 		}

@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	appcounter "persistlab/app/counter"
 	"persistlab/backend"
+	"persistlab/internal/cgroup"
 	"persistlab/internal/proc"
 	"persistlab/measure"
 	"persistlab/scenario"
@@ -247,14 +249,17 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		return nil, err
 	}
 	db := filepath.Join(env.Target.Dir, DBFile)
-	// In an emulated instance (Target.Wrap), the app and its preparation run there.
-	inInstance := func(args ...string) []string { return append(append([]string{}, env.Target.Wrap...), args...) }
+	// In an emulated instance (Target.Wrap), the app and its preparation run there, in a cgroup
+	// of their own: whatever they start is stopped with them.
+	group, noGroup := NewAppGroup(env)
+	inInstance := func(args ...string) []string { return slices.Concat(env.Target.Wrap, group.Wrap(), args) }
 	log, tag := filepath.Join(env.CellDir, "app.log"), ""
 	for i := 2; fileExists(log); i++ { // a recovered or second instance logs beside the first
 		tag = fmt.Sprintf("-%d", i)
 		log = filepath.Join(env.CellDir, "app"+tag+".log")
 	}
 	if err := prepare(ctx, inInstance(env.Self, "app", "counter", "--db", db, "--prepare"), filepath.Join(env.CellDir, "prepare"+tag+".log")); err != nil {
+		group.Close(cgroup.GroupWait)
 		return nil, fmt.Errorf("prepare %s: %w", db, err)
 	}
 	args := []string{env.Self, "app", "counter", "--db", db, "--listen", "127.0.0.1:0"}
@@ -278,9 +283,10 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	}
 	child, line, err := proc.StartAndWaitFor("counter app", log, os.Environ(), appcounter.ListeningMarker, 30*time.Second, inInstance(args...)...)
 	if err != nil {
+		group.Close(cgroup.GroupWait)
 		return nil, err
 	}
-	return &instance{s: s, child: child, url: line[len(appcounter.ListeningMarker):], cpus: len(env.CPUs)}, nil
+	return &instance{s: s, child: child, group: group, noGroup: noGroup, url: line[len(appcounter.ListeningMarker):], cpus: len(env.CPUs)}, nil
 }
 
 // prepareTimeout bounds the database's preparation: a backend that stops answering must not
@@ -310,6 +316,9 @@ type instance struct {
 	child *proc.Child
 	url   string // http://127.0.0.1:PORT
 	cpus  int    // the app's pinned CPUs, 0 if not pinned
+	// group holds the app and all it starts; nil where no cgroup could be made (noGroup says why).
+	group   *cgroup.Group
+	noGroup string
 }
 
 func (in *instance) config(d time.Duration, share workload.Share) Config {
@@ -349,6 +358,7 @@ func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Resul
 	out.Metrics["lost_updates"] = float64(max(0, r.OK-(after-before)))
 	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
 	out.Metrics["app_cpu_util"] = CPUUtil(cpuAfter-cpuBefore, r.Elapsed, in.cpus)
+	AddGroupFact(out, in.noGroup)
 	return out, nil
 }
 
@@ -361,7 +371,9 @@ func (in *instance) DriveAcked(ctx context.Context, d time.Duration) (*workload.
 	if err != nil {
 		return nil, nil, err
 	}
-	return in.result(r), measure.NewAckLog(r.Acks), nil
+	out := in.result(r)
+	AddGroupFact(out, in.noGroup)
+	return out, measure.NewAckLog(r.Acks), nil
 }
 
 // DriveShare implements workload.Shared: this instance's share of the VUs and of the rate.
@@ -375,6 +387,7 @@ func (in *instance) DriveShare(ctx context.Context, d time.Duration, share workl
 	out := in.result(r)
 	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
 	out.Metrics["app_cpu_util"] = CPUUtil(cpuAfter-cpuBefore, r.Elapsed, in.cpus)
+	AddGroupFact(out, in.noGroup)
 	return out, nil
 }
 
@@ -429,9 +442,12 @@ func CPUUtil(cpu, elapsed time.Duration, cpus int) float64 {
 	return cpu.Seconds() / elapsed.Seconds() / float64(cpus)
 }
 
-// Kill implements workload.Acknowledged: SIGKILL, without waiting (a process blocked in a FUSE
-// call cannot exit until the daemon is gone).
-func (in *instance) Kill() { in.child.SignalKill() }
+// Kill implements workload.Acknowledged: SIGKILL to every process of the app, without waiting (a
+// process blocked in a FUSE call cannot exit until the daemon is gone).
+func (in *instance) Kill() {
+	in.group.Kill()
+	in.child.SignalKill()
+}
 
 // Exited implements workload.Acknowledged.
 func (in *instance) Exited() <-chan struct{} { return in.child.Done() }
@@ -467,7 +483,8 @@ func (in *instance) Count(ctx context.Context) (int64, error) {
 }
 
 // Stop stops the app by its process id (SIGTERM, then SIGKILL): it closes its database, as Cloud
-// Run's SIGTERM lets it.
+// Run's SIGTERM lets it; then whatever is left in its cgroup (SIGKILL), and removes the cgroup.
+// One that does not empty is left for clean, a *cgroup.StuckError.
 func (in *instance) Stop(ctx context.Context) error {
-	return in.child.Stop(ctx)
+	return errors.Join(in.child.Stop(ctx), in.group.Close(cgroup.GroupWait))
 }

@@ -23,6 +23,7 @@ import (
 	"unicode"
 
 	"persistlab/backend"
+	"persistlab/internal/cgroup"
 	"persistlab/internal/proc"
 	"persistlab/internal/tools"
 	"persistlab/measure"
@@ -647,8 +648,17 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		}
 		pin = []string{"taskset", "-c", strings.Join(list, ",")}
 	}
+	// The preparation and the app in a cgroup of their own, inside the instance's: whatever they
+	// start is stopped with them.
+	group, noGroup := counter.NewAppGroup(env)
+	started := false
+	defer func() {
+		if !started {
+			group.Close(cgroup.GroupWait) // a failed start leaves nothing of the app
+		}
+	}()
 	inInstance := func(args []string) []string {
-		return append(append(append([]string{}, env.Target.Wrap...), pin...), args...)
+		return slices.Concat(env.Target.Wrap, group.Wrap(), pin, args)
 	}
 	log, tag := filepath.Join(env.CellDir, "app.log"), ""
 	for i := 2; exists(log); i++ { // a second instance logs beside the first
@@ -665,7 +675,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{s: s, tag: tag, child: child, url: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), port: port, log: log, cpus: len(env.CPUs), cellDir: env.CellDir,
+	in := &instance{s: s, tag: tag, child: child, group: group, noGroup: noGroup, url: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), port: port, log: log, cpus: len(env.CPUs), cellDir: env.CellDir,
 		requests: w.requests, requestKeys: w.requestKeys}
 	if s.k6Script != "" {
 		if in.k6, err = tools.Find("k6"); err != nil {
@@ -677,6 +687,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		in.Stop(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	started = true
 	return in, nil
 }
 
@@ -737,15 +748,21 @@ type instance struct {
 	// requestKeys their names in counters' keys.
 	requests    []counter.Request
 	requestKeys []string
+	// group holds the app and all it starts; nil where no cgroup could be made (noGroup says why),
+	// and then the app's process group alone is stopped.
+	group   *cgroup.Group
+	noGroup string
 }
 
-// waitReady polls the ready path until the app answers below 500, then checks it listens on
-// loopback only, and that what answers is the app (its process group holds the listener). The app exiting first, or the timeout passing, fails with its last log lines.
+// waitReady polls the ready path until the app answers below 500. Before each poll the app's
+// sockets are checked (checkSockets): every one it listens on is on loopback, and what listens on
+// its port is the app. The app exiting first, or the timeout passing, fails with its last log
+// lines.
 func (in *instance) waitReady(ctx context.Context) error {
 	deadline := time.Now().Add(in.s.readyTimeout)
 	for {
 		// Before any request: what listens on the port must be the app, on loopback only.
-		listening, err := listenerOf(in.port, in.child.Pid())
+		listening, err := checkSockets(in.port, in.processes)
 		if err != nil {
 			return err
 		}
@@ -829,17 +846,25 @@ func (in *instance) DriveAcked(ctx context.Context, d time.Duration) (*workload.
 	if in.s.ack == "" {
 		return nil, nil, errors.New("workload.ack: unset: the app states no acknowledged count")
 	}
+	if _, err := checkSockets(in.port, in.processes); err != nil {
+		return nil, nil, err
+	}
 	c := in.config(d, workload.Share{})
 	c.RecordAcks = true
 	r, err := counter.Run(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}
-	return in.result(r), measure.NewAckLog(r.Acks), nil
+	out := in.result(r)
+	counter.AddGroupFact(out, in.noGroup)
+	return out, measure.NewAckLog(r.Acks), nil
 }
 
-// Kill implements workload.Acknowledged: SIGKILL to the app's process group, without waiting.
-func (in *instance) Kill() { in.child.SignalKill() }
+// Kill implements workload.Acknowledged: SIGKILL to every process of the app, without waiting.
+func (in *instance) Kill() {
+	in.group.Kill()
+	in.child.SignalKill()
+}
 
 // Exited implements workload.Acknowledged.
 func (in *instance) Exited() <-chan struct{} { return in.child.Done() }
@@ -883,6 +908,10 @@ func (in *instance) DriveShare(ctx context.Context, d time.Duration, share workl
 	if in.child.Exited() {
 		return nil, fmt.Errorf("the app exited before the load began; the end of %s:\n%s", in.log, tailFile(in.log, 10))
 	}
+	// Once more before the load: a socket the app opened after it was ready.
+	if _, err := checkSockets(in.port, in.processes); err != nil {
+		return nil, err
+	}
 	cpuBefore, _ := proc.CPUTime(in.child.Pid())
 	var out *workload.Result
 	var elapsed time.Duration
@@ -909,6 +938,7 @@ func (in *instance) DriveShare(ctx context.Context, d time.Duration, share workl
 	}
 	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
 	out.Metrics["app_cpu_util"] = counter.CPUUtil(cpuAfter-cpuBefore, elapsed, in.cpus)
+	counter.AddGroupFact(out, in.noGroup)
 	return out, nil
 }
 
@@ -927,11 +957,13 @@ func (in *instance) result(r *counter.Result) *workload.Result {
 	return out
 }
 
-// Stop stops the app by its process id and group (SIGTERM, then SIGKILL after 10 s).
+// Stop stops the app by its process id and group (SIGTERM, then SIGKILL after 10 s), then
+// whatever else of it is left in its cgroup (SIGKILL), and removes the cgroup. One that does not
+// empty is left for clean, a *cgroup.StuckError.
 func (in *instance) Stop(ctx context.Context) error {
 	err := in.child.Stop(ctx)
 	if errors.Is(err, context.Canceled) {
-		return nil
+		err = nil
 	}
-	return err
+	return errors.Join(err, in.group.Close(cgroup.GroupWait))
 }

@@ -1,0 +1,29 @@
+package counter
+
+import (
+	"persistlab/internal/cgroup"
+	"persistlab/workload"
+)
+
+// NewAppGroup makes the cgroup an app of one instance runs in, inside the instance's (Target.Wrap),
+// recorded in the cell's directory for clean: whatever the app starts is stopped with it. Where
+// none can be made (no cgroup hierarchy this user may write) the app runs without one, and the
+// reason returned goes into its results (AddGroupFact). Every workload that starts an app (http)
+// runs it so.
+func NewAppGroup(env workload.Env) (*cgroup.Group, string) {
+	g, err := cgroup.NewGroup(env.CellDir, env.Target.Wrap)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return g, ""
+}
+
+// AppCgroupFact is the fact of a result whose app ran without a cgroup of its own.
+const AppCgroupFact = "app_cgroup"
+
+// AddGroupFact says in a result that the app ran without a cgroup, and why (noGroup, "" if it had one).
+func AddGroupFact(out *workload.Result, noGroup string) {
+	if noGroup != "" {
+		out.Facts[AppCgroupFact] = "none (" + noGroup + "): only the app's process group is stopped at the end, not what it started outside it"
+	}
+}
