@@ -590,6 +590,9 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 	if err != nil {
 		return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "a k6 script k6 can read: " + err.Error()}
 	}
+	if err := checkK6Options(ctx, bin, s.k6Script); err != nil {
+		return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: err.Error()}
+	}
 	if s.mode == counter.ModeOpen { // the script must run under k6's arrival-rate executor too
 		dir, err := os.MkdirTemp("", "persistlab-k6-")
 		if err != nil {
