@@ -156,6 +156,9 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate 
 	if err := tally.offAppError(in.url, unconfined); err != nil {
 		return nil, err
 	}
+	if err := tally.noRequestError(log.Name()); err != nil {
+		return nil, err
+	}
 	out := workload.NewResult()
 	out.Elapsed = elapsed
 	tally.latency.Summarize(elapsed).Metrics("", out.Metrics)
@@ -206,8 +209,9 @@ type k6Tally struct {
 	offAppURLs []string
 	named      int64
 	// confined says that k6 could connect to the app's port alone (Landlock): a request k6
-	// reports by its name went there.
+	// reports by its name went there. lines counts the lines k6 wrote.
 	confined bool
+	lines    int64
 	// dropped counts iterations k6's arrival-rate executor could not start: every VU was busy.
 	dropped int64
 	err     error
@@ -224,6 +228,7 @@ func tallyK6(f *os.File, appPort int, confined bool) k6Tally {
 	app := appURLs(appPort)
 	for sc.Scan() {
 		line := sc.Bytes()
+		t.lines++
 		isDuration, isCheck, isDropped := bytes.Contains(line, duration), bytes.Contains(line, checks), bytes.Contains(line, dropped)
 		// Any protocol's point (k6/http, k6/ws, gRPC) names where it went: only the app is allowed.
 		// A request's other HTTP points carry its duration's tags, which are checked.

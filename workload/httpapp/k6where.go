@@ -111,6 +111,24 @@ func (t *k6Tally) offAppError(url string, unconfined error) error {
 	return err
 }
 
+// noRequestError fails a run in which k6 timed no HTTP request, or wrote nothing at all: its
+// row would be zeros, read as a measurement of nothing done.
+func (t *k6Tally) noRequestError(logPath string) error {
+	requests := t.ok + t.transport
+	for _, n := range t.statuses {
+		requests += n
+	}
+	switch {
+	case requests > 0:
+		return nil
+	case t.lines == 0:
+		return fmt.Errorf("k6 wrote no metric at all (not even their declarations): nothing was measured; the end of %s:\n%s", logPath, tailFile(logPath, 10))
+	case t.dropped > 0:
+		return fmt.Errorf("k6 timed no HTTP request: all %d iterations were dropped (every VU was busy); the end of %s:\n%s", t.dropped, logPath, tailFile(logPath, 10))
+	}
+	return fmt.Errorf("k6 timed no HTTP request: the k6 script made none to the app (persistlab measures k6's http_req_duration); the end of %s:\n%s", logPath, tailFile(logPath, 10))
+}
+
 // maxInspect bounds what persistlab reads of k6 inspect's options.
 const maxInspect = 1 << 20
 

@@ -171,3 +171,20 @@ func TestK6ReportsAreCheckedRequestByRequest(t *testing.T) {
 		t.Errorf("unconfined: %v; want the name tags named", err)
 	}
 }
+
+// A script that makes no request, and a k6 that writes nothing, fail the cell: a row of zeros
+// would read as a measurement.
+func TestK6ThatTimedNoRequestFailsTheCell(t *testing.T) {
+	in := startWith(t, k6Script(t, "", "sleep(0.1);"))
+	if r, err := in.Drive(context.Background(), time.Second); err == nil || !strings.Contains(err.Error(), "timed no HTTP request") {
+		t.Errorf("a script without requests: %v, %v", err, r)
+	}
+	silent := filepath.Join(t.TempDir(), "k6")
+	if err := os.WriteFile(silent, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in.k6 = silent
+	if r, err := in.Drive(context.Background(), time.Second); err == nil || !strings.Contains(err.Error(), "wrote no metric") {
+		t.Errorf("a k6 that writes nothing: %v, %v", err, r)
+	}
+}
