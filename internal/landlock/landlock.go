@@ -1,13 +1,21 @@
-// Package landlock starts a child whose TCP connections the kernel confines to given ports
-// (Linux's Landlock, ABI 4 and later: Linux 6.7), without privileges, and without confining
+// Package landlock starts a program whose TCP connections the kernel confines to given ports
+// (Linux's Landlock, ABI 4 and later: Linux 6.7), without privileges and without confining
 // persistlab itself.
+//
+// The program is started through persistlab's own executable, which confines itself and then
+// becomes the program (execve): confining one of persistlab's threads instead would mean ending
+// that thread afterwards, and a thread's end sends the parent-death signal to every child it
+// ever started (the app's, gcsfuse's), not only to the confined one.
 package landlock
 
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -29,6 +37,38 @@ type netPortAttr struct {
 	allowedAccess, port uint64
 }
 
+// launcherArg, as an executable's first argument, makes it the launcher: it confines itself to
+// the ports of its second argument and executes the program its third names, with the rest as
+// that program's argv.
+const launcherArg = "__persistlab_landlock_exec"
+
+func init() {
+	if len(os.Args) >= 5 && os.Args[1] == launcherArg {
+		os.Exit(launch(os.Args[2], os.Args[3], os.Args[4:]))
+	}
+}
+
+// launch confines this process's thread and executes program with argv; it returns only on
+// failure, with the exit status to end with.
+func launch(portList, program string, argv []string) int {
+	runtime.LockOSThread() // Landlock confines the calling thread, which execve then carries over
+	var ports []int
+	for _, f := range strings.Split(portList, ",") {
+		p, err := strconv.Atoi(f)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "persistlab: confined start of %s: port %q: %v\n", program, f, err)
+			return 127
+		}
+		ports = append(ports, p)
+	}
+	err := confineThread(ports)
+	if err == nil {
+		err = unix.Exec(program, argv, os.Environ())
+	}
+	fmt.Fprintf(os.Stderr, "persistlab: confined start of %s: %v\n", program, err)
+	return 127
+}
+
 // Supported says why this kernel cannot confine TCP connections, or nil if it can.
 func Supported() error {
 	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
@@ -41,46 +81,36 @@ func Supported() error {
 	return nil
 }
 
-// Start starts cmd able to connect over TCP only to ports (anything else fails with EACCES), and
-// returns the function that waits for it in place of cmd.Wait. The confinement is the kernel's:
-// cmd and everything it starts inherit it. cmd is started from an OS thread of its own, confined
-// first and never given back; the thread waits for cmd, as a parent-death signal
-// (SysProcAttr.Pdeathsig) fires when the thread that started the child ends.
-func Start(cmd *exec.Cmd, ports ...int) (wait func() error, err error) {
+// Confine makes cmd, not yet started, start confined to connecting over TCP to ports only
+// (anything else fails with EACCES), it and everything it starts; it is started and waited for
+// as before, and keeps its pid, environment and attributes (a parent-death signal among them).
+// The executable running must be a Go program that links this package (persistlab, or a test).
+func Confine(cmd *exec.Cmd, ports ...int) error {
 	if err := Supported(); err != nil {
-		return nil, err
+		return err
+	}
+	if cmd.Process != nil || cmd.Err != nil {
+		return errors.New("landlock: a command started, or not found")
 	}
 	if len(ports) == 0 {
-		return nil, errors.New("landlock: no port to allow")
+		return errors.New("landlock: no port to allow")
 	}
-	for _, p := range ports {
+	list := make([]string, len(ports))
+	for i, p := range ports {
 		if p < 1 || p > 65535 {
-			return nil, fmt.Errorf("landlock: port %d: want 1 to 65535", p)
+			return fmt.Errorf("landlock: port %d: want 1 to 65535", p)
 		}
+		list[i] = strconv.Itoa(p)
 	}
-	started, exited := make(chan error, 1), make(chan error, 1)
-	go func() {
-		// Never unlocked: the confined thread ends with this goroutine instead of serving others.
-		runtime.LockOSThread()
-		if err := confineThread(ports); err != nil {
-			started <- err
-			return
-		}
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		exited <- cmd.Wait()
-	}()
-	if err := <-started; err != nil {
-		return nil, err
-	}
-	return func() error { return <-exited }, nil
+	// /proc/self/exe is, in the child, the executable it was forked from: this one, even if
+	// its file was replaced since.
+	cmd.Args = append([]string{"persistlab-confined", launcherArg, strings.Join(list, ","), cmd.Path}, cmd.Args...)
+	cmd.Path = "/proc/self/exe"
+	return nil
 }
 
-// confineThread confines the calling thread (Landlock rules a thread, and what it starts) to
-// TCP connections to ports.
+// confineThread confines the calling thread (Landlock rules a thread, and what it starts or
+// executes) to TCP connections to ports.
 func confineThread(ports []int) error {
 	attr := rulesetAttr{handledAccessNet: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
@@ -94,7 +124,7 @@ func confineThread(ports []int) error {
 			return fmt.Errorf("landlock: allow port %d: %w", p, errno)
 		}
 	}
-	// Required to confine oneself without CAP_SYS_ADMIN; it holds for this thread alone.
+	// Required to confine oneself without CAP_SYS_ADMIN.
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("landlock: no_new_privs: %w", err)
 	}

@@ -132,14 +132,17 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate 
 	cmd := proc.Command(ctx, in.k6, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	start := time.Now()
-	wait, unconfined, err := startK6(cmd, in.port)
+	unconfined, err := confineK6(cmd, in.port)
 	if err != nil {
+		return nil, fmt.Errorf("start k6: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start k6: %w", err)
 	}
 	proc.Started(cmd)
 	read := make(chan k6Tally, 1)
 	go func() { read <- tallyK6(points, in.port, unconfined == nil) }()
-	waitErr := wait()
+	waitErr := cmd.Wait()
 	hold.Close()
 	tally := <-read
 	elapsed := time.Since(start)

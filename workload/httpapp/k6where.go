@@ -57,18 +57,13 @@ export default user.default;
 	return path, nil
 }
 
-// startK6 starts k6 able to connect over TCP to the app's port alone, where the kernel can hold
-// it there (Landlock), and returns the function that waits for it; unconfined says why the
-// kernel could not, nil when it did.
-func startK6(cmd *exec.Cmd, appPort int) (wait func() error, unconfined error, err error) {
+// confineK6 makes k6 start able to connect over TCP to the app's port alone, where the kernel
+// can hold it there (Landlock); unconfined says why it could not, nil when it will.
+func confineK6(cmd *exec.Cmd, appPort int) (unconfined error, err error) {
 	if unconfined = landlock.Supported(); unconfined != nil {
-		if err := cmd.Start(); err != nil {
-			return nil, unconfined, err
-		}
-		return cmd.Wait, unconfined, nil
+		return unconfined, nil
 	}
-	wait, err = landlock.Start(cmd, appPort)
-	return wait, nil, err
+	return nil, landlock.Confine(cmd, appPort)
 }
 
 // checkWhere notes p's request if it went, or was sent, anywhere but the app, as k6 reports it.
@@ -78,7 +73,7 @@ func (t *k6Tally) checkWhere(p k6Point, appPort int) {
 	case tags.IP != "" && tags.IP != host:
 		t.noteOffApp(tags.URL + " (connected to " + tags.IP + ")")
 	case refusedConnect(tags.Error):
-		t.noteOffApp(tags.URL + " (" + tags.Error + ": not the app's port)")
+		t.noteOffApp(tags.URL + " as k6 reports it, whose connection the kernel refused: not to the app's port")
 	case isAppURL(tags.URL, appPort), strings.Contains(tags.Error, "blacklisted"):
 	case !strings.Contains(tags.URL, "://") && t.confined:
 		// A name tag of the script's, which k6 reports as the url too: the kernel held k6 to the
