@@ -34,7 +34,8 @@ const URLVariable = "BASE_URL"
 
 // elsewhere is every address but the app's, 127.0.0.1: k6 refuses to connect to them, so a script
 // can reach no other machine and no other loopback address (IPv6 is refused whole: the app's URL
-// is IPv4). Another port of 127.0.0.1 k6 cannot refuse: driveK6 fails the cell if one was requested.
+// is IPv4). Another port of 127.0.0.1 the blacklist cannot refuse: the kernel does where it can
+// (confineK6), and driveK6 fails the cell if one was requested.
 var elsewhere = func() []string {
 	out := []string{"::/0"}
 	// The complement of 127.0.0.1/32: at each prefix length, the half that does not hold it.
@@ -123,7 +124,11 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate 
 			return nil, err
 		}
 	}
-	args = append(args, script)
+	config, err := writeK6Config(file("k6-config", ".json"))
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, "--config", config, script)
 	log, err := os.OpenFile(file("k6", ".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err

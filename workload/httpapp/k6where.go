@@ -57,6 +57,16 @@ export default user.default;
 	return path, nil
 }
 
+// writeK6Config writes the configuration file k6 runs with: none of its own. k6 would otherwise
+// read the machine's ($XDG_CONFIG_HOME/k6/config.json), whose hosts would send requests
+// elsewhere whatever the script says.
+func writeK6Config(path string) (string, error) {
+	if err := os.WriteFile(path, []byte("{}\n"), 0o644); err != nil {
+		return "", fmt.Errorf("k6 configuration: %w", err)
+	}
+	return path, nil
+}
+
 // confineK6 makes k6 start able to connect over TCP to the app's port alone, where the kernel
 // can hold it there (Landlock); unconfined says why it could not, nil when it will.
 func confineK6(cmd *exec.Cmd, appPort int) (unconfined error, err error) {

@@ -91,6 +91,24 @@ func TestK6CannotLoadAnotherLocalService(t *testing.T) {
 			t.Errorf("ok %v; the other service got %d requests: want hosts dropped, every request the app's", r.Metrics["ok"], hits.Load())
 		}
 	})
+	t.Run("the machine's k6 configuration", func(t *testing.T) {
+		port, hits := otherService(t)
+		config := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(config, "k6"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(config, "k6", "config.json"), []byte(`{"hosts": {"127.0.0.1": "127.0.0.1:`+port+`"}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("XDG_CONFIG_HOME", config)
+		r, err := startWith(t, k6Script(t, "", toApp)).Drive(context.Background(), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Metrics["ok"] < 1 || hits.Load() != 0 {
+			t.Errorf("ok %v; the other service got %d requests: want the machine's configuration unread", r.Metrics["ok"], hits.Load())
+		}
+	})
 	t.Run("tags.url", func(t *testing.T) {
 		port, hits := otherService(t)
 		script := k6Script(t, "export const options = { tags: { url: `${__ENV.BASE_URL}/` }, systemTags: ['status', 'method'] };",
