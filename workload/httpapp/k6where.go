@@ -67,10 +67,13 @@ func writeK6Config(path string) (string, error) {
 	return path, nil
 }
 
+// landlockSupported is landlock.Supported; a test stands in a kernel without it.
+var landlockSupported = landlock.Supported
+
 // confineK6 makes k6 start able to connect over TCP to the app's port alone, where the kernel
 // can hold it there (Landlock); unconfined says why it could not, nil when it will.
 func confineK6(cmd *exec.Cmd, appPort int) (unconfined error, err error) {
-	if unconfined = landlock.Supported(); unconfined != nil {
+	if unconfined = landlockSupported(); unconfined != nil {
 		return unconfined, nil
 	}
 	return nil, landlock.Confine(cmd, appPort)

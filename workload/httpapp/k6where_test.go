@@ -212,3 +212,23 @@ func TestK6ThatTimedNoRequestFailsTheCell(t *testing.T) {
 		t.Errorf("a k6 that writes nothing: %v, %v", err, r)
 	}
 }
+
+// Without Landlock the requests are checked by what k6 reports alone, and the row says so: the
+// options are still dropped, and a request k6 reports by its name fails the cell.
+func TestK6WithoutLandlock(t *testing.T) {
+	landlockSupported = func() error { return errors.New("no Landlock here") }
+	t.Cleanup(func() { landlockSupported = landlock.Supported })
+	port, hits := otherService(t)
+	script := k6Script(t, "export const options = { hosts: { '127.0.0.1': '127.0.0.1:"+port+"' } };", "http.get(`${__ENV.BASE_URL}/`);")
+	r, err := startWith(t, script).Drive(context.Background(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Metrics["ok"] < 1 || hits.Load() != 0 || !strings.Contains(r.Facts["k6_network"], "no Landlock here") {
+		t.Errorf("ok %v, the other service got %d, facts %v: want hosts dropped and the missing confinement said", r.Metrics["ok"], hits.Load(), r.Facts)
+	}
+	named := k6Script(t, "", "http.get(`${__ENV.BASE_URL}/`, { tags: { name: 'home' } });")
+	if _, err := startWith(t, named).Drive(context.Background(), time.Second); err == nil || !strings.Contains(err.Error(), "name tag") {
+		t.Errorf("a named request: %v; want the cell failed, the name tag said", err)
+	}
+}
