@@ -7,6 +7,11 @@ COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null)$(shell git status --po
 
 .PHONY: setup build demo test bench lab-bench clean
 
+# persistlab finds programs and examples beside its executable, never in the working directory:
+# binaries of go test and go run live in a temporary directory, and find the checkout's here.
+export PERSISTLAB_TOOLS ?= $(CURDIR)/.tools/bin:$(CURDIR)/.venv/bin
+export PERSISTLAB_EXAMPLES ?= $(CURDIR)/examples
+
 setup:
 	scripts/setup
 

@@ -19,6 +19,7 @@ import (
 	"persistlab/internal/cgroup"
 	"persistlab/internal/proc"
 	"persistlab/internal/sysinfo"
+	"persistlab/internal/tools"
 	"persistlab/results"
 	"persistlab/scenario"
 	"persistlab/workload"
@@ -76,7 +77,10 @@ func RunPlan(ctx context.Context, plan *scenario.Plan, opts Options) (*results.R
 		return nil, err
 	}
 	res := r.res
-	saves := &saver{write: func() error { return res.Save(opts.Out, opts.Derive) }}
+	saves := &saver{write: func() error {
+		res.Machine.Programs = tools.Found() // a program found once the run began (an app's k6) too
+		return res.Save(opts.Out, opts.Derive)
+	}}
 	if err := saves.save(); err != nil {
 		return nil, err
 	}
@@ -420,6 +424,7 @@ func (r *run) newResults() error {
 		Defaults: map[string]string{}, Machine: sysinfo.Describe(r.opts.WorkDir),
 		Shard: r.plan.Shard, PlanCells: r.plan.Whole,
 	}
+	res.Machine.Programs = tools.Found()
 	for _, m := range info.Metrics {
 		res.Units[m.Name] = m.Unit
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"persistlab/internal/tools"
 	"persistlab/report"
 	"persistlab/results"
 )
@@ -84,6 +85,10 @@ warmup: 0s
 	c := r.Cells[0]
 	if c.Failure != "" || c.M("ok") < 1 || c.M("errors") != 0 {
 		t.Fatalf("failure %q, ok %v, errors %v", c.Failure, c.M("ok"), c.M("errors"))
+	}
+	// The results name the k6 that ran, by version and path.
+	if k6, err := tools.Find("k6"); err != nil || r.Machine.Programs["k6"] != k6 || !strings.HasPrefix(r.Versions["k6"], "k6 v") {
+		t.Errorf("programs %v, versions %v; want k6 at %s (%v) with its version", r.Machine.Programs, r.Versions, k6, err)
 	}
 	dbs, _ := filepath.Glob(filepath.Join(work, "w", "*", "data", "counter.db"))
 	if len(dbs) != 1 {

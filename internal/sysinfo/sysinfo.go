@@ -29,6 +29,9 @@ type Machine struct {
 	FileSystems map[string]string `json:"file_systems,omitempty"` // directory -> "fstype on mountpoint (device)"
 	// PageOut: the kernel's running policies that page out idle memory (PageOutPolicies).
 	PageOut []string `json:"page_out,omitempty"`
+	// Programs: the path of each program persistlab found and ran (gcsfuse, k6, ...), by name,
+	// beside its version in the results' versions.
+	Programs map[string]string `json:"programs,omitempty"`
 }
 
 // Describe reads the machine; dirs are directories whose file systems the run depends on.

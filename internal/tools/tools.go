@@ -1,79 +1,141 @@
-// Package tools finds the real programs persistlab drives (gcsfuse, Litestream, fio, ...): on
-// PATH, or where scripts/setup installs them beside the persistlab binary's checkout.
+// Package tools finds the real programs persistlab drives (gcsfuse, Litestream, k6, ...): where
+// the user said, on PATH, or where scripts/setup installs them beside the persistlab binary's
+// checkout; never in the working directory, which may be anyone's.
 package tools
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // installDirs are where scripts/setup puts programs, relative to the checkout.
 var installDirs = []string{".tools/bin", ".venv/bin"}
 
-// Find returns the path of program: $PERSISTLAB_<NAME> if set, then PATH, then the checkout's
-// install directories (found from the executable's and the working directory's parents).
+// ToolsVariable names directories to look in before PATH, a list like PATH's (every entry
+// absolute): the Makefile and the tests' helper (toolstest) set it to the checkout's install
+// directories.
+const ToolsVariable = "PERSISTLAB_TOOLS"
+
+// Find returns the path of program and records it (Found): $PERSISTLAB_<NAME> if set, then the
+// directories of $PERSISTLAB_TOOLS, then PATH, then the install directories beside persistlab's
+// executable (its directory's and its parent's: bin/persistlab in a checkout finds the
+// checkout's .tools/bin and .venv/bin).
 func Find(program string) (string, error) {
+	p, err := find(program)
+	if err == nil {
+		foundMu.Lock()
+		found[program] = p
+		foundMu.Unlock()
+	}
+	return p, err
+}
+
+func find(program string) (string, error) {
 	env := "PERSISTLAB_" + strings.ToUpper(program)
 	if p := os.Getenv(env); p != "" {
 		if st, err := os.Stat(p); err != nil || st.IsDir() {
 			return "", fmt.Errorf("%s=%q: not an executable file", env, p)
 		}
+		return filepath.Abs(p)
+	}
+	dirs, err := toolDirs()
+	if err != nil {
+		return "", err
+	}
+	if p := executableIn(dirs, program); p != "" {
 		return p, nil
 	}
 	if p, err := exec.LookPath(program); err == nil {
 		return p, nil
 	}
-	for _, root := range checkoutRoots() {
+	var beside []string
+	for _, root := range besideExecutable() {
 		for _, d := range installDirs {
-			p := filepath.Join(root, d, program)
-			if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
-				return p, nil
-			}
+			beside = append(beside, filepath.Join(root, d))
 		}
 	}
-	return "", fmt.Errorf("%s not found on PATH or in .tools/bin or .venv/bin (run scripts/setup, or set %s)", program, env)
+	if p := executableIn(beside, program); p != "" {
+		return p, nil
+	}
+	return "", fmt.Errorf("%s not found in $%s, on PATH or in .tools/bin or .venv/bin beside persistlab's executable (run scripts/setup; or set %s, or %s to the checkout's .tools/bin:.venv/bin)",
+		program, ToolsVariable, env, ToolsVariable)
 }
 
-// FindDir returns the checkout's directory rel (examples, say), found as Find finds the install
-// directories: from the executable's and the working directory's parents.
+// toolDirs are the directories of $PERSISTLAB_TOOLS; a relative one would depend on the working
+// directory, and is refused.
+func toolDirs() ([]string, error) {
+	var dirs []string
+	for _, d := range filepath.SplitList(os.Getenv(ToolsVariable)) {
+		if d == "" {
+			continue
+		}
+		if !filepath.IsAbs(d) {
+			return nil, fmt.Errorf("%s entry %q: not an absolute directory (a relative one would be looked up in the working directory)", ToolsVariable, d)
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs, nil
+}
+
+// executableIn is the first executable file named program in dirs, or "".
+func executableIn(dirs []string, program string) string {
+	for _, d := range dirs {
+		p := filepath.Join(d, program)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// FindDir returns the checkout's directory rel (examples, say): $PERSISTLAB_<REL> if set, else
+// rel beside persistlab's executable (in its directory or its parent), never in the working
+// directory.
 func FindDir(rel string) (string, error) {
-	for _, root := range checkoutRoots() {
+	env := "PERSISTLAB_" + strings.ToUpper(rel)
+	if p := os.Getenv(env); p != "" {
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			return "", fmt.Errorf("%s=%q: not a directory", env, p)
+		}
+		return filepath.Abs(p)
+	}
+	for _, root := range besideExecutable() {
 		p := filepath.Join(root, rel)
 		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return filepath.Abs(p)
+			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s not found beside persistlab's executable or the working directory (a checkout of persistlab has it)", rel)
+	return "", fmt.Errorf("%s not found beside persistlab's executable (a checkout of persistlab has it; or set %s)", rel, env)
 }
 
-// checkoutRoots are where a persistlab checkout may be: the executable's and the working
-// directory's parents.
-func checkoutRoots() []string {
-	var roots []string
-	if exe, err := os.Executable(); err == nil {
-		roots = append(roots, ancestors(filepath.Dir(exe))...)
+// besideExecutable are where a checkout holding persistlab's executable may be: the
+// executable's directory and its parent (bin/persistlab).
+func besideExecutable() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
 	}
-	if wd, err := os.Getwd(); err == nil {
-		roots = append(roots, ancestors(wd)...)
-	}
-	return roots
+	dir := filepath.Dir(exe)
+	return []string{dir, filepath.Dir(dir)}
 }
 
-func ancestors(dir string) []string {
-	var out []string
-	for i := 0; i < 4; i++ {
-		out = append(out, dir)
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	return out
+var (
+	foundMu sync.Mutex
+	found   = map[string]string{}
+)
+
+// Found is each program Find has found in this process, by name: the paths a results file
+// records beside their versions.
+func Found() map[string]string {
+	foundMu.Lock()
+	defer foundMu.Unlock()
+	return maps.Clone(found)
 }
 
 // Pinned prefixes argv with taskset so the program and all its threads run on cpus.

@@ -212,7 +212,7 @@ func TestK6PointsAreReadToTheirEnd(t *testing.T) {
 			w.Close()
 			done <- true
 		}()
-		tally := tallyK6(r, port)
+		tally := tallyK6(r, port, false)
 		r.Close()
 		select {
 		case <-done:

@@ -35,7 +35,8 @@ const URLVariable = "BASE_URL"
 
 // elsewhere is every address but the app's, 127.0.0.1: k6 refuses to connect to them, so a script
 // can reach no other machine and no other loopback address (IPv6 is refused whole: the app's URL
-// is IPv4). Another port of 127.0.0.1 k6 cannot refuse: driveK6 fails the cell if one was requested.
+// is IPv4). Another port of 127.0.0.1 the blacklist cannot refuse: the kernel does where it can
+// (confineK6), and driveK6 fails the cell if one was requested.
 var elsewhere = func() []string {
 	out := []string{"::/0"}
 	// The complement of 127.0.0.1/32: at each prefix length, the half that does not hold it.
@@ -73,6 +74,8 @@ type k6Point struct {
 			Error  string `json:"error"`
 			URL    string `json:"url"`
 			Check  string `json:"check"`
+			// IP is the address k6 connected to (the ip system tag, which persistlab turns on).
+			IP string `json:"ip"`
 		} `json:"tags"`
 	} `json:"data"`
 }
@@ -105,19 +108,28 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate 
 	defer hold.Close()
 	// --address "": no REST API on 127.0.0.1:6565, through which anyone here could steer the run.
 	args := []string{"run", "--quiet", "--no-usage-report", "--no-color", "--no-summary", "--address", "", "--out", "json=" + fifo,
-		"--env", URLVariable + "=" + in.url}
+		"--env", URLVariable + "=" + in.url, "--system-tags", k6SystemTags}
 	for _, cidr := range elsewhere {
 		args = append(args, "--blacklist-ip", cidr)
 	}
-	script := in.s.k6Script
+	// The script runs inside a module of persistlab's, which drops the options refused by
+	// checkK6Options whatever they come to when k6 runs it.
+	var script string
 	if in.s.mode == counter.ModeOpen {
 		if script, err = writeArrivalScript(file("k6-arrival", ".js"), in.s.k6Script, rate, vus, d); err != nil {
 			return nil, err
 		}
 	} else {
 		args = append(args, "--vus", strconv.Itoa(vus), "--duration", d.String())
+		if script, err = writeClosedScript(file("k6-script", ".js"), in.s.k6Script); err != nil {
+			return nil, err
+		}
 	}
-	args = append(args, script)
+	config, err := writeK6Config(file("k6-config", ".json"))
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, "--config", config, script)
 	log, err := os.OpenFile(file("k6", ".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -126,12 +138,16 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate 
 	cmd := proc.Command(ctx, in.k6, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	start := time.Now()
+	unconfined, err := confineK6(cmd, in.port)
+	if err != nil {
+		return nil, fmt.Errorf("start k6: %w", err)
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start k6: %w", err)
 	}
 	proc.Started(cmd)
 	read := make(chan k6Tally, 1)
-	go func() { read <- tallyK6(points, in.port) }()
+	go func() { read <- tallyK6(points, in.port, unconfined == nil) }()
 	waitErr := cmd.Wait()
 	hold.Close()
 	tally := <-read
@@ -146,9 +162,11 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate 
 	if tally.err != nil {
 		return nil, fmt.Errorf("k6 output: %w", tally.err)
 	}
-	if tally.offApp > 0 {
-		return nil, fmt.Errorf("the k6 script made %d request(s) to what is not the app (%s): persistlab loads only the app it started, at %s (__ENV.%s)",
-			tally.offApp, strings.Join(tally.offAppURLs, ", "), in.url, URLVariable)
+	if err := tally.offAppError(in.url, unconfined); err != nil {
+		return nil, err
+	}
+	if err := tally.noRequestError(log.Name()); err != nil {
+		return nil, err
 	}
 	out := workload.NewResult()
 	out.Elapsed = elapsed
@@ -165,6 +183,9 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate 
 	out.Errors = tally.samples
 	if code := cmd.ProcessState.ExitCode(); code == 99 {
 		out.Facts["k6_thresholds"] = "crossed (k6 exited 99)"
+	}
+	if unconfined != nil {
+		out.Facts["k6_network"] = "not confined to the app's port (" + unconfined.Error() + "): requests were checked by the URLs k6 reported"
 	}
 	// The script's own checks: they fail no request, as in k6; a threshold (checks_failed == 0)
 	// can gate on them.
@@ -191,18 +212,24 @@ type k6Tally struct {
 	checksPassed, checksFailed int64
 	failedChecks               []string
 	// offApp counts requests k6 made to anything but the app (another port of 127.0.0.1, which
-	// k6's address blacklist cannot refuse); offAppURLs names the first of them.
+	// k6's address blacklist cannot refuse); offAppURLs names the first of them. named counts
+	// those of them k6 reported by a name of the script's, not by their URL.
 	offApp     int64
 	offAppURLs []string
+	named      int64
+	// confined says that k6 could connect to the app's port alone (Landlock): a request k6
+	// reports by its name went there. lines counts the lines k6 wrote.
+	confined bool
+	lines    int64
 	// dropped counts iterations k6's arrival-rate executor could not start: every VU was busy.
 	dropped int64
 	err     error
 }
 
 // tallyK6 reads k6's JSON lines from f until its end; appPort is the app's port, the only one a
-// request may go to.
-func tallyK6(f *os.File, appPort int) k6Tally {
-	t := k6Tally{latency: measure.NewRecorder(), statuses: map[int]int64{}}
+// request may go to, and confined says the kernel held k6 to it.
+func tallyK6(f *os.File, appPort int, confined bool) k6Tally {
+	t := k6Tally{latency: measure.NewRecorder(), statuses: map[int]int64{}, confined: confined}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), maxK6Point)
 	defer io.Copy(io.Discard, f) // a line too long stops the scanner: k6 must still be read to its end
@@ -210,9 +237,11 @@ func tallyK6(f *os.File, appPort int) k6Tally {
 	app := appURLs(appPort)
 	for sc.Scan() {
 		line := sc.Bytes()
+		t.lines++
 		isDuration, isCheck, isDropped := bytes.Contains(line, duration), bytes.Contains(line, checks), bytes.Contains(line, dropped)
 		// Any protocol's point (k6/http, k6/ws, gRPC) names where it went: only the app is allowed.
-		offApp := bytes.Contains(line, urlTag) && !app.in(line)
+		// A request's other HTTP points carry its duration's tags, which are checked.
+		offApp := bytes.Contains(line, urlTag) && !app.in(line) && (isDuration || !bytes.Contains(line, httpRequestMetric))
 		if !isDuration && !isCheck && !isDropped && !offApp {
 			continue // k6 writes a dozen metrics per request; one is the request's duration
 		}
@@ -220,8 +249,8 @@ func tallyK6(f *os.File, appPort int) k6Tally {
 		if err := json.Unmarshal(line, &p); err != nil || p.Type != "Point" {
 			continue
 		}
-		if offApp && !isDuration && p.Data.Tags.URL != "" && !isAppURL(p.Data.Tags.URL, appPort) && !strings.Contains(p.Data.Tags.Error, "blacklisted") {
-			t.noteOffApp(p.Data.Tags.URL)
+		if offApp && !isDuration && p.Data.Tags.URL != "" {
+			t.checkWhere(p, appPort)
 		}
 		if !isDuration && !isCheck && !isDropped {
 			continue // read only for where it went
@@ -242,9 +271,7 @@ func tallyK6(f *os.File, appPort int) k6Tally {
 			continue
 		}
 		status, _ := strconv.Atoi(p.Data.Tags.Status)
-		if !isAppURL(p.Data.Tags.URL, appPort) && !strings.Contains(p.Data.Tags.Error, "blacklisted") {
-			t.noteOffApp(p.Data.Tags.URL)
-		}
+		t.checkWhere(p, appPort)
 		switch {
 		case status == 200:
 			t.ok++
@@ -331,7 +358,8 @@ func (t *k6Tally) sample(s string) {
 // writeArrivalScript writes a module that runs the user's script at a constant arrival rate (k6's
 // open model: iterations start at rate per second whatever the app's answers, on at most vus
 // VUs; one that finds every VU busy is dropped and counted). It re-exports everything the script
-// exports (setup, teardown, handleSummary, its options but the execution ones it replaces).
+// exports (setup, teardown, handleSummary, its options but the execution ones it replaces and
+// those keptOptions drops).
 func writeArrivalScript(path, script string, rate float64, vus int, d time.Duration) (string, error) {
 	from, err := json.Marshal(script)
 	if err != nil {
@@ -341,12 +369,12 @@ func writeArrivalScript(path, script string, rate float64, vus int, d time.Durat
 	text := fmt.Sprintf(`// Written by persistlab: %[1]s at a constant arrival rate.
 export * from %[1]s;
 import * as user from %[1]s;
-const { vus, duration, stages, iterations, scenarios, ...rest } = user.options || {};
+%[6]s
 export const options = Object.assign({}, rest, { scenarios: { persistlab: {
   executor: 'constant-arrival-rate', rate: %[2]d, timeUnit: '%[3]s', duration: '%[4]s',
   preAllocatedVUs: %[5]d, maxVUs: %[5]d, exec: 'default' } } });
 export default user.default;
-`, from, perUnit, unit, d, vus)
+`, from, perUnit, unit, d, vus, keptOptions("vus", "duration", "stages", "iterations", "scenarios"))
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		return "", fmt.Errorf("k6 arrival script: %w", err)
 	}

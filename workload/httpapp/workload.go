@@ -25,6 +25,7 @@ import (
 	"persistlab/backend"
 	"persistlab/internal/cgroup"
 	"persistlab/internal/proc"
+	"persistlab/internal/sysinfo"
 	"persistlab/internal/tools"
 	"persistlab/measure"
 	"persistlab/scenario"
@@ -118,6 +119,8 @@ type Workload struct {
 	// counters' keys.
 	requests    []counter.Request
 	requestKeys []string
+	// k6Version is the version of the k6 that checked the script, if any.
+	k6Version string
 }
 
 var (
@@ -594,6 +597,12 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 	if err != nil {
 		return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "a k6 script k6 can read: " + err.Error()}
 	}
+	if err := checkK6Options(ctx, bin, s.k6Script); err != nil {
+		return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: err.Error()}
+	}
+	if w.k6Version == "" {
+		w.k6Version = sysinfo.ProgramVersion(bin, "version")
+	}
 	if s.mode == counter.ModeOpen { // the script must run under k6's arrival-rate executor too
 		dir, err := os.MkdirTemp("", "persistlab-k6-")
 		if err != nil {
@@ -611,8 +620,13 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 	return nil
 }
 
-// Versions implements workload.Workload: the app is the user's.
-func (w *Workload) Versions() map[string]string { return nil }
+// Versions implements workload.Workload: the app is the user's; k6's, when a script runs in it.
+func (w *Workload) Versions() map[string]string {
+	if w.k6Version == "" {
+		return nil
+	}
+	return map[string]string{"k6": w.k6Version}
+}
 
 // substitute fills the placeholders of args.
 func substitute(args []string, dir string, port int) []string {
