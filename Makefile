@@ -23,6 +23,7 @@ demo: setup build
 	$(BIN) run cloudrun-sqlite --quick --force --out out/cloudrun-sqlite-quick.json
 
 test: setup
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
 	.tools/bin/staticcheck ./...

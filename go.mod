@@ -6,11 +6,12 @@ require (
 	cloud.google.com/go/storage v1.60.0
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/fsouza/fake-gcs-server v1.54.0
+	github.com/go-sql-driver/mysql v1.10.1
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/mattn/go-sqlite3 v1.14.53
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.49.0
 	google.golang.org/api v0.266.0
-	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
@@ -34,7 +35,6 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.3 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
-	github.com/go-sql-driver/mysql v1.10.1 // indirect
 	github.com/google/renameio/v2 v2.0.0 // indirect
 	github.com/google/s2a-go v0.1.9 // indirect
 	github.com/google/uuid v1.6.0 // indirect

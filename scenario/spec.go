@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"persistlab/cost"
 	"persistlab/internal/readfile"
