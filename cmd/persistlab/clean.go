@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,7 +15,7 @@ import (
 )
 
 func cmdClean(args []string) error {
-	fs := flag.NewFlagSet("clean", flag.ContinueOnError)
+	fs := newFlags("clean")
 	dryRun := fs.Bool("dry-run", false, "list what would be removed, remove nothing")
 	dirs, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -75,7 +74,7 @@ func metricTable(metrics []workload.Metric) table {
 }
 
 func describeFlags(name string, args []string) (markdown bool, err error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs := newFlags(name)
 	md := fs.Bool("markdown", false, "Markdown tables (README.md holds them) instead of aligned columns")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {

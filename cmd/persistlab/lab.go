@@ -17,7 +17,7 @@ import (
 // cmdLabServe serves the emulated GCS bucket until ctx ends (SIGINT, SIGTERM), then prints what
 // it counted.
 func cmdLabServe(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("lab serve", flag.ContinueOnError)
+	fs := newFlags("lab serve")
 	listen := fs.String("listen", "127.0.0.1:4443", "loopback address to serve on")
 	buckets := fs.String("bucket", "persistlab", "bucket(s) to create, comma-separated")
 	model := bucket.DefaultModel()
@@ -97,7 +97,7 @@ func addModelFlags(fs *flag.FlagSet, m *bucket.Model) {
 // cmdLabModel prints the models' figures and where each comes from: published (page and date),
 // assumed (why, what it moves) or fitted (from which seed's table: calibration for that seed).
 func cmdLabModel(args []string, w io.Writer) error {
-	fs := flag.NewFlagSet("lab model", flag.ContinueOnError)
+	fs := newFlags("lab model")
 	markdown := fs.Bool("markdown", false, "a Markdown table (docs/fidelity.md) instead of aligned columns")
 	names, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -22,12 +22,12 @@ import (
 // cmdLabVolume mounts one emulated volume for a user's own tools until Ctrl-C, then prints what
 // the model counted.
 func cmdLabVolume(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("lab volume", flag.ContinueOnError)
+	fs := newFlags("lab volume")
 	mountAt := fs.String("mount", "", "an empty directory to mount the volume's file system at (required)")
 	keep := fs.Bool("keep", false, "keep the volume's image file (in the work directory) after Ctrl-C")
 	opts := map[string]*string{}
-	for _, p := range volume.Options { // the volume backend's options, declared once
-		opts[p.Name] = fs.String(p.Name, "", p.Help)
+	for _, p := range volume.Options { // the volume backend's options, declared once, as flags in kebab-case
+		opts[p.Name] = fs.String(strings.ReplaceAll(p.Name, "_", "-"), "", p.Help)
 	}
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
@@ -40,16 +40,20 @@ func cmdLabVolume(ctx context.Context, args []string) error {
 	}
 	cfg, err := volume.ConfigFromOptions(given)
 	if err != nil {
-		return fmt.Errorf("lab volume: %w", err)
+		msg := err.Error() // names the option as a scenario does: say the flag
+		for _, p := range volume.Options {
+			msg = strings.Replace(msg, "option "+p.Name+" ", "--"+strings.ReplaceAll(p.Name, "_", "-")+" ", 1)
+		}
+		return errors.New(msg)
 	}
 	if *mountAt == "" {
-		return fmt.Errorf("lab volume: --mount: want an empty directory to mount the volume at")
+		return fmt.Errorf("--mount: want an empty directory to mount the volume at")
 	}
 	if cfg.MountAt, err = filepath.Abs(*mountAt); err != nil {
 		return err
 	}
 	if entries, err := os.ReadDir(cfg.MountAt); err != nil || len(entries) > 0 || mounts.Mounted(cfg.MountAt) {
-		return fmt.Errorf("lab volume: --mount %s: want an existing, empty directory that nothing is mounted at", *mountAt)
+		return fmt.Errorf("--mount %s: want an existing, empty directory that nothing is mounted at", *mountAt)
 	}
 	lock, err := leftover.CreateTemp("", "persistlab-volume-", leftover.Run{PID: os.Getpid(), Started: time.Now().UTC()})
 	if err != nil {
@@ -71,7 +75,7 @@ func cmdLabVolume(ctx context.Context, args []string) error {
 		if !lock.Release() {
 			os.RemoveAll(cfg.WorkDir)
 		}
-		return fmt.Errorf("lab volume: %w", err)
+		return err
 	}
 	fmt.Printf("persistlab lab volume: %s %s (%s) mounted at %s\nmodel: %s\n\nCtrl-C unmounts it and prints what it counted.\n",
 		cfg.Spec.Type, given["size"], cfg.FS, v.Dir, modelText(cfg, v))

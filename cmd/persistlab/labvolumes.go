@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,12 +22,12 @@ import (
 // says for every volume type whether the emulator gives its published maximum here and, if not,
 // up to which size it does: a run on a volume beyond that measures this machine, not the volume.
 func cmdLabVolumes(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("lab volumes", flag.ContinueOnError)
+	fs := newFlags("lab volumes")
 	size := fs.String("probe", "512MiB", "bytes the probe writes and reads")
 	if rest, err := parseInterspersed(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 {
-		return fmt.Errorf("lab volumes: want no arguments, got %q", rest)
+		return fmt.Errorf("want no arguments, got %q", rest)
 	}
 	lock, err := leftover.CreateTemp("", "persistlab-volumes-", leftover.Run{PID: os.Getpid(), Started: time.Now().UTC()})
 	if err != nil {
@@ -41,7 +40,7 @@ func cmdLabVolumes(ctx context.Context, args []string) error {
 		os.RemoveAll(lock.Dir())
 	}
 	if probeErr != nil {
-		return fmt.Errorf("lab volumes: %w", probeErr)
+		return probeErr
 	}
 	return writeReaches(os.Stdout, c)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net/url"
 	"os"
@@ -15,7 +14,7 @@ import (
 
 // cmdLoad drives load until its duration ends or ctx does (SIGINT, SIGTERM).
 func cmdLoad(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs := newFlags("load")
 	target := fs.String("url", "", "endpoint on loopback, e.g. http://127.0.0.1:8080/count_up")
 	method := fs.String("method", "POST", "HTTP method")
 	vus := fs.Int("vus", 10, "virtual users (closed loop) or connections (open loop)")

@@ -28,25 +28,53 @@ type command struct {
 	// until then a signal ends it as it ends any program.
 	signals bool
 	hidden  bool // not in the usage: app hello, a trivial handler for driver benchmarks
+	// examples for its help (-h), and its exit statuses where they are not exitStatuses.
+	examples []string
+	exits    string
 }
 
 // commands are persistlab's commands, in the order the usage lists them.
 func commands() []command {
 	return []command{
-		{name: "run", args: "SCENARIO|FILE.yaml [flags]", summary: "run an experiment and print its tables", run: cmdRun},
-		{name: "scenarios", args: "[show NAME [--provenance]]", summary: "list the built-in scenarios, print one, or where its figures come from", run: withoutCtx(cmdScenarios)},
+		{name: "run", args: "SCENARIO|FILE.yaml [flags]", summary: "run an experiment and print its tables", run: cmdRun, exits: runExitStatuses, examples: []string{
+			"persistlab run cloudrun-sqlite-rails --quick          # seed 000's app on gcsfuse and Litestream, a short plan",
+			"persistlab run my-app.yaml --threshold 'p95_ms < 200ms'  # your own app; exits 4 if a row is slower",
+			"persistlab run ebs-git --shard 0/7 --shard-by backend --out shard-0.json",
+		}},
+		{name: "scenarios", args: "[show NAME [--provenance]]", summary: "list the built-in scenarios, print one, or where its figures come from", run: withoutCtx(cmdScenarios), examples: []string{
+			"persistlab scenarios show cloudrun-sqlite > my-app.yaml   # a scenario to edit",
+			"persistlab scenarios show gcsfuse-cache --provenance",
+		}},
 		{name: "backends", args: "[--markdown]", summary: "every backend and its options: kind, default, unit, what each does", run: toStdout(cmdBackends)},
 		{name: "workloads", args: "[--markdown]", summary: "every workload: its parameters, sections and metrics", run: toStdout(cmdWorkloads)},
-		{name: "report", args: "RESULTS.json [--html F] [--csv F] [--force]", summary: "tables again; an HTML page with charts; CSV", run: withoutCtx(cmdReport)},
-		{name: "compare", args: "A.json B.json", summary: "B against A, cell by cell, with verdicts where runs allow", run: withoutCtx(cmdCompare)},
-		{name: "merge", args: "SHARD.json... --out F", summary: "join the results of a run's shards (run --shard I/N)", run: withoutCtx(cmdMerge)},
-		{name: "clean", args: "[DIR...] [--dry-run]", summary: "remove what killed runs left: mounts, processes, work dirs", run: withoutCtx(cmdClean)},
+		{name: "report", args: "RESULTS.json [--html F] [--csv F] [--force]", summary: "tables again; an HTML page with charts; CSV", run: withoutCtx(cmdReport), exits: runExitStatuses, examples: []string{
+			"persistlab report results.json --html results.html",
+			"persistlab report results.json --threshold 'error_rate < 1%'",
+		}},
+		{name: "compare", args: "A.json B.json", summary: "B against A, cell by cell, with verdicts where runs allow", run: withoutCtx(cmdCompare), examples: []string{
+			"persistlab compare before.json after.json",
+		}},
+		{name: "merge", args: "SHARD.json... --out F", summary: "join the results of a run's shards (run --shard I/N)", run: withoutCtx(cmdMerge), examples: []string{
+			"persistlab merge shard-*.json --out all.json",
+		}},
+		{name: "clean", args: "[DIR...] [--dry-run]", summary: "remove what killed runs left: mounts, processes, work dirs", run: withoutCtx(cmdClean), examples: []string{
+			"persistlab clean --dry-run        # what killed runs left in the temporary directory",
+			"persistlab clean /scratch/run-1   # a run's --workdir elsewhere",
+		}},
 		{name: "app counter", args: "--db PATH [flags]", summary: "run the counter app (the system under test)", run: appCmd("counter")},
 		{name: "app gitcommit", args: "--dir DIR [flags]", summary: "seed 004's loop alone: write, git add, git commit, per change", run: withoutCtx(cmdAppGitcommit)},
 		{name: "app hello", args: "[flags]", summary: "a trivial handler, for driver benchmarks", run: appCmd("hello"), hidden: true},
-		{name: "load", args: "--url URL [flags]", summary: "drive HTTP load at any endpoint on loopback", run: cmdLoad, signals: true},
-		{name: "lab serve", args: "[flags]", summary: "run the emulated GCS bucket alone", run: cmdLabServe, signals: true},
-		{name: "lab volume", args: "--type T --size S --mount DIR", summary: "an emulated cloud volume for your own tools", run: cmdLabVolume},
+		{name: "load", args: "--url URL [flags]", summary: "drive HTTP load at any endpoint on loopback", run: cmdLoad, signals: true, examples: []string{
+			"persistlab load --url http://127.0.0.1:8080/count_up --vus 8 --duration 30s",
+			"persistlab load --url http://127.0.0.1:8080/ --method GET --rate 200 --duration 1m   # open loop",
+		}},
+		{name: "lab serve", args: "[flags]", summary: "run the emulated GCS bucket alone", run: cmdLabServe, signals: true, examples: []string{
+			"persistlab lab serve --listen 127.0.0.1:4443 --bucket mybucket   # then gcsfuse --custom-endpoint=http://localhost:4443/storage/v1/",
+		}},
+		{name: "lab volume", args: "--type T --size S --mount DIR", summary: "an emulated cloud volume for your own tools", run: cmdLabVolume, examples: []string{
+			"persistlab lab volume --type gp3 --size 100GiB --mount /mnt/gp3   # Ctrl-C unmounts it",
+			"persistlab lab volume --type st1 --size 500GiB --mount /mnt/st1 --credit-scale 0.01",
+		}},
 		{name: "lab volumes", args: "[--probe 512MiB]", summary: "which volume types the emulator gives at their published maximum here", run: cmdLabVolumes},
 		{name: "lab model", args: "[app|bucket|prices|volume|all] [--markdown]", summary: "each model figure: published, assumed or fitted", run: toStdout(cmdLabModel)},
 	}
@@ -119,6 +147,16 @@ func main() {
 		return
 	}
 	cmd, args, ok := find(cmds, os.Args[1:])
+	if !ok && len(os.Args) > 2 && helpAt(os.Args[2:3]) == 0 && writeGroupHelp(os.Stdout, cmds, name) {
+		return // lab -h, app -h
+	}
+	if i := helpAt(args); ok && i >= 0 {
+		if err := writeHelp(os.Stdout, cmd, args[:i+1]); err != nil {
+			fmt.Fprintf(terminalSafe(os.Stderr), "persistlab %s: %v\n", name, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if !ok {
 		var subs []string
 		for _, c := range cmds {
@@ -140,16 +178,16 @@ func main() {
 		defer stop()
 	}
 	if err := cmd.run(ctx, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
 		code := 1
 		var ee *exitError
 		if errors.As(err, &ee) {
 			code = ee.code
 		}
 		if err.Error() != "" { // names in it may come from a file: no control character reaches the terminal
-			fmt.Fprintf(terminalSafe(os.Stderr), "persistlab %s: %v\n", name, err)
+			fmt.Fprintf(terminalSafe(os.Stderr), "persistlab %s: %v\n", cmd.name, err)
+		}
+		if isFlagMistake(err) {
+			fmt.Fprintf(os.Stderr, "(persistlab %s -h lists its flags)\n", cmd.name)
 		}
 		os.Exit(code)
 	}
@@ -182,7 +220,10 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &flagMistake{err}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -191,6 +232,17 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagMistake is a flag the command does not know, or a value its flag does not parse.
+type flagMistake struct{ err error }
+
+func (e *flagMistake) Error() string { return e.err.Error() }
+func (e *flagMistake) Unwrap() error { return e.err }
+
+func isFlagMistake(err error) bool {
+	var m *flagMistake
+	return errors.As(err, &m)
 }
 
 // listFlag collects a repeatable flag.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 
@@ -12,7 +11,7 @@ import (
 // cmdMerge joins the results files of one run's shards (run --shard I/N on several machines)
 // into the file one machine would have written.
 func cmdMerge(args []string) error {
-	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+	fs := newFlags("merge")
 	out := fs.String("out", "", "the merged results file to write")
 	force := fs.Bool("force", false, "replace an existing --out file")
 	positional, err := parseInterspersed(fs, args)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +15,7 @@ import (
 )
 
 func cmdReport(args []string) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs := newFlags("report")
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	csvOut := fs.String("csv", "", "also write every cell's summary as CSV to this file")
 	force := fs.Bool("force", false, "replace existing --html and --csv files")
@@ -115,6 +114,10 @@ func writeWhole(path string, write func(io.Writer) error) error {
 }
 
 func cmdCompare(args []string) error {
+	args, err := parseInterspersed(newFlags("compare"), args)
+	if err != nil {
+		return err
+	}
 	if len(args) != 2 {
 		return fmt.Errorf("want two results files: persistlab compare BASELINE.json NEW.json")
 	}

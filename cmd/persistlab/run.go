@@ -27,7 +27,7 @@ import (
 )
 
 func cmdRun(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := newFlags("run")
 	var o scenario.Overrides
 	backends := fs.String("backend", "", "comma-separated backends to run (replaces the scenario's list)")
 	fs.StringVar(&o.VUs, "vus", "", "virtual users: a list 2,4,8 or a range 2..20/2 (shorthand for --sweep vus=...)")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +17,11 @@ func cmdScenarios(args []string) error {
 	if len(args) > 0 && args[0] == "show" {
 		return cmdScenariosShow(args[1:], os.Stdout)
 	}
-	if len(args) != 0 {
+	rest, err := parseInterspersed(newFlags("scenarios"), args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 {
 		return fmt.Errorf("want no arguments, or: show NAME [--provenance]")
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
@@ -44,7 +47,7 @@ func cmdScenarios(args []string) error {
 // cmdScenariosShow prints a scenario as YAML, or with --provenance where each figure its backends
 // and workload run with comes from, and which of them are calibration for the scenario's seed.
 func cmdScenariosShow(args []string, w io.Writer) error {
-	fs := flag.NewFlagSet("scenarios show", flag.ContinueOnError)
+	fs := newFlags("scenarios show")
 	prov := fs.Bool("provenance", false, "the model and app figures each backend runs with, published, assumed or fitted, and which are calibration for the seed's tables")
 	names, err := parseInterspersed(fs, args)
 	if err != nil {

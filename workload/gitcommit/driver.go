@@ -188,7 +188,11 @@ var flagParams = map[string]string{"files": "files", "changes": "changes", "file
 // Main is the driver's command line (`persistlab app gitcommit`): flags, CPU pinning, then Drive
 // to stdout until the plan ends or SIGTERM.
 func Main(args []string) error {
-	fs := flag.NewFlagSet("app gitcommit", flag.ContinueOnError)
+	return MainFlags(flag.NewFlagSet("app gitcommit", flag.ContinueOnError), args)
+}
+
+// MainFlags is Main with its flags declared on fs, which the command line's help prints.
+func MainFlags(fs *flag.FlagSet, args []string) error {
 	git := fs.String("git", "git", "git executable")
 	dir := fs.String("dir", "", "directory the repositories go under (as "+Root+"/)")
 	values := workload.Resolve(Params, nil, nil)
