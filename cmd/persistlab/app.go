@@ -25,7 +25,7 @@ import (
 // driver benchmarks) until SIGINT or SIGTERM, which it catches only once it serves: during its
 // set-up a signal ends it at once.
 func cmdApp(ctx context.Context, which string, args []string) error {
-	fs := newFlags("app "+which)
+	fs := newFlags("app " + which)
 	db := fs.String("db", "", "SQLite database file (created if missing)")
 	listen := fs.String("listen", "127.0.0.1:8080", "loopback address to serve on; port 0 picks a free one")
 	cpus := fs.Int("cpus", 0, "pin the app to this many CPUs (the last ones online); 0 leaves it unpinned")
