@@ -18,6 +18,9 @@ import (
 type Needs struct {
 	// SQLite names the database file the workload keeps in Target.Dir, "" if it keeps none.
 	SQLite string
+	// SQLiteParam is the workload parameter that names that file, where the workload can keep a
+	// database the scenario names (an app's); "" where it keeps none of its own choosing.
+	SQLiteParam string
 	// MySQL says the workload can use a MySQL server a backend names (Target.DSN) instead of
 	// starting its own on Target.Dir.
 	MySQL bool

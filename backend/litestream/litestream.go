@@ -74,6 +74,9 @@ type Backend struct {
 // New checks the options and finds the litestream binary.
 func New(env backend.Env) (backend.Backend, error) {
 	if env.Needs.SQLite == "" {
+		if p := env.Needs.SQLiteParam; p != "" {
+			return nil, fmt.Errorf("backend %q replicates one SQLite database, and the scenario names none: set workload.%s to the file the app keeps in {dir}, like `%s: app.db`", Name, p, p)
+		}
 		return nil, fmt.Errorf("backend %q replicates one SQLite database, and this workload keeps none: use local or gcsfuse", Name)
 	}
 	l := &Backend{env: env, syncInterval: DefaultSyncInterval, dir: filepath.Join(env.WorkDir, "data")}

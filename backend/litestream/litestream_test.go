@@ -97,8 +97,13 @@ func TestBadOptions(t *testing.T) {
 			t.Errorf("%s: %v", opt, err)
 		}
 	}
-	if _, err := New(backend.Env{WorkDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "SQLite") {
+	if _, err := New(backend.Env{WorkDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "use local or gcsfuse") {
 		t.Errorf("a workload without a database: %v", err)
+	}
+	// An app's workload keeps a database the scenario names: the hint is the field that names it.
+	if _, err := New(backend.Env{WorkDir: t.TempDir(), Needs: backend.Needs{SQLiteParam: "sqlite"}}); err == nil ||
+		!strings.Contains(err.Error(), "workload.sqlite") || !strings.Contains(err.Error(), "sqlite: app.db") || strings.Contains(err.Error(), "use local") {
+		t.Errorf("an app whose scenario names no SQLite file: %v; want the hint sqlite: app.db", err)
 	}
 	t.Setenv("PERSISTLAB_LITESTREAM", "/no/such/litestream")
 	if _, err := New(backend.Env{WorkDir: t.TempDir(), Needs: needs}); err == nil || !strings.Contains(err.Error(), "PERSISTLAB_LITESTREAM") {
