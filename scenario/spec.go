@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
@@ -43,6 +44,8 @@ type Spec struct {
 	// Warmup runs before each measured cell and is not recorded (k6 users do the same by hand).
 	Warmup Duration `yaml:"warmup,omitempty" json:"warmup"`
 	Quick  *Quick   `yaml:"quick,omitempty" json:"quick,omitempty"`
+	// QuickRun says the run was the quick variant (--quick): too short to settle a close call.
+	QuickRun bool `yaml:"-" json:"quick_run,omitempty"`
 	// Prices override the list prices used for cost (GCS and S3 Standard by default).
 	Prices []Price `yaml:"prices,omitempty" json:"prices,omitempty"`
 	// Crash turns every cell into crash runs: the instance is lost during load and recovered.
@@ -82,6 +85,9 @@ type Workload struct {
 	Type     string
 	Params   map[string]string
 	Sections map[string]any
+	// Dir is the absolute directory of the scenario file it was read from ("" for a built-in):
+	// what {scenario_dir} names and relative paths of the scenario's own files resolve against.
+	Dir string
 }
 
 // Param is the value the scenario fixes for a parameter, if any.
@@ -220,6 +226,34 @@ type Quick struct {
 	Repeat   int               `yaml:"repeat,omitempty" json:"repeat,omitempty"`
 	Warmup   *Duration         `yaml:"warmup,omitempty" json:"warmup,omitempty"`
 	Crashes  int               `yaml:"crashes,omitempty" json:"crashes,omitempty"` // crash runs per cell
+	// Derived says persistlab made this variant (the scenario has no quick section): --quick then
+	// runs every sweep point once, for at most QuickDuration each.
+	Derived bool `yaml:"-" json:"derived,omitempty"`
+}
+
+// The bounds of a quick variant persistlab derives for a scenario without one.
+const (
+	QuickDuration = 10 * time.Second
+	QuickWarmup   = 2 * time.Second
+	QuickCrashes  = 2
+)
+
+// derivedQuick is the short variant of a scenario that has none: one repeat, at most QuickDuration
+// of load and QuickWarmup of warm-up per cell, at most QuickCrashes crashes, every sweep point.
+func (s *Spec) derivedQuick() *Quick {
+	q := &Quick{Repeat: 1, Derived: true}
+	if time.Duration(s.Duration) > QuickDuration {
+		d := Duration(QuickDuration)
+		q.Duration = &d
+	}
+	if time.Duration(s.Warmup) > QuickWarmup {
+		w := Duration(QuickWarmup)
+		q.Warmup = &w
+	}
+	if s.Crash != nil && s.Crash.Count > QuickCrashes {
+		q.Crashes = QuickCrashes
+	}
+	return q
 }
 
 // Price is a price list for bucket operations, in USD per 1,000.
@@ -385,7 +419,14 @@ func Load(nameOrPath string) (*Spec, error) {
 		}
 		return nil, fmt.Errorf("scenario %q: %w", nameOrPath, err)
 	}
-	return Parse(data, path.Base(nameOrPath))
+	s, err := Parse(data, path.Base(nameOrPath))
+	if err != nil {
+		return nil, err
+	}
+	if s.Workload.Dir, err = filepath.Abs(filepath.Dir(nameOrPath)); err != nil {
+		return nil, fmt.Errorf("scenario %q: %w", nameOrPath, err)
+	}
+	return s, nil
 }
 
 // Parse reads a scenario from YAML, rejecting unknown fields, and fills in defaults.

@@ -42,7 +42,7 @@ var Params = append(loadParams(),
 	scenario.Param{Name: "ready", Kind: scenario.KindString, Default: "/", Help: "a path polled with GET until it answers below 500: then the app is ready"},
 	scenario.Param{Name: "ready_timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.1, Max: 3600, Help: "how long the app may take to become ready"},
 	scenario.Param{Name: "prepare_timeout", Kind: scenario.KindDuration, Default: "10m", Min: 1, Max: 86400, Help: "how long prepare may run: then it is killed with everything it started, and the start fails"},
-	scenario.Param{Name: "k6_script", Kind: scenario.KindString, Default: "", Help: "your own k6 script, run by the real k6 with the app's URL in __ENV." + URLVariable + " (a relative path is read from the directory persistlab runs in); persistlab's vus and duration replace the script's"},
+	scenario.Param{Name: "k6_script", Kind: scenario.KindString, Default: "", Help: "your own k6 script, run by the real k6 with the app's URL in __ENV." + URLVariable + " (a relative path is the scenario file's, like " + ScenarioDirPlaceholder + "/test.js; for a built-in scenario the working directory's); persistlab's vus and duration replace the script's"},
 	scenario.Param{Name: "sqlite", Kind: scenario.KindString, Default: "", Help: "the SQLite file the app keeps in {dir}, by name (fixed in the scenario): backends that replicate one database (Litestream) replicate it"},
 	scenario.Param{Name: "ack", Kind: scenario.KindString, Default: "", Help: "the JSON field of a 200 answer that carries a count or id growing with every write the app acknowledged (crash runs: what a recovery lost)"},
 	scenario.Param{Name: "recover", Kind: scenario.KindString, Default: "", Help: "a path answering GET with the highest persisted count, in the ack field (crash runs)"},
@@ -92,7 +92,7 @@ func init() {
 		},
 		NeedsOf: func(spec scenario.Workload) backend.Needs {
 			name, _ := spec.Param("sqlite")
-			return backend.Needs{SQLite: name}
+			return backend.Needs{SQLite: name, SQLiteParam: "sqlite"}
 		},
 	})
 }
@@ -105,6 +105,9 @@ const (
 	// ExamplesPlaceholder is persistlab's examples directory (its built-in apps, like seed 000's
 	// Rails counter).
 	ExamplesPlaceholder = "{examples}"
+	// ScenarioDirPlaceholder is the directory of the scenario file: where a user's app sits
+	// beside the scenario that runs it.
+	ScenarioDirPlaceholder = "{scenario_dir}"
 )
 
 const host = "127.0.0.1"
@@ -114,6 +117,7 @@ type Workload struct {
 	command, prepare []string
 	env              []string // NAME=value
 	examples         string   // the examples directory, when a setting names it
+	scenarioDir      string   // the scenario file's directory; "" for a built-in
 	sqlite           string   // the app's SQLite file in its directory, if named
 	// requests is the list of requests, if any, and requestKeys each entry's name in its
 	// counters' keys.
@@ -135,7 +139,7 @@ var (
 // New reads the sections: command (required) and prepare, argv lists (never a shell string);
 // env, a mapping of variables; requests, a list of weighted requests.
 func New(spec scenario.Workload) (workload.Workload, error) {
-	w := &Workload{}
+	w := &Workload{scenarioDir: spec.Dir}
 	w.sqlite, _ = spec.Param("sqlite")
 	for name, section := range spec.Sections {
 		var err error
@@ -172,8 +176,11 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 			}
 		}
 	}
+	if err := w.fillScenarioDir(); err != nil {
+		return nil, err
+	}
 	if len(w.command) == 0 {
-		return nil, &scenario.FieldError{Field: "workload.command", Value: "", Allowed: "the app's command as a list, like [python3, app.py, --port, \"{port}\", --db, \"{dir}/app.db\"]"}
+		return nil, &scenario.FieldError{Field: "workload.command", Value: "", Allowed: "the app's command as a list, like [python3, \"{scenario_dir}/app.py\", --port, \"{port}\", --db, \"{dir}/app.db\"]"}
 	}
 	if !slices.ContainsFunc(w.command, func(a string) bool { return strings.Contains(a, PortPlaceholder) }) &&
 		!slices.ContainsFunc(w.env, func(kv string) bool { return strings.Contains(kv, PortPlaceholder) }) {
@@ -187,11 +194,73 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 		if len(c.args) == 0 {
 			continue
 		}
+		if err := w.checkRelativeWords(c.field, c.args); err != nil {
+			return nil, err
+		}
 		if _, err := exec.LookPath(c.args[0]); err != nil {
 			return nil, &scenario.FieldError{Field: c.field, Value: c.args[0], Allowed: "a program that is installed (" + err.Error() + ")"}
 		}
 	}
 	return w, nil
+}
+
+// fillScenarioDir replaces {scenario_dir} in the command, its preparation and its environment.
+func (w *Workload) fillScenarioDir() error {
+	for _, c := range []struct {
+		field string
+		args  []string
+	}{{"workload.command", w.command}, {"workload.prepare", w.prepare}, {"workload.env", w.env}} {
+		for i, a := range c.args {
+			if !strings.Contains(a, ScenarioDirPlaceholder) {
+				continue
+			}
+			if w.scenarioDir == "" {
+				return &scenario.FieldError{Field: c.field, Value: a, Allowed: ScenarioDirPlaceholder + " only in a scenario read from a file (a built-in scenario has no directory: use " + ExamplesPlaceholder + " or an absolute path)"}
+			}
+			c.args[i] = strings.ReplaceAll(a, ScenarioDirPlaceholder, w.scenarioDir)
+		}
+	}
+	return nil
+}
+
+// checkRelativeWords refuses a relative path to a file beside the scenario (or in the working
+// directory) in a command: the app runs in the backend's directory, where that path names
+// nothing, or something else. A program's own relative path (bin/server) is made absolute;
+// an argument is not, since it may as well name a file the app keeps in {dir}.
+func (w *Workload) checkRelativeWords(field string, args []string) error {
+	bases := []string{w.scenarioDir}
+	if wd, err := os.Getwd(); err == nil && wd != w.scenarioDir {
+		bases = append(bases, wd)
+	}
+	for i, a := range args {
+		if a == "" || filepath.IsAbs(a) || strings.HasPrefix(a, "-") || strings.ContainsAny(a, "={}") {
+			continue
+		}
+		if i == 0 && !strings.Contains(a, "/") {
+			continue // a program found on PATH
+		}
+		for _, base := range bases {
+			if base == "" {
+				continue
+			}
+			p := filepath.Join(base, a)
+			if _, err := os.Stat(p); err != nil {
+				continue
+			}
+			if i == 0 {
+				args[0] = p
+				break
+			}
+			fix := ScenarioDirPlaceholder + "/" + a
+			if base != w.scenarioDir {
+				fix = p
+			}
+			return &scenario.FieldError{Field: fmt.Sprintf("%s[%d]", field, i), Value: a,
+				Allowed: fmt.Sprintf("a path the app can open: it runs in the backend's directory (%s), where %s is not %s; write %s for that file, or %s/%s for one the app keeps with its data",
+					DirPlaceholder, a, p, fix, DirPlaceholder, a)}
+		}
+	}
+	return nil
 }
 
 // argv reads a list of strings; a bare string is refused: no shell ever splits or expands it.
@@ -449,7 +518,9 @@ type settings struct {
 	prepareTimeout                    time.Duration
 }
 
-func read(p workload.Params) (settings, error) {
+// read checks one cell's parameters; a relative k6_script is the scenario file's (base), or,
+// for a built-in scenario, the working directory's.
+func read(p workload.Params, base string) (settings, error) {
 	var s settings
 	for _, d := range Params { // bounds and enums first: a cell may be given values directly
 		if err := d.Check("workload."+d.Name, p[d.Name]); err != nil {
@@ -489,6 +560,15 @@ func read(p workload.Params) (settings, error) {
 			}
 			s.k6Script = strings.ReplaceAll(s.k6Script, ExamplesPlaceholder, examples)
 		}
+		if strings.Contains(s.k6Script, ScenarioDirPlaceholder) {
+			if base == "" {
+				return s, &scenario.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: ScenarioDirPlaceholder + " only in a scenario read from a file (a built-in scenario has no directory)"}
+			}
+			s.k6Script = strings.ReplaceAll(s.k6Script, ScenarioDirPlaceholder, base)
+		}
+		if !filepath.IsAbs(s.k6Script) && base != "" {
+			s.k6Script = filepath.Join(base, s.k6Script)
+		}
 		abs, err := filepath.Abs(s.k6Script)
 		if err != nil {
 			return s, &scenario.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: "a path: " + err.Error()}
@@ -526,7 +606,7 @@ const pathAllowed = "a path on the app, starting with a single /, without spaces
 // acknowledged (ack) and what persisted (recover), and persistlab's own driver, which reads every
 // answer.
 func (w *Workload) CheckCrash(p workload.Params) error {
-	s, err := read(p)
+	s, err := read(p, w.scenarioDir)
 	switch {
 	case err != nil:
 		return err
@@ -573,7 +653,7 @@ func (w *Workload) CheckDurations(p workload.Params, duration, warmup time.Durat
 
 // CheckShare implements workload.Sharer: every instance drives at least one VU.
 func (w *Workload) CheckShare(p workload.Params, n int) error {
-	s, err := read(p)
+	s, err := read(p, w.scenarioDir)
 	if err != nil {
 		return err
 	}
@@ -589,7 +669,7 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 	if err := w.checkRequestParams(p); err != nil {
 		return err
 	}
-	s, err := read(p)
+	s, err := read(p, w.scenarioDir)
 	if err != nil || s.k6Script == "" {
 		return err
 	}
@@ -641,7 +721,7 @@ func substitute(args []string, dir string, port int) []string {
 // Start runs the preparation, if any, then the app on a free loopback port in the instance, and
 // waits until it answers.
 func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
-	s, err := read(env.Params)
+	s, err := read(env.Params, w.scenarioDir)
 	if err == nil {
 		err = w.checkRequestParams(env.Params)
 	}

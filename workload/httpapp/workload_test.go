@@ -159,7 +159,7 @@ func TestBadSettingsAreNamed(t *testing.T) {
 	}
 	for _, bad := range []map[string]string{{"path": "//evil.example/x"}, {"path": "x"}, {"path": "/a@b"}, {"ready": "/ a"}, {"mode": "open"}, {"rate": "5"}} {
 		p := workload.Resolve(Params, bad, nil)
-		if _, err := read(p); err == nil {
+		if _, err := read(p, ""); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
 	}
