@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -564,4 +565,60 @@ func mustParse(t *testing.T, text string) *Spec {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// --quick on a scenario without a quick section runs a short variant persistlab derives, and the
+// spec says so; a scenario's own quick section is never replaced.
+func TestQuickWithoutAQuickSectionIsDerived(t *testing.T) {
+	yaml := []byte("name: mine\nworkload: {type: counter}\nbackends: [{name: local}]\nsweep: {vus: 2..8/2}\nduration: 2m\nwarmup: 30s\nrepeat: 3\n")
+	s, err := Parse(yaml, "mine.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Overrides{Quick: true}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Quick == nil || !s.Quick.Derived || !s.QuickRun {
+		t.Fatalf("quick %+v, quick run %v: want a derived variant, marked", s.Quick, s.QuickRun)
+	}
+	if s.Repeat != 1 || time.Duration(s.Duration) != QuickDuration || time.Duration(s.Warmup) != QuickWarmup {
+		t.Errorf("repeat %d, duration %v, warmup %v: want 1, %v, %v", s.Repeat, time.Duration(s.Duration), time.Duration(s.Warmup), QuickDuration, QuickWarmup)
+	}
+	if vus, _ := s.Sweep.Get("vus"); vus.Text != "2..8/2" {
+		t.Errorf("sweep %q: want every point of the scenario's", vus.Text)
+	}
+	short, _ := Parse([]byte("name: mine\nworkload: {type: counter}\nbackends: [{name: local}]\nduration: 3s\nrepeat: 2\n"), "mine.yaml")
+	if err := short.Apply(Overrides{Quick: true}); err != nil || time.Duration(short.Duration) != 3*time.Second || short.Repeat != 1 {
+		t.Errorf("a 3 s scenario's quick variant: %v, duration %v, repeat %d; want 3s kept, 1 repeat", err, time.Duration(short.Duration), short.Repeat)
+	}
+	own, _ := Load("cloudrun-sqlite")
+	if err := own.Apply(Overrides{Quick: true}); err != nil || own.Quick.Derived || !own.QuickRun {
+		t.Errorf("a scenario's own quick section: derived %v, quick run %v, %v", own.Quick.Derived, own.QuickRun, err)
+	}
+	plain, _ := Load("cloudrun-sqlite")
+	if err := plain.Apply(Overrides{}); err != nil || plain.QuickRun {
+		t.Errorf("a run without --quick is marked quick (%v)", err)
+	}
+}
+
+// A scenario read from a file knows its directory, absolute, so paths beside it resolve from
+// anywhere; a built-in has none.
+func TestAScenarioFileKnowsItsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mine.yaml")
+	if err := os.WriteFile(file, []byte("name: mine\nworkload: {type: counter}\nbackends: [{name: local}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	s, err := Load("mine.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Workload.Dir != dir {
+		t.Errorf("dir %q, want %q", s.Workload.Dir, dir)
+	}
+	b, _ := Load("cloudrun-sqlite")
+	if b.Workload.Dir != "" {
+		t.Errorf("a built-in's dir: %q", b.Workload.Dir)
+	}
 }

@@ -327,7 +327,11 @@ func (s *Spec) linkedAxisOf(param string) string {
 
 // Apply changes s as the overrides say: first the quick variant, then each explicit flag.
 func (s *Spec) Apply(o Overrides) error {
-	if o.Quick && s.Quick != nil {
+	if o.Quick {
+		if s.Quick == nil {
+			s.Quick = s.derivedQuick()
+		}
+		s.QuickRun = true
 		q := s.Quick
 		if s.Crash != nil && q.Crashes > 0 {
 			s.Crash.Count = q.Crashes

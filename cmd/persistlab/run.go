@@ -44,7 +44,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	fs.StringVar(&o.CrashAfter, "crash-after", "", "crash runs: kill at a random moment in this range of load, e.g. 1s..4s")
 	fs.BoolVar(&o.Quick, "quick", false, "the scenario's short variant (for demos and smoke tests)")
 	fs.BoolVar(&o.ShareBackend, "share-backend", false, "start each backend once per repeat and run its cells on it in order (later cells find earlier ones' cache)")
-	out := fs.String("out", "results.json", "results file, rewritten as cells finish and at the end (an existing one only with --force)")
+	out := fs.String("out", "", "results file, rewritten as cells finish and at the end (an existing one only with --force; default: a new out/SCENARIO-TIME.json)")
 	force := fs.Bool("force", false, "replace an existing results file")
 	maxErrorRate := fs.Float64("max-error-rate", -1, "share of failed requests above which a row is marked and the run exits 4 (default: the scenario's, else 0.01)")
 	workDir := fs.String("workdir", "", "scratch directory for databases and logs (default: a new temporary one, removed after unless a cell failed)")
@@ -84,6 +84,9 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err := spec.Apply(o); err != nil {
 		return err
 	}
+	if o.Quick && spec.Quick.Derived {
+		fmt.Fprintf(os.Stderr, "--quick: %s has no quick section: every sweep point runs once, for at most %s each\n", spec.Name, scenario.QuickDuration)
+	}
 	plan, err := scenario.NewPlan(spec, runner.Known())
 	if err != nil {
 		return err
@@ -99,6 +102,9 @@ func cmdRun(ctx context.Context, args []string) error {
 		if plan, err = plan.Share(share); err != nil {
 			return err
 		}
+	}
+	if *out == "" {
+		*out = defaultOut(spec.Name, time.Now())
 	}
 	outPath, err := results.OutPath(*out, *force)
 	if err != nil {
@@ -302,4 +308,14 @@ func safeName(name string) string {
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// defaultOut is a results file no earlier run wrote: out/NAME-TIME.json, NAME the scenario's
+// (safeName).
+func defaultOut(name string, now time.Time) string {
+	safe := strings.TrimLeft(safeName(name), ".")
+	if safe == "" {
+		safe = "run"
+	}
+	return filepath.Join("out", safe+"-"+now.UTC().Format("20060102-150405")+".json")
 }
