@@ -161,11 +161,11 @@ func (t ScoreTally) String() string {
 	if t.Unmeasured > 0 {
 		parts = append(parts, fmt.Sprintf("%d not measured by this run", t.Unmeasured))
 	}
-	goal := "not met"
+	goal := "not yet met"
 	if t.Met() {
 		goal = "met"
 	}
-	return strings.Join(parts, ", ") + fmt.Sprintf("; goal (%.0f%% of predictions within): %s", 100*ScoreGoal, goal)
+	return strings.Join(parts, ", ") + fmt.Sprintf("; the lab's fidelity goal (%.0f%% of predictions within): %s", 100*ScoreGoal, goal)
 }
 
 // WriteScoreboard prints the seed's headline figures beside ours and the tally.
@@ -174,7 +174,7 @@ func WriteScoreboard(w io.Writer, r *results.Results) {
 	if len(scores) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nscoreboard: seed %s's headline figures (within: ours within %.0f%% of the seed's; calibration: set by a figure fitted from this seed, not a match)\n",
+	fmt.Fprintf(w, "\nscoreboard, the lab's fidelity to seed %s (how closely this machine reproduces the published experiment, not a verdict on your storage): its headline figures beside ours (within: ours within %.0f%% of the seed's; calibration: set by a figure fitted from this seed, not a match)\n",
 		r.Scenario.Seed, 100*ScoreTolerance)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  figure\tseed\tours\tours/seed\tjudged\t")

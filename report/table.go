@@ -13,9 +13,27 @@ import (
 	"persistlab/scenario"
 )
 
-// WriteTables prints the run's tables: the workload's own (its presenter's), the seed's published
-// numbers beside ours, the bucket's requests and cost, crash runs, and every failed cell's reason.
-func WriteTables(w io.Writer, r *results.Results) {
+// View is how much of a run a text report shows.
+type View int
+
+const (
+	// ViewTables is the answer and the tables a reader needs to check it: the workload's own,
+	// the bucket's cost, crash runs, the seed beside ours, the scoreboard, failures, thresholds.
+	ViewTables View = iota
+	// ViewBrief is the answer alone, with the failures and thresholds that set the exit status.
+	ViewBrief
+	// ViewDetail adds every analysis: what still differs from the seed and why, the rows bound by
+	// this machine one by one, and the lab's measured ceilings.
+	ViewDetail
+)
+
+// WriteTables prints everything about the run (ViewDetail).
+func WriteTables(w io.Writer, r *results.Results) { WriteView(w, r, ViewDetail) }
+
+// WriteView prints the run's title and answer, then as much as view asks: the workload's own
+// tables (its presenter's), the seed's published numbers beside ours, the bucket's requests and
+// cost, crash runs, and every failed cell's reason.
+func WriteView(w io.Writer, r *results.Results, view View) {
 	s := r.Scenario
 	title := s.Name
 	if s.Title != "" {
@@ -34,14 +52,24 @@ func WriteTables(w io.Writer, r *results.Results) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+	fmt.Fprintln(w)
+	WriteAnswer(w, r)
+	if view == ViewBrief {
+		writeFailures(w, r)
+		writeThresholds(w, r)
+		return
+	}
+	fmt.Fprintln(w)
 	pres := presenterOf(r)
 	pres.Tables(w, r)
-	writeMachineBound(w, r)
+	if view == ViewDetail {
+		writeMachineBound(w, r)
+	}
 	writeBucketTable(w, r, pres.Work)
 	writeCrashTable(w, r)
 	if len(r.Cells) > 0 {
 		writeSeedComparison(w, r)
-		if pres.Differences != nil {
+		if pres.Differences != nil && view == ViewDetail {
 			pres.Differences(w, r)
 		}
 		WriteScoreboard(w, r)

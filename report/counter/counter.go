@@ -29,6 +29,7 @@ var counterPresenter = report.Presenter{
 	Summarize:   counterFits,
 	Differences: counterDifferences,
 	Beside:      slopesBeside,
+	Answer:      counterAnswer,
 	Family:      "http load",
 	Compare: []report.CompareMetric{{Name: "med_ms"}, {Name: "avg_ms"}, {Name: "p95_ms"}, {Name: "p99_ms"},
 		{Name: "rate", HigherBetter: true}},
@@ -139,9 +140,17 @@ func counterFits(r *results.Results) {
 	}
 }
 
-// writeInstancesNote says how runs with several instances on one backend ended: lost updates
-// where the workload counts its data (the counter), integrity where a SQLite file was checked.
+// writeInstancesNote says how runs with several instances on one backend ended.
 func writeInstancesNote(w io.Writer, r *results.Results) {
+	for _, note := range instancesNotes(r) {
+		fmt.Fprintf(w, "\n%s\n", note)
+	}
+}
+
+// instancesNotes say, per backend, how runs with several instances on it ended: lost updates
+// where the workload counts its data (the counter), integrity where a SQLite file was checked.
+func instancesNotes(r *results.Results) []string {
+	var notes []string
 	for _, b := range r.BackendOrder() {
 		var runs, counted, lostRuns, checked, failed, instances int
 		var lost, ok float64
@@ -177,6 +186,7 @@ func writeInstancesNote(w io.Writer, r *results.Results) {
 		if checked > 0 {
 			integrityText = fmt.Sprintf("integrity_check failed in %d of %d", failed, checked)
 		}
-		fmt.Fprintf(w, "\n%s shared by %d instances at once: %s; %s\n", b, instances, lostText, integrityText)
+		notes = append(notes, fmt.Sprintf("%s shared by %d instances at once: %s; %s", b, instances, lostText, integrityText))
 	}
+	return notes
 }

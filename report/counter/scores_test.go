@@ -81,7 +81,7 @@ func TestSeed000ScoresMarkFittedSlopesAsCalibration(t *testing.T) {
 	}
 	var out bytes.Buffer
 	report.WriteScoreboard(&out, r)
-	for _, want := range []string{"seed 000: 1 of 4 predictions within 25%, 5 calibration; goal (75% of predictions within): not met",
+	for _, want := range []string{"seed 000: 1 of 4 predictions within 25%, 5 calibration; the lab's fidelity goal (75% of predictions within): not yet met",
 		"calibration (gcsfuse slope (ms per VU); Litestream slope (ms per VU); gcsfuse max at 20 VUs (ms); Litestream max at 20 VUs (ms); gcsfuse requests/s at 2 VUs): CPU burnt per request by the Go counter 4.7ms is fitted from seed 000"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("want %q in:\n%s", want, out.String())

@@ -1,0 +1,395 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"persistlab/results"
+	"persistlab/scenario"
+)
+
+// Answer is what a run found, said before any table: the scenario's question, findings in plain
+// words that each follow from a table below, what the run cannot support (with the command that
+// would settle it), and the lab's fidelity to the seed it reproduces.
+type Answer struct {
+	Question string   `json:"question,omitempty"`
+	Findings []string `json:"findings"`
+	Caveats  []string `json:"caveats,omitempty"`
+	Fidelity string   `json:"fidelity,omitempty"`
+}
+
+// OneRunMargin is how far apart two figures from one run each must be before the answer ranks
+// them: two quick runs of seed 000's demo gave gcsfuse/Litestream 1.21x and 1.10x, so a single
+// run's figures within a quarter of each other cannot be told apart. Assumed from that spread.
+const OneRunMargin = 0.25
+
+// AnswerOf is the run's answer: the workload's findings (its presenter's), then what every run
+// says alike: crashes, the bucket's cost, rows that failed requests, thresholds, and caveats.
+func AnswerOf(r *results.Results) Answer {
+	var a Answer
+	if r.Scenario == nil {
+		return a
+	}
+	pres := presenterOf(r)
+	if pres.Answer != nil {
+		pres.Answer(r, &a)
+	}
+	a.Findings = append(a.Findings, crashFindings(r)...)
+	a.Findings = append(a.Findings, costFindings(r, pres.Work)...)
+	for _, row := range errorRateCrossed(r) {
+		a.Findings = append(a.Findings, row+": its latency describes failures, not storage")
+	}
+	a.Findings = append(a.Findings, thresholdFindings(r)...)
+	if len(a.Findings) == 0 {
+		a.Findings = append(a.Findings, "no cell measured anything: the failures below say why")
+	}
+	a.Caveats = append(genericCaveats(r), a.Caveats...)
+	if scores := Scoreboard(r); len(scores) > 0 {
+		t := Tally(scores)
+		a.Fidelity = fmt.Sprintf("how closely this lab reproduces seed %s's published figures (not a verdict on your storage): %d of %d headline figures within %.0f%%",
+			r.Scenario.Seed, t.Within, t.Predictions, 100*ScoreTolerance)
+		if t.Calibration > 0 {
+			a.Fidelity += fmt.Sprintf(", %d calibration", t.Calibration)
+		}
+		if t.Unmeasured > 0 {
+			a.Fidelity += fmt.Sprintf(", %d not measured by this run", t.Unmeasured)
+		}
+	}
+	return a
+}
+
+// WriteAnswer prints the answer as a block of short lines.
+func WriteAnswer(w io.Writer, r *results.Results) {
+	a := AnswerOf(r)
+	if a.Question == "" && len(a.Findings) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "ANSWER")
+	if a.Question != "" {
+		fmt.Fprintln(w, wrapLines(a.Question, "  "))
+	}
+	for _, f := range a.Findings {
+		fmt.Fprintln(w, wrapLines(f, "  - "))
+	}
+	for _, c := range a.Caveats {
+		fmt.Fprintln(w, wrapLines(c, "  ! "))
+	}
+	if a.Fidelity != "" {
+		fmt.Fprintln(w, wrapLines("fidelity: "+a.Fidelity, "  "))
+	}
+}
+
+// answerWidth is the width the answer's lines wrap at.
+const answerWidth = 100
+
+// wrapLines wraps text into lines of at most answerWidth that begin with prefix, the lines after
+// the first indented as far.
+func wrapLines(text, prefix string) string {
+	indent := strings.Repeat(" ", len(prefix))
+	var b strings.Builder
+	line := prefix
+	for i, word := range strings.Fields(text) {
+		if i > 0 && len(line)+1+len(word) > answerWidth {
+			b.WriteString(line + "\n")
+			line = indent + word
+			continue
+		}
+		if i > 0 {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line)
+	return b.String()
+}
+
+// genericCaveats are what any run cannot support: a quick or single run's closeness, failed
+// cells, an interrupted run, rows bound by this machine.
+func genericCaveats(r *results.Results) []string {
+	var out []string
+	s := r.Scenario
+	rerun := RerunCommand(r)
+	switch {
+	case s.QuickRun && s.Quick != nil && s.Quick.Derived:
+		out = append(out, fmt.Sprintf("a quick run the scenario does not define (%d run of %s per row): figures within %.0f%% of each other cannot be told apart; settle them with the full plan: %s",
+			s.Repeat, s.Duration, 100*OneRunMargin, rerun))
+	case s.QuickRun:
+		out = append(out, fmt.Sprintf("a quick run (%s): figures within %.0f%% of each other cannot be told apart; settle them with the full plan: %s",
+			runsText(s), 100*OneRunMargin, rerun))
+	case s.Repeat == 1 && len(r.Cells) > 0:
+		out = append(out, fmt.Sprintf("one run per row: no spread over repeats, so figures within %.0f%% of each other cannot be told apart; %s --repeat 3 gives one",
+			100*OneRunMargin, rerun))
+	}
+	cells, failed := len(r.Cells)+len(r.Crashes), 0
+	for _, c := range r.Cells {
+		if c.Failure != "" {
+			failed++
+		}
+	}
+	for _, c := range r.Crashes {
+		if c.Failure != "" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		out = append(out, fmt.Sprintf("%d of %d cells failed (listed below): the findings rest on the others", failed, cells))
+	}
+	if r.Status != "" && r.Status != results.StatusComplete {
+		out = append(out, fmt.Sprintf("the run is %s: it holds %d of its plan's cells", r.Status, cells))
+	}
+	var bound []string
+	for _, a := range r.Aggregates {
+		if BoundBy(r, a) != "" {
+			bound = append(bound, scenario.Label(a.Backend, a.Point))
+		}
+	}
+	if len(bound) > 0 {
+		which := fmt.Sprintf("%d of %d rows were", len(bound), len(r.Aggregates))
+		if len(bound) == 1 {
+			which = bound[0] + " was"
+		}
+		out = append(out, which+" bound by this machine (its CPU, or the lab's own ceiling), not by the cloud model: read their figures as this machine's limit")
+	}
+	return out
+}
+
+// runsText is "1 run of 5s per row".
+func runsText(s *scenario.Spec) string {
+	runs := "runs"
+	if s.Repeat == 1 {
+		runs = "run"
+	}
+	if s.Duration > 0 {
+		return fmt.Sprintf("%d %s of %s per row", s.Repeat, runs, s.Duration)
+	}
+	return fmt.Sprintf("%d %s per row", s.Repeat, runs)
+}
+
+// RerunCommand is the command that ran r, as persistlab, without what made it short (--quick,
+// --repeat, --duration) or what a second run could not reuse (--out, --force).
+func RerunCommand(r *results.Results) string {
+	args := r.Command
+	if len(args) < 2 {
+		return "persistlab run " + r.Scenario.Name
+	}
+	out := []string{"persistlab"}
+	for i := 1; i < len(args); i++ {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !strings.HasPrefix(args[i], "-") {
+			out = append(out, ShellWord(args[i]))
+			continue
+		}
+		switch name {
+		case "quick", "force":
+			continue
+		case "repeat", "duration", "out":
+			if !hasValue {
+				i++
+			}
+			continue
+		}
+		out = append(out, ShellWord(args[i]))
+	}
+	return strings.Join(out, " ")
+}
+
+// ShellWord quotes a word a shell would split or expand.
+func ShellWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// crashFindings say, per backend, what crash runs lost of what was acknowledged.
+func crashFindings(r *results.Results) []string {
+	if len(r.CrashSummaries) == 0 {
+		return nil
+	}
+	var parts []string
+	total := 0
+	for _, b := range r.BackendOrder() {
+		var runs, everything, integrityFailed, checked int
+		var lostMax int64
+		var medians []float64
+		var reach float64
+		for _, s := range r.CrashSummaries {
+			if s.Backend != b {
+				continue
+			}
+			runs += s.Runs
+			everything += s.LostEverything
+			integrityFailed += s.IntegrityFailures
+			checked += s.IntegrityChecked
+			lostMax = max(lostMax, s.LostMax)
+			medians = append(medians, s.LostMedian)
+			reach = max(reach, s.ReachMaxMs)
+		}
+		if runs == 0 {
+			continue
+		}
+		total += runs
+		var text string
+		switch {
+		case everything == runs:
+			text = fmt.Sprintf("%s lost every acknowledged write in all %d", b, runs)
+		case lostMax == 0:
+			text = fmt.Sprintf("%s lost none in %d", b, runs)
+		default:
+			text = fmt.Sprintf("%s lost up to %d (median %s) in %d, written up to %s before the kill", b, lostMax, medianText(medians), runs, msText(reach))
+			if everything > 0 {
+				text += fmt.Sprintf(", everything in %d", everything)
+			}
+		}
+		if integrityFailed > 0 {
+			text += fmt.Sprintf(", and SQLite's integrity_check failed after %d of %d recoveries", integrityFailed, checked)
+		}
+		parts = append(parts, text)
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return []string{"acknowledged writes lost when the instance died: " + strings.Join(parts, "; ") + " crash(es)"}
+}
+
+func medianText(medians []float64) string {
+	if len(medians) == 1 {
+		return trimNumber(medians[0])
+	}
+	lo, hi := slices.Min(medians), slices.Max(medians)
+	if lo == hi {
+		return trimNumber(lo)
+	}
+	return trimNumber(lo) + "-" + trimNumber(hi) + " by load"
+}
+
+func trimNumber(v float64) string {
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func msText(ms float64) string {
+	if ms >= 1000 {
+		return fmt.Sprintf("%.1f s", ms/1000)
+	}
+	return fmt.Sprintf("%.0f ms", ms)
+}
+
+// costFindings give each bucket backend's cost per month at the run's rate, pooled over its runs,
+// or say it could not be priced.
+func costFindings(r *results.Results, work WorkUnit) []string {
+	var priced, thin []string
+	for _, b := range r.BackendOrder() {
+		hasBucket := false
+		for _, a := range r.AggregatesOf(b) {
+			hasBucket = hasBucket || a.Bucket != nil
+		}
+		if !hasBucket {
+			continue
+		}
+		p, ok := pooledBucketOf(r, b, work)
+		if !ok || len(p.Costs) == 0 {
+			thin = append(thin, b)
+			continue
+		}
+		priced = append(priced, fmt.Sprintf("%s $%s/month", b, moneyText(p.Costs[0].USDPerMonth)))
+	}
+	var out []string
+	if len(priced) > 0 {
+		prices := priceLists(r)
+		out = append(out, fmt.Sprintf("bucket requests at this run's rate of work, at %s list prices: %s (another rate costs otherwise: --rate N prices yours)",
+			prices[0].Name, ListAnd(priced)))
+	}
+	if len(thin) > 0 {
+		out = append(out, ListAnd(thin)+": too few bucket operations in this run to price")
+	}
+	return out
+}
+
+func moneyText(usd float64) string {
+	switch {
+	case usd >= 100:
+		return fmt.Sprintf("%.0f", usd)
+	case usd >= 1:
+		return fmt.Sprintf("%.2f", usd)
+	}
+	return fmt.Sprintf("%.4f", usd)
+}
+
+// thresholdFindings say how the scenario's thresholds fared.
+func thresholdFindings(r *results.Results) []string {
+	js := Judge(r)
+	if len(js) == 0 {
+		return nil
+	}
+	var failed []string
+	for _, j := range js {
+		switch {
+		case j.Err != nil:
+			failed = append(failed, j.Threshold.Text+" (could not be judged)")
+		case len(j.Crossed) > 0:
+			failed = append(failed, j.Threshold.Text+" (crossed in "+strings.Join(j.Crossed, ", ")+")")
+		case j.Held == 0:
+			failed = append(failed, j.Threshold.Text+" (no row measured it)")
+		}
+	}
+	if len(failed) == 0 {
+		return []string{fmt.Sprintf("every threshold held (%d)", len(js))}
+	}
+	return []string{fmt.Sprintf("%d of %d thresholds failed: %s", len(failed), len(js), strings.Join(failed, "; "))}
+}
+
+// Ranked is one backend's figure for a ranking, with its spread over repeats (Lo, Hi; equal to
+// Value for one run).
+type Ranked struct {
+	Backend       string
+	Value, Lo, Hi float64
+	Runs          int
+}
+
+// Tiers groups ranked figures, best first, into tiers a run can tell apart: with several runs
+// each, two backends are apart when their ranges over the runs do not overlap; with one run, when
+// they differ by more than OneRunMargin. A backend joins a tier when it cannot be told apart from
+// the tier's best.
+func Tiers(figures []Ranked, lowerBetter bool) [][]Ranked {
+	sorted := slices.Clone(figures)
+	slices.SortStableFunc(sorted, func(a, b Ranked) int {
+		if lowerBetter {
+			return cmpFloat(a.Value, b.Value)
+		}
+		return cmpFloat(b.Value, a.Value)
+	})
+	var tiers [][]Ranked
+	for _, f := range sorted {
+		if n := len(tiers); n > 0 && !Apart(tiers[n-1][0], f) {
+			tiers[n-1] = append(tiers[n-1], f)
+			continue
+		}
+		tiers = append(tiers, []Ranked{f})
+	}
+	return tiers
+}
+
+// Apart says whether two figures can be told apart (Tiers' rule).
+func Apart(a, b Ranked) bool {
+	if a.Runs > 1 && b.Runs > 1 {
+		return a.Hi < b.Lo || b.Hi < a.Lo
+	}
+	lo, hi := math.Min(a.Value, b.Value), math.Max(a.Value, b.Value)
+	return lo > 0 && hi/lo > 1+OneRunMargin
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,113 @@
+package counter
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"persistlab/report"
+	"persistlab/report/reporttest"
+	"persistlab/results"
+	"persistlab/scenario"
+)
+
+// slopeRun is a counter run over backends, each cell's avg latency its backend's slope times vus
+// (times 1 + jitter*repeat, so repeats spread), at vus 2 and 4.
+func slopeRun(repeats int, jitter float64, slopes map[string]float64, order ...string) *results.Results {
+	spec := reporttest.CounterSpec(order...)
+	spec.Repeat = repeats
+	r := &results.Results{Schema: results.Schema, Status: results.StatusComplete, Scenario: spec, Command: []string{"/x/persistlab", "run", "t", "--quick", "--out", "r.json"}}
+	for _, b := range order {
+		for rep := 1; rep <= repeats; rep++ {
+			for _, vus := range []int{2, 4} {
+				avg := slopes[b] * float64(vus) * (1 + jitter*float64(rep))
+				r.Cells = append(r.Cells, reporttest.Cell(b, vus, rep, avg, avg, 100, 100))
+			}
+		}
+	}
+	report.Summarize(r)
+	return r
+}
+
+// The answer opens the report, gives every backend's slope as the table below fits it, and ranks
+// only what the run can tell apart: one run each, within a quarter is a tie.
+func TestTheAnswerRanksWhatOneRunCanTellApart(t *testing.T) {
+	r := slopeRun(1, 0, map[string]float64{"gcsfuse": 8, "litestream": 4, "local": 4.4}, "gcsfuse", "litestream", "local")
+	var out bytes.Buffer
+	report.WriteTables(&out, r)
+	text := strings.Join(strings.Fields(out.String()), " ") // the answer wraps its lines
+	answer, tables, found := strings.Cut(text, "backend gcsfuse")
+	if !found || !strings.Contains(answer, "ANSWER") {
+		t.Fatalf("the answer does not come before the tables:\n%s", text)
+	}
+	for _, f := range r.Fits {
+		if want := fmt.Sprintf("%s %.2f ms", f.Backend, f.AvgMsPerVU); !strings.Contains(answer, want) {
+			t.Errorf("answer lacks %q (the table's slope):\n%s", want, answer)
+		}
+		if want := fmt.Sprintf("%.2f ms/VU", f.AvgMsPerVU); !strings.Contains(tables, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	for _, want := range []string{"litestream and local (cannot be told apart) answer fastest", "gcsfuse 2.0x slower per VU", "one run per row"} {
+		if !strings.Contains(answer, want) {
+			t.Errorf("answer lacks %q:\n%s", want, answer)
+		}
+	}
+}
+
+// With repeats, two backends are told apart exactly when their slopes' ranges over the runs do
+// not overlap, however close their medians.
+func TestRepeatsTellApartByTheirRanges(t *testing.T) {
+	apart := report.AnswerOf(slopeRun(3, 0.01, map[string]float64{"a": 4, "b": 4.2}, "a", "b"))
+	if text := strings.Join(apart.Findings, "\n"); !strings.Contains(text, "a answers fastest") || !strings.Contains(text, "b 1.1x slower") {
+		t.Errorf("ranges 4.04-4.12 and 4.24-4.33 do not overlap: want a ranked first:\n%s", text)
+	}
+	tied := report.AnswerOf(slopeRun(3, 0.2, map[string]float64{"a": 4, "b": 4.2}, "a", "b"))
+	if text := strings.Join(tied.Findings, "\n"); !strings.Contains(text, "cannot tell a and b apart") {
+		t.Errorf("ranges 4.8-6.4 and 5.0-6.7 overlap: want a tie:\n%s", text)
+	}
+}
+
+// A quick run says it cannot settle close calls and gives the command that would, without what
+// made it short; the report names the scoreboard the lab's fidelity, not a verdict.
+func TestAQuickRunSaysSoWithTheCommandThatSettlesIt(t *testing.T) {
+	r := slopeRun(1, 0, map[string]float64{"gcsfuse": 8, "litestream": 4}, "gcsfuse", "litestream")
+	r.Scenario.QuickRun = true
+	a := report.AnswerOf(r)
+	caveats := strings.Join(a.Caveats, "\n")
+	if !strings.Contains(caveats, "a quick run") || !strings.Contains(caveats, "the full plan: persistlab run t\n") {
+		t.Errorf("caveats lack the quick run and its full command:\n%s", caveats)
+	}
+	if strings.Contains(caveats, "--quick") || strings.Contains(caveats, "r.json") {
+		t.Errorf("the command that settles it keeps what made the run short: %s", caveats)
+	}
+}
+
+// Crash runs and several instances on one database are answered in the run's own figures.
+func TestCrashesAndInstancesAreAnswered(t *testing.T) {
+	r := &results.Results{Schema: results.Schema, Scenario: reporttest.CounterSpec("local", "litestream")}
+	vus := map[string]string{"vus": "2"}
+	for i := 1; i <= 3; i++ {
+		r.Crashes = append(r.Crashes,
+			results.CrashRun{Cell: scenario.Cell{Backend: "local", Params: vus, Repeat: i}, MaxAcked: 100, Lost: 100},
+			results.CrashRun{Cell: scenario.Cell{Backend: "litestream", Params: vus, Repeat: i}, MaxAcked: 100, Lost: 10 - int64(i), LostReachMs: 900})
+	}
+	report.Summarize(r)
+	text := strings.Join(report.AnswerOf(r).Findings, "\n")
+	for _, want := range []string{"local lost every acknowledged write in all 3", "litestream lost up to 9 (median 8) in 3, written up to 900 ms before the kill"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("crash answer lacks %q:\n%s", want, text)
+		}
+	}
+	shared := slopeRun(1, 0, map[string]float64{"gcsfuse": 8}, "gcsfuse")
+	for i := range shared.Cells {
+		shared.Cells[i].Metrics["instances"] = 2
+		shared.Cells[i].Metrics["lost_updates"] = 5
+	}
+	report.Summarize(shared)
+	a := report.AnswerOf(shared)
+	if !strings.Contains(a.Question, "several instances") || !strings.Contains(strings.Join(a.Findings, "\n"), "gcsfuse shared by 2 instances at once: 2 of 2 runs lost updates") {
+		t.Errorf("instances answer: %q\n%s", a.Question, strings.Join(a.Findings, "\n"))
+	}
+}
