@@ -18,9 +18,14 @@ setup:
 build:
 	$(GO) build -ldflags "-X persistlab/internal/sysinfo.buildCommit=$(COMMIT)" -o $(BIN) ./cmd/persistlab
 
-# Seed 000's experiment, quick variant, on the embedded lab; prints the seed's tables.
+# Seed 000's experiment with its own Rails app and k6 script, quick variant, on the embedded lab:
+# the answer first, the page with every table and chart, and what to try next.
 demo: setup build
-	$(BIN) run cloudrun-sqlite --quick --force --out out/cloudrun-sqlite-quick.json
+	@$(BIN) run cloudrun-sqlite-rails --quick --force --brief --out out/demo.json --html out/demo.html
+	@echo "next: bin/persistlab report out/demo.json            # every table behind the answer"
+	@echo "      bin/persistlab run cloudrun-sqlite-rails-crash --quick   # what a crash loses on each"
+	@echo "      bin/persistlab run cloudrun-sqlite-rails           # the full plan as the seed ran it: 3 runs of 120 s per row"
+	@echo "      your own app: README.md, 'Your own app'"
 
 test: setup
 	$(GO) mod tidy -diff

@@ -59,10 +59,14 @@ func processesUsing(dir string) []string {
 func TestRunTinyScenarioWritesCompleteResults(t *testing.T) {
 	work := t.TempDir()
 	out := filepath.Join(work, "r.json")
+	page := filepath.Join(work, "r.html")
 	stdout, stderr, err := persistlab(t, "run", "cloudrun-sqlite", "--backend", "local", "--vus", "2,4",
-		"--duration", "1s", "--warmup", "200ms", "--repeat", "2", "--out", out, "--workdir", filepath.Join(work, "scratch"))
+		"--duration", "1s", "--warmup", "200ms", "--repeat", "2", "--out", out, "--workdir", filepath.Join(work, "scratch"), "--html", page)
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	if html, err := os.ReadFile(page); err != nil || !bytes.Contains(html, []byte("<html")) || !strings.Contains(stdout, "page: "+page) {
+		t.Errorf("--html: %v, page said: %v", err, strings.Contains(stdout, "page: "+page))
 	}
 	for _, col := range []string{"vus", "med", "avg", "p(90)", "p(95)", "min", "max", "req/s", "errors", "backend local"} {
 		if !strings.Contains(stdout, col) {

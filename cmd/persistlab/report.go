@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +20,7 @@ func cmdReport(args []string) error {
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	csvOut := fs.String("csv", "", "also write every cell's summary as CSV to this file")
 	force := fs.Bool("force", false, "replace existing --html and --csv files")
+	view := viewFlags(fs)
 	var added listFlag
 	fs.Var(&added, "threshold", `judge the file's rows by one more criterion, e.g. "p95 < 200ms" (repeatable); a crossed threshold exits 4, as run does`)
 	positional, err := parseInterspersed(fs, args)
@@ -27,6 +29,10 @@ func cmdReport(args []string) error {
 	}
 	if len(positional) != 1 {
 		return fmt.Errorf("want one results file, e.g. persistlab report results.json --html report.html")
+	}
+	v, err := view()
+	if err != nil {
+		return err
 	}
 	type output struct {
 		flag, path string
@@ -70,7 +76,7 @@ func cmdReport(args []string) error {
 			return j.Err
 		}
 	}
-	report.WriteTables(terminalSafe(os.Stdout), r)
+	report.WriteView(terminalSafe(os.Stdout), r, v)
 	for _, o := range outputs {
 		write := func(w io.Writer) error { return report.WriteHTML(w, r) }
 		if o.flag == "--csv" {
@@ -138,4 +144,21 @@ func sameFile(a, b string) bool {
 	sa, err1 := os.Stat(a)
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// viewFlags declares --brief and --detail; the function it returns is the view they chose.
+func viewFlags(fs *flag.FlagSet) func() (report.View, error) {
+	brief := fs.Bool("brief", false, "the answer alone (with failures and thresholds): what a CI log or a first look needs")
+	detail := fs.Bool("detail", false, "every analysis besides the tables: what still differs from the seed and why, each row bound by this machine, the lab's ceilings")
+	return func() (report.View, error) {
+		switch {
+		case *brief && *detail:
+			return 0, fmt.Errorf("--brief and --detail: want one of them (--brief: the answer alone; --detail: every analysis)")
+		case *brief:
+			return report.ViewBrief, nil
+		case *detail:
+			return report.ViewDetail, nil
+		}
+		return report.ViewTables, nil
+	}
 }

@@ -45,7 +45,9 @@ func cmdRun(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.Quick, "quick", false, "the scenario's short variant (for demos and smoke tests)")
 	fs.BoolVar(&o.ShareBackend, "share-backend", false, "start each backend once per repeat and run its cells on it in order (later cells find earlier ones' cache)")
 	out := fs.String("out", "", "results file, rewritten as cells finish and at the end (an existing one only with --force; default: a new out/SCENARIO-TIME.json)")
-	force := fs.Bool("force", false, "replace an existing results file")
+	force := fs.Bool("force", false, "replace an existing results file (and --html page)")
+	htmlOut := fs.String("html", "", "also write the results as a self-contained HTML page with charts to this file at the end (persistlab report FILE --html does it later)")
+	view := viewFlags(fs)
 	maxErrorRate := fs.Float64("max-error-rate", -1, "share of failed requests above which a row is marked and the run exits 4 (default: the scenario's, else 0.01)")
 	workDir := fs.String("workdir", "", "scratch directory for databases and logs (default: a new temporary one, removed after unless a cell failed)")
 	keep := fs.Bool("keep", false, "keep the scratch directory (logs, databases) after the run")
@@ -103,6 +105,10 @@ func cmdRun(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	v, err := view()
+	if err != nil {
+		return err
+	}
 	if *out == "" {
 		*out = defaultOut(spec.Name, time.Now())
 	}
@@ -115,6 +121,15 @@ func cmdRun(ctx context.Context, args []string) error {
 		return fmt.Errorf("--out %s: %w", *out, err)
 	}
 	defer unlockOut()
+	htmlPath := ""
+	if *htmlOut != "" {
+		if htmlPath, err = results.OutputPath("--html", *htmlOut, *force); err != nil {
+			return err
+		}
+		if htmlPath == outPath {
+			return fmt.Errorf("--html %s is the results file: want another path for the page", *htmlOut)
+		}
+	}
 	// The scenario run beside this one: read, checked and given a results file before either runs.
 	var besideSpec *scenario.Spec
 	var besidePlan *scenario.Plan
@@ -197,11 +212,11 @@ func cmdRun(ctx context.Context, args []string) error {
 	if ctx.Err() == nil {
 		res, runErr = runner.RunPlan(ctx, plan, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize})
 	} else if besideRes != nil { // interrupted beside: what it measured is all there is
-		report.WriteTables(terminalSafe(os.Stdout), besideRes)
+		report.WriteView(terminalSafe(os.Stdout), besideRes, v)
 		fmt.Printf("\nresults: %s\n", besideOut)
 	}
 	if res != nil {
-		report.WriteTables(terminalSafe(os.Stdout), res)
+		report.WriteView(terminalSafe(os.Stdout), res, v)
 		var saveErr *runner.SaveError
 		if besideRes != nil {
 			fmt.Printf("\n%s beside %s\n", spec.Name, besideSpec.Name)
@@ -211,6 +226,16 @@ func cmdRun(ctx context.Context, args []string) error {
 			fmt.Printf("\nresults: %s\n", outPath)
 			if besideRes != nil {
 				fmt.Printf("beside: %s\n", besideOut)
+			}
+			if htmlPath != "" {
+				if err := writeWhole(htmlPath, func(w io.Writer) error { return report.WriteHTML(w, res) }); err != nil {
+					fmt.Fprintf(terminalSafe(os.Stderr), "persistlab run: --html %s: %v\n", htmlPath, err)
+				} else {
+					fmt.Printf("page: %s\n", htmlPath)
+				}
+			}
+			if v == report.ViewBrief {
+				fmt.Printf("tables: persistlab report %s (--detail for every analysis)\n", report.ShellWord(outPath))
 			}
 		}
 		var failedHere int
