@@ -15,9 +15,12 @@ type VolumeModel struct {
 	// The most the volume writes within its instance's caps, at its burst where it has one: IOPS
 	// in the model's billing units, and MiB/s (what the lab's ceiling is held against).
 	WriteIOPS, WriteMiBps float64
-	CreditMiB             float64 // the burst credit bucket, 0 without one
-	MonthlyUSD            float64
-	PriceBasis            string // how the price is made up, with its sources
+	// The burst buckets, full at creation (0 without one): gp2's I/O credits, st1's and sc1's MiB
+	// of throughput credit; and the baselines that refill them, in the same units per second.
+	CreditIOs, CreditMiB float64
+	BaseIOPS, BaseMiBps  float64
+	MonthlyUSD           float64
+	PriceBasis           string // how the price is made up, with its sources
 	// Expect is the I/O rate (I/Os per second) the limits allow job, from full credits.
 	Expect func(job Job) float64
 }

@@ -26,8 +26,9 @@ type Answer struct {
 // run's figures within a quarter of each other cannot be told apart. Assumed from that spread.
 const OneRunMargin = 0.25
 
-// AnswerOf is the run's answer: the workload's findings (its presenter's), then what every run
-// says alike: crashes, the bucket's cost, rows that failed requests, thresholds, and caveats.
+// AnswerOf is the run's answer: the workload's findings (its presenter's, else the generic
+// ranking), then what every run says alike: burst buckets, crashes, the bucket's cost, rows that
+// failed requests, thresholds, and caveats.
 func AnswerOf(r *results.Results) Answer {
 	var a Answer
 	if r.Scenario == nil {
@@ -36,7 +37,10 @@ func AnswerOf(r *results.Results) Answer {
 	pres := presenterOf(r)
 	if pres.Answer != nil {
 		pres.Answer(r, &a)
+	} else {
+		genericAnswer(r, pres.Compare, &a)
 	}
+	a.Findings = append(a.Findings, burstFindings(r)...)
 	a.Findings = append(a.Findings, crashFindings(r)...)
 	a.Findings = append(a.Findings, costFindings(r, pres.Work)...)
 	for _, row := range errorRateCrossed(r) {
@@ -46,7 +50,7 @@ func AnswerOf(r *results.Results) Answer {
 	if len(a.Findings) == 0 {
 		a.Findings = append(a.Findings, "no cell measured anything: the failures below say why")
 	}
-	a.Caveats = append(genericCaveats(r), a.Caveats...)
+	a.Caveats = append(append(genericCaveats(r), burstCaveats(r)...), a.Caveats...)
 	if scores := Scoreboard(r); len(scores) > 0 {
 		t := Tally(scores)
 		a.Fidelity = fmt.Sprintf("how closely this lab reproduces seed %s's published figures (not a verdict on your storage): %d of %d headline figures within %.0f%%",
@@ -169,10 +173,11 @@ func runsText(s *scenario.Spec) string {
 }
 
 // RerunCommand is the command that ran r, as persistlab, without what made it short (--quick,
-// --repeat, --duration) or what a second run could not reuse (--out, --force).
+// --repeat, --duration) or what a second run could not reuse (--out, --force). A merged run
+// recorded the merge, not its shards' run: the scenario's run by name stands for it.
 func RerunCommand(r *results.Results) string {
 	args := r.Command
-	if len(args) < 2 {
+	if len(args) < 2 || args[1] == "merge" {
 		return "persistlab run " + r.Scenario.Name
 	}
 	out := []string{"persistlab"}

@@ -25,8 +25,9 @@ type Presenter struct {
 	// Beside prints, after a comparison's table, what the presenter derives for A and B side by
 	// side (seed 000's slopes).
 	Beside func(w io.Writer, a, b *results.Results)
-	// Answer fills the run's answer with the workload's question and findings, and caveats only
-	// it knows (a burst bucket a short run never drained); report adds what every run says alike.
+	// Answer fills the run's answer with the workload's question and findings (the seed's claims
+	// judged), and caveats only it knows; report adds what every run says alike (a burst bucket
+	// a run never drained among them). Without it, the backends are ranked by Compare's first.
 	Answer func(r *results.Results, a *Answer)
 	// Family names what the cells measure, where several workloads measure alike (the counter
 	// and any app under the same HTTP load), so compare can set their runs side by side.

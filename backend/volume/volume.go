@@ -42,7 +42,8 @@ func Model(options map[string]string) (backend.VolumeModel, bool) {
 		return backend.VolumeModel{}, false
 	}
 	s, l := cfg.Spec, cfg.Spec.Limits()
-	m := backend.VolumeModel{Type: s.Type, SizeBytes: s.SizeBytes, Limits: l.String(), CreditMiB: l.CreditMiB,
+	m := backend.VolumeModel{Type: s.Type, SizeBytes: s.SizeBytes, Limits: l.String(),
+		CreditIOs: l.CreditIOs, CreditMiB: l.CreditMiB, BaseIOPS: l.BaseIOPS, BaseMiBps: l.BaseMiBps,
 		Expect: func(j backend.Job) float64 { return l.Expect(volume.Job(j)) }}
 	// io1's 25,000 IOPS on a c4.large are the instance's 4,000: what the lab must reach.
 	m.WriteIOPS, m.WriteMiBps = l.PeakWriteOn()

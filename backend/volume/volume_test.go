@@ -133,3 +133,24 @@ func TestModelWritesWithinTheInstancesCaps(t *testing.T) {
 		t.Error("a volume with its model off has a model")
 	}
 }
+
+// The model tells the report each burst bucket and the baseline that refills it, scaled as the
+// entry's credit_scale says, so a run can say whether its cells drained the bucket.
+func TestModelDescribesTheBurstBuckets(t *testing.T) {
+	gp2, _ := Model(map[string]string{"type": "gp2", "size": "500GiB"})
+	st1, _ := Model(map[string]string{"type": "st1", "size": "500GiB"})
+	small, _ := Model(map[string]string{"type": "st1", "size": "500GiB", "credit_scale": "0.1"})
+	io1, _ := Model(map[string]string{"type": "io1", "size": "500GiB", "iops": "25000"})
+	if gp2.CreditIOs != 5.4e6 || gp2.BaseIOPS != 1500 || gp2.CreditMiB != 0 {
+		t.Errorf("gp2 500 GiB: %v I/O credits at %v IOPS, %v MiB of credit; want 5.4 million at 1500, none", gp2.CreditIOs, gp2.BaseIOPS, gp2.CreditMiB)
+	}
+	if st1.CreditMiB != 500<<10 || st1.BaseMiBps != 40*500.0/1024 || st1.CreditIOs != 0 {
+		t.Errorf("st1 500 GiB: %v MiB of credit at %v MiB/s, %v I/O credits; want 512000 at 19.5, none", st1.CreditMiB, st1.BaseMiBps, st1.CreditIOs)
+	}
+	if small.CreditMiB != st1.CreditMiB/10 {
+		t.Errorf("credit_scale 0.1: %v MiB of credit, want a tenth of %v", small.CreditMiB, st1.CreditMiB)
+	}
+	if io1.CreditIOs != 0 || io1.CreditMiB != 0 {
+		t.Errorf("io1 has no burst bucket: %v, %v", io1.CreditIOs, io1.CreditMiB)
+	}
+}
