@@ -18,6 +18,7 @@ func init() {
 	report.RegisterPresenter("gitcommit", report.Presenter{
 		Tables: gitcommitTables,
 		Charts: gitcommitCharts,
+		Answer: gitcommitAnswer,
 		Compare: []report.CompareMetric{{Name: "changes_per_s", HigherBetter: true}, {Name: "total_s"},
 			{Name: "last_window_per_s", HigherBetter: true}, {Name: "change_p99_ms"}, {Name: "git_mib"}},
 	})

@@ -65,3 +65,37 @@ func Fio(backends []scenario.BackendSpec, sweep scenario.Sweep, mibs func(backen
 	}
 	return r
 }
+
+// Volume is an emulated volume entry (backend "volume") labelled label, of type typ and size,
+// with further options given as name, value pairs.
+func Volume(label, typ, size string, options ...string) scenario.BackendSpec {
+	o := map[string]string{"type": typ, "size": size}
+	for i := 0; i+1 < len(options); i += 2 {
+		o[options[i]] = options[i+1]
+	}
+	return scenario.BackendSpec{Name: "volume", Label: label, Options: o}
+}
+
+// Line is a sampled counter going from `from` to `to` over seconds, in n+1 evenly spaced samples.
+func Line(from, to, seconds float64, n int) []measure.Point {
+	var out []measure.Point
+	for i := 0; i <= n; i++ {
+		f := float64(i) / float64(n)
+		out = append(out, measure.Point{T: f * seconds, V: from + f*(to-from)})
+	}
+	return out
+}
+
+// Gitcommit is a gitcommit run of files and changes over backends (the distributed layout unless
+// an entry's params say otherwise), repeats runs per cell, each cell's metrics given by metrics;
+// not summarized.
+func Gitcommit(files, changes, repeats int, backends []scenario.BackendSpec, metrics func(backend string, repeat int) map[string]float64) *results.Results {
+	spec := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "gitcommit", Params: map[string]string{"files": strconv.Itoa(files), "changes": strconv.Itoa(changes)}},
+		Backends: backends, Repeat: repeats}
+	r := &results.Results{Schema: results.Schema, Status: results.StatusComplete, Scenario: spec, Defaults: map[string]string{"layout": "distributed"},
+		Command: []string{"persistlab", "run", "t"}}
+	for _, c := range spec.Plan() {
+		r.Cells = append(r.Cells, results.Cell{Cell: c, Metrics: metrics(c.Backend, c.Repeat)})
+	}
+	return r
+}
