@@ -34,6 +34,9 @@ func counterAnswer(r *results.Results, a *report.Answer) {
 		a.Findings = append(a.Findings, f)
 	}
 	a.Findings = append(a.Findings, instancesNotes(r)...)
+	if r.Scenario.Seed == "000" && len(r.Cells) > 0 && !instancesRun(r) {
+		a.Findings = append(a.Findings, report.ClaimFindings("000", seed000Claims(r, slopes))...)
+	}
 	if len(r.Crashes) == 0 && len(r.Cells) > 0 && !instancesRun(r) {
 		switch crash := r.Scenario.Name + "-crash"; {
 		case slices.Contains(scenario.Builtins(), crash):
@@ -194,4 +197,142 @@ func instancesRun(r *results.Results) bool {
 		}
 	}
 	return false
+}
+
+// seed000SlopeRatio is seed 000's headline: gcsfuse's slope of avg latency against VUs over
+// Litestream's, 8.19 and 4.77 ms per VU (「係数は、8.19 と 4.77 である。約1.7倍の差がある」).
+const seed000SlopeRatio = 8.19 / 4.77
+
+// seed000MinGapMs is how much slower seed 000 found gcsfuse's fastest request than Litestream's
+// (「Litestream と Cloud Storage マウントの差は約 2 ms」).
+const seed000MinGapMs = 2.0
+
+// seed000Claims judges what seed 000 concludes, on its two configurations (the backends named
+// gcsfuse and litestream), in the tables' figures: the slopes, each VU level's avg and min, the
+// app's CPU.
+func seed000Claims(r *results.Results, slopes []report.Ranked) []report.Claim {
+	rowsOf := func(b string) map[string]results.Aggregate {
+		out := map[string]results.Aggregate{}
+		for _, a := range r.AggregatesOf(b) {
+			out[a.Params["vus"]] = a
+		}
+		return out
+	}
+	gcs, ls := rowsOf("gcsfuse"), rowsOf("litestream")
+	var out []report.Claim
+	missing := ""
+	switch {
+	case len(gcs) == 0 && len(ls) == 0:
+		missing = "the run has neither gcsfuse nor litestream"
+	case len(gcs) == 0:
+		missing = "the run has no gcsfuse"
+	case len(ls) == 0:
+		missing = "the run has no litestream"
+	}
+	slope := map[string]report.Ranked{}
+	for _, s := range slopes {
+		slope[s.Backend] = s
+	}
+	// 結論: 「書き込み性能においては Litestream が Google Cloud Storage マウント (GCS fuse) を上回る(約1.7倍)」
+	const faster = "Litestream answers writes about 1.7x faster than gcsfuse as load grows"
+	g, gok := slope["gcsfuse"]
+	l, lok := slope["litestream"]
+	switch {
+	case missing != "":
+		out = append(out, report.NotJudged(faster, missing))
+	case !gok || !lok || l.Value <= 0:
+		out = append(out, report.NotJudged(faster, "VUs were not swept, so there is no slope"))
+	default:
+		ratio := g.Value / l.Value
+		figures := fmt.Sprintf("%.2fx: %.2f vs %.2f ms per VU", ratio, g.Value, l.Value)
+		c := report.Ahead(faster, l, g, true, figures)
+		if c.Verdict == report.True && !report.About(ratio, seed000SlopeRatio) {
+			c = report.Claim{Text: faster, Verdict: report.Partly, Why: figures + ": faster, not by about 1.7x"}
+		}
+		out = append(out, c)
+	}
+	// 考察: 「全体的なレイテンシは、Litestream の方が低く」
+	const lower = "Litestream's average latency is lower at every load"
+	var marks []string
+	for _, a := range r.AggregatesOf("gcsfuse") {
+		if b, ok := ls[a.Params["vus"]]; ok {
+			x, y := report.RankedOf(r, a, "avg_ms"), report.RankedOf(r, b, "avg_ms")
+			marks = append(marks, report.Compared(y, x, true, fmt.Sprintf("%s %.2f vs %.2f ms", a.Point, x.Value, y.Value)))
+		}
+	}
+	if missing != "" {
+		out = append(out, report.NotJudged(lower, missing))
+	} else {
+		out = append(out, report.Counted(lower, marks))
+	}
+	// 考察: 「avg (相加平均)はどちらもほぼ線形に増加している」: through 0, as the seed fitted it, so avg
+	// per VU stays within the one-run margin from the fewest VUs to the most.
+	const linear = "average latency grows in proportion to VUs on both"
+	marks = nil
+	for _, b := range []string{"gcsfuse", "litestream"} {
+		lo, hi := math.Inf(1), 0.0
+		for _, a := range r.AggregatesOf(b) {
+			if v := results.ParamNumber(a.Params["vus"]); v > 0 {
+				lo, hi = min(lo, a.Median["avg_ms"]/v), max(hi, a.Median["avg_ms"]/v)
+			}
+		}
+		if hi > 0 && len(r.AggregatesOf(b)) > 1 {
+			marks = append(marks, report.Mark(hi <= lo*(1+report.OneRunMargin), fmt.Sprintf("%s %.2f-%.2f ms per VU", b, lo, hi)))
+		}
+	}
+	switch {
+	case missing != "":
+		out = append(out, report.NotJudged(linear, missing))
+	case len(marks) == 0:
+		out = append(out, report.NotJudged(linear, "VUs were not swept"))
+	default:
+		out = append(out, report.Counted(linear, marks))
+	}
+	// 考察: 「min レイテンシを全体的に見たときに、ほぼ変わらない ... 差は約 2 ms」
+	const minGap = "gcsfuse's fastest request is about 2 ms slower than Litestream's"
+	lowest := func(rows map[string]results.Aggregate) float64 {
+		v := math.Inf(1)
+		for _, a := range rows {
+			v = min(v, a.Median["min_ms"])
+		}
+		return v
+	}
+	gm, lm := lowest(gcs), lowest(ls)
+	switch {
+	case missing != "":
+		out = append(out, report.NotJudged(minGap, missing))
+	case gm <= 0 || lm <= 0 || math.IsInf(gm, 0) || math.IsInf(lm, 0):
+		out = append(out, report.NotJudged(minGap, "no row recorded its fastest request"))
+	default:
+		gap := gm - lm
+		why := fmt.Sprintf("min %.2f vs %.2f ms, %.2f ms apart", gm, lm, gap)
+		switch {
+		case report.About(gap, seed000MinGapMs):
+			out = append(out, report.Claim{Text: minGap, Verdict: report.True, Why: why})
+		case gap > 0:
+			out = append(out, report.Claim{Text: minGap, Verdict: report.Partly, Why: why + ": slower, not by about 2 ms"})
+		default:
+			out = append(out, report.Claim{Text: minGap, Verdict: report.False, Why: why})
+		}
+	}
+	// 仕様: 「CPU utilization はほぼ 100 %」 on both; 考察: 「純粋に CPU と書き込みの待ち時間が処理に影響」
+	const cpu = "the app's CPU is nearly 100% busy on both"
+	marks = nil
+	for _, b := range []string{"gcsfuse", "litestream"} {
+		lo, hi, n := math.Inf(1), 0.0, 0
+		for _, a := range r.AggregatesOf(b) {
+			if v, ok := a.Median["app_cpu_util"]; ok {
+				lo, hi, n = min(lo, v), max(hi, v), n+1
+			}
+		}
+		if n > 0 {
+			marks = append(marks, report.Mark(lo >= 0.9, fmt.Sprintf("%s %.0f-%.0f%%", b, 100*lo, 100*hi)))
+		}
+	}
+	if missing != "" {
+		out = append(out, report.NotJudged(cpu, missing))
+	} else {
+		out = append(out, report.Counted(cpu, marks))
+	}
+	return out
 }

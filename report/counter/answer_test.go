@@ -111,3 +111,47 @@ func TestCrashesAndInstancesAreAnswered(t *testing.T) {
 		t.Errorf("instances answer: %q\n%s", a.Question, strings.Join(a.Findings, "\n"))
 	}
 }
+
+// Seed 000's claims are judged from the slopes and rows the tables show, and flip with them: its
+// headline is TRUE about 1.7x, PARTLY faster by another factor, FALSE the other way round, and
+// not judged within what one run can tell apart; several runs whose ranges overlap make it FALSE.
+func TestSeed000ClaimsFlipWithTheFigures(t *testing.T) {
+	findings := func(repeats int, jitter float64, slopes map[string]float64) string {
+		var order []string
+		for _, b := range []string{"gcsfuse", "litestream", "local"} {
+			if slopes[b] > 0 {
+				order = append(order, b)
+			}
+		}
+		r := slopeRun(repeats, jitter, slopes, order...)
+		r.Scenario.Seed = "000"
+		report.Summarize(r)
+		return strings.Join(report.AnswerOf(r).Findings, "\n")
+	}
+	const headline = "seed 000 claims Litestream answers writes about 1.7x faster than gcsfuse as load grows: "
+	const lower = "seed 000 claims Litestream's average latency is lower at every load: "
+	for _, c := range []struct {
+		repeats int
+		jitter  float64
+		slopes  map[string]float64
+		want    []string
+	}{
+		{1, 0, map[string]float64{"gcsfuse": 8.19, "litestream": 4.77}, []string{headline + "TRUE (1.72x: 8.19 vs 4.77 ms per VU)",
+			lower + "TRUE (2 of 2: vus=2 16.38 vs 9.54 ms; vus=4 32.76 vs 19.08 ms)"}},
+		{1, 0, map[string]float64{"gcsfuse": 12, "litestream": 4}, []string{headline + "PARTLY (3.00x: 12.00 vs 4.00 ms per VU: faster, not by about 1.7x)"}},
+		{1, 0, map[string]float64{"gcsfuse": 4, "litestream": 8}, []string{headline + "FALSE (0.50x", lower + "FALSE (0 of 2"}},
+		{1, 0, map[string]float64{"gcsfuse": 5, "litestream": 4.5}, []string{headline + "not judged: 1.11x: 5.00 vs 4.50 ms per VU, within the 25% one run each cannot tell apart",
+			lower + "not judged: every case within the 25% one run cannot tell apart"}},
+		{3, 0.2, map[string]float64{"gcsfuse": 4.2, "litestream": 4}, []string{headline + "FALSE (1.05x: 5.88 vs 5.60 ms per VU: their ranges over 3 and 3 runs overlap"}},
+	} {
+		got := findings(c.repeats, c.jitter, c.slopes)
+		for _, want := range c.want {
+			if !strings.Contains(got, want) {
+				t.Errorf("slopes %v over %d run(s): want %q in:\n%s", c.slopes, c.repeats, want, got)
+			}
+		}
+	}
+	if got := findings(1, 0, map[string]float64{"gcsfuse": 8, "local": 4}); !strings.Contains(got, "seed 000 claims that Litestream answers writes about 1.7x faster") || !strings.HasSuffix(got, "not judged: the run has no litestream") {
+		t.Errorf("a run without Litestream: want its claims not judged:\n%s", got)
+	}
+}
