@@ -26,17 +26,17 @@ func genericAnswer(r *results.Results, compare []CompareMetric, a *Answer) {
 	}
 	metric := compare[0]
 	a.Question = fmt.Sprintf("Which backend does best on %s%s?", metric.Name, unitSuffix(r, metric.Name))
-	ranked := RankPoints(r, metric, "%.4g")
+	ranked := RankPoints(r, metric, metric.Name+unitSuffix(r, metric.Name), "%.4g")
 	if len(ranked) == 0 {
 		ranked = append(ranked, fmt.Sprintf("no row measured %s: ", metric.Name)+measuredFinding(r))
 	}
 	a.Findings = append(a.Findings, ranked...)
 }
 
-// RankPoints ranks the backends at each sweep point by metric, in the tiers the run can tell
-// apart, each figure in format (the table's) with its range over runs; at most maxPointFindings
-// points, then a line saying how many more the table has.
-func RankPoints(r *results.Results, metric CompareMetric, format string) []string {
+// RankPoints ranks the backends at each sweep point by metric (named label, as the table heads
+// it), in the tiers the run can tell apart, each figure in format (the table's) with its range
+// over runs; at most maxPointFindings points, then a line saying how many more the table has.
+func RankPoints(r *results.Results, metric CompareMetric, label, format string) []string {
 	var points []string
 	byPoint := map[string][]Ranked{}
 	for _, agg := range r.Aggregates {
@@ -58,7 +58,7 @@ func RankPoints(r *results.Results, metric CompareMetric, format string) []strin
 			out = append(out, fmt.Sprintf("and %d more sweep points: the table below has them", len(points)-i))
 			break
 		}
-		where := metric.Name
+		where := label
 		if p != "" {
 			where += " at " + p
 		}

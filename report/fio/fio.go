@@ -21,6 +21,7 @@ func init() {
 	report.RegisterPresenter("fio", report.Presenter{
 		Tables: fioTables,
 		Charts: fioCharts,
+		Answer: fioAnswer,
 		Compare: []report.CompareMetric{{Name: "mib_s", HigherBetter: true}, {Name: "iops", HigherBetter: true},
 			{Name: "lat_avg_ms"}, {Name: "read_lat_p99_ms"}, {Name: "write_lat_p99_ms"}},
 		Work: report.WorkUnit{Name: "GiB moved", Units: func(c results.Cell) float64 { return c.M("bytes") / (1 << 30) },
