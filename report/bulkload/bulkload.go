@@ -22,6 +22,7 @@ func init() {
 	report.RegisterPresenter("bulkload", report.Presenter{
 		Tables:    bulkloadTables,
 		Summarize: bulkloadRates,
+		Answer:    bulkloadAnswer,
 		Compare: []report.CompareMetric{{Name: "volume_write_ops_per_s", HigherBetter: true}, {Name: "pages_written_per_s", HigherBetter: true},
 			{Name: "received_mib_s", HigherBetter: true}, {Name: "total_s"}},
 	})
@@ -182,7 +183,7 @@ func writeBulkloadDoublings(w io.Writer, rows []bulkRow) {
 		}
 		bound := boundOf(b)
 		fmt.Fprintf(tw, "%d GB\t%d GB\t%.2fx\t%s\t%.2fx\t%.2f\t%s\t%s\t\n", a.gib, b.gib, ours, seed, b.writeIOPS/a.writeIOPS, b.price-a.price, perK, bound)
-		if ours < 1.3 && len(plateau) == 0 {
+		if ours < plateauGrowth && len(plateau) == 0 {
 			plateau = append(plateau, fmt.Sprintf("growth stops between %d and %d GB (x%.2f where the disk's limit grew x%.2f): %s", a.gib, b.gib, ours, b.writeIOPS/a.writeIOPS, bound))
 		}
 	}
@@ -228,6 +229,17 @@ const heldByDisk = 10
 // the bound is inside MariaDB: its flushing, its log, a lock).
 func boundOf(row bulkRow) string {
 	m := row.m
+	parts := boundParts(row)
+	if len(parts) == 0 {
+		return fmt.Sprintf("neither the disk (%.0f%% of its write IOPS, %.1f I/Os held by its limits) nor mariadbd's CPU (%.0f%%): inside MariaDB (redo age %.0f MiB)",
+			100*m["volume_write_ops_per_s"]/max(1, row.writeIOPS), m["volume_ios_held"], 100*m["server_cpu_util"], m["checkpoint_age_mib"])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// boundParts are the limits a row met: the disk model's, MariaDB's CPU, this machine's CPU.
+func boundParts(row bulkRow) []string {
+	m := row.m
 	var parts []string
 	if row.writeIOPS > 0 && m["volume_write_ops_per_s"] >= 0.9*row.writeIOPS {
 		parts = append(parts, fmt.Sprintf("the disk's write IOPS (%.0f%%)", 100*m["volume_write_ops_per_s"]/row.writeIOPS))
@@ -244,9 +256,5 @@ func boundOf(row bulkRow) string {
 	if m["machine_cpu_util"] >= report.MachineBoundShare {
 		parts = append(parts, fmt.Sprintf("this machine's CPU (%.0f%% busy: the lab, not the cloud)", 100*m["machine_cpu_util"]))
 	}
-	if len(parts) == 0 {
-		return fmt.Sprintf("neither the disk (%.0f%% of its write IOPS, %.1f I/Os held by its limits) nor mariadbd's CPU (%.0f%%): inside MariaDB (redo age %.0f MiB)",
-			100*m["volume_write_ops_per_s"]/max(1, row.writeIOPS), m["volume_ios_held"], 100*m["server_cpu_util"], m["checkpoint_age_mib"])
-	}
-	return strings.Join(parts, ", ")
+	return parts
 }
