@@ -2,9 +2,11 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"persistlab/backend"
 	"persistlab/measure"
@@ -24,10 +26,11 @@ type BurstUse struct {
 	// Lasted counts the cells that never ran dry while the burst mattered to them (Slowdown at
 	// least 1+BurstMatters); Drained, those that ran dry.
 	Lasted, Drained int
-	// Of the lasted cell that leaned on its burst the most: its sampled seconds, the credits it
-	// spent net of refill, and Slowdown, how much longer the same I/O takes at least without
-	// credits: the units it was billed over what the baseline gives in its time.
-	Seconds, Spent, Slowdown float64
+	// Of the undrained cell that leaned on its burst the most: its sampled seconds, the credits it
+	// spent net of refill, the I/O units it was billed, and Slowdown, how much longer the same
+	// I/O takes at least without credits: the units billed over what the baseline gives in its
+	// time.
+	Seconds, Spent, Billed, Slowdown float64
 	// Of the first drained cell: how far into its sampled time the balance ran dry.
 	DrainedAt, DrainedOf float64
 	// LeastLeft is the lowest balance any cell reached, as a share of the bucket.
@@ -90,14 +93,16 @@ func BurstUses(r *results.Results) []BurstUse {
 				u.Drained++
 				continue
 			}
-			billed := grown(c.Series[backend.StatsSeries(backend.VolumeReadUnits)]) + grown(c.Series[backend.StatsSeries(backend.VolumeWriteUnits)])
-			slowdown := billed / (u.Baseline * seconds)
-			if u.Baseline <= 0 || slowdown < 1+BurstMatters {
+			if u.Baseline <= 0 {
 				continue
 			}
-			u.Lasted++
-			if slowdown > u.Slowdown {
-				u.Seconds, u.Spent, u.Slowdown = seconds, first.V-last.V, slowdown
+			billed := grown(c.Series[backend.StatsSeries(backend.VolumeReadUnits)]) + grown(c.Series[backend.StatsSeries(backend.VolumeWriteUnits)])
+			slowdown := billed / (u.Baseline * seconds)
+			if slowdown >= 1+BurstMatters {
+				u.Lasted++
+			}
+			if u.Seconds == 0 || slowdown > u.Slowdown {
+				u.Seconds, u.Spent, u.Slowdown, u.Billed = seconds, first.V-last.V, slowdown, billed
 			}
 		}
 		if u.Cells > 0 {
@@ -280,4 +285,28 @@ func shareText(v float64) string {
 		return fmt.Sprintf("%.2g%%", 100*v)
 	}
 	return fmt.Sprintf("%.0f%%", 100*v)
+}
+
+// writeBurstTable shows each burst bucket's use, from which the answer's caveats follow.
+func writeBurstTable(w io.Writer, r *results.Results) {
+	uses := BurstUses(r)
+	if len(uses) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nburst credits, sampled during each run (drained: how much longer the same I/O takes at least on the baseline alone)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "backend\tbucket\tbaseline\truns\tran dry\tlowest left\tspent\tin\tunits/s\tdrained\tfull bucket lasts\t")
+	for _, u := range uses {
+		spent, in, rate, drained, lasts := "-", "-", "-", "-", "-"
+		if u.Seconds > 0 {
+			spent, in, rate, lasts = shareText(u.Spent/u.Bucket), secondsText(u.Seconds), fmt.Sprintf("%.1f", u.Billed/u.Seconds), secondsText(u.Lasts())
+			drained = fmt.Sprintf("%.1fx", u.Slowdown)
+			if u.Slowdown < 1 {
+				drained = "under it"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%.3g %s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", u.Backend, u.Bucket, u.Unit, baselineText(u), u.Cells, u.Drained,
+			shareText(max(0, u.LeastLeft)), spent, in, rate, drained, lasts)
+	}
+	tw.Flush()
 }

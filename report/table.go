@@ -62,6 +62,7 @@ func WriteView(w io.Writer, r *results.Results, view View) {
 	fmt.Fprintln(w)
 	pres := presenterOf(r)
 	pres.Tables(w, r)
+	writeBurstTable(w, r)
 	if view == ViewDetail {
 		writeMachineBound(w, r)
 	}

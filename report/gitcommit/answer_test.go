@@ -205,6 +205,11 @@ func TestTheBurstCaveatComesOnlyWhereTheBucketLasted(t *testing.T) {
 			t.Errorf("want %q in:\n%s", want, text)
 		}
 	}
+	var out bytes.Buffer
+	report.WriteTables(&out, short)
+	if table := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(table, "st1 5.12e+05 MiB 19.5 MiB/s 1 0 65% 35% 33 min 108.0 5.5x 95 min") {
+		t.Errorf("the burst table lacks the caveat's figures:\n%s", out.String())
+	}
 	if strings.Contains(text, "gp2 ran on burst") {
 		t.Errorf("gp2 spent under its baseline, yet its burst is a caveat:\n%s", text)
 	}
