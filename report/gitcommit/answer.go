@@ -82,6 +82,8 @@ func layoutText(layout string) string {
 		return "a repository per file"
 	case "monolithic":
 		return "one repository for all files"
+	case "":
+		return "the run's layout"
 	}
 	return "layout " + layout
 }

@@ -101,14 +101,20 @@ func trend(text string, byType map[string]answerRow, types []string, rising bool
 	return report.Counted(text, marks)
 }
 
-// creditsNotTheCause judges that the HDD types slowed with burst credits left: their sampled
-// balance never ran dry.
+// creditsNotTheCause judges that the HDD types that slowed did so with burst credits left: their
+// sampled balance never ran dry.
 func creditsNotTheCause(r *results.Results, byType map[string]answerRow) report.Claim {
 	const text = "the HDD slowdown is not their burst credits running out"
 	var marks []string
+	sampled := false
 	for _, u := range report.BurstUses(r) {
 		row, ok := byType[u.Type]
 		if !ok || row.backend != u.Backend || !slices.Contains(hddTypes, u.Type) {
+			continue
+		}
+		sampled = true
+		first, last := row.agg.Median["first_window_per_s"], row.agg.Median["last_window_per_s"]
+		if report.Compared(report.One(last), report.One(first), true, "slowed") != "slowed" {
 			continue
 		}
 		if u.Drained > 0 {
@@ -117,8 +123,11 @@ func creditsNotTheCause(r *results.Results, byType map[string]answerRow) report.
 		}
 		marks = append(marks, fmt.Sprintf("%s kept %.0f%% of its credits", u.Backend, 100*u.LeastLeft))
 	}
-	if len(marks) == 0 {
+	switch {
+	case !sampled:
 		return report.NotJudged(text, "no HDD volume's credit balance was sampled")
+	case len(marks) == 0:
+		return report.NotJudged(text, "no HDD volume slowed by more than one run can tell")
 	}
 	return report.Counted(text, marks)
 }
