@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -23,34 +24,36 @@ type BurstUse struct {
 	Bucket   float64 // credits, full at the start of a cell
 	Baseline float64 // credits refilled per second
 	Cells    int     // cells with a sampled balance
-	// Lasted counts the cells that never ran dry while the burst mattered to them (Slowdown at
-	// least 1+BurstMatters); Drained, those that ran dry.
+	// Lasted counts the cells that leaned on their burst (drew on credits for at least
+	// BurstMatters of what the baseline gives in their time) and never ran dry; Drained, those
+	// that ran dry.
 	Lasted, Drained int
-	// Of the undrained cell that leaned on its burst the most: its sampled seconds, the credits it
-	// spent net of refill, the I/O units it was billed, and Slowdown, how much longer the same
-	// I/O takes at least without credits: the units billed over what the baseline gives in its
-	// time.
-	Seconds, Spent, Billed, Slowdown float64
+	// Of the undrained cell that drew the largest share of its bucket: its sampled seconds, the
+	// most credits it had drawn at once (its starting balance less its lowest) and how far in,
+	// and the I/O units it was billed.
+	Seconds, Drawn, DrawnAt, Billed float64
 	// Of the first drained cell: how far into its sampled time the balance ran dry.
 	DrainedAt, DrainedOf float64
 	// LeastLeft is the lowest balance any cell reached, as a share of the bucket.
 	LeastLeft float64
 }
 
-// BurstMatters is how much slower a cell's I/O would be at its volume's baseline before its
-// burst counts as part of what it measured: a tenth, below which a ranking within the one-run
-// margin could not turn on it (an assumed bound).
-const BurstMatters = 0.10
+// BurstMatters is the credit a cell must draw, as a share of what its baseline gives over its
+// time, before its figures count as its burst's rather than its baseline's: a cell that drew
+// less asked for more than the baseline only for moments. An assumed bound; what draining does
+// to such a cell is not: throttled I/O merges less and costs more units (a drained sc1 quick
+// run of ebs-git went from 57.6 to 2.5 changes/s).
+const BurstMatters = 0.01
 
 // dryShare is the balance, as a share of the bucket, under which a bucket counts as run dry.
 const dryShare = 0.01
 
-// Lasts is how long a full bucket lasts at the cell's pace of spending (+Inf if it spent none).
+// Lasts is how long a full bucket lasts at the pace the cell drew on it (+Inf if it drew none).
 func (u BurstUse) Lasts() float64 {
-	if u.Spent <= 0 || u.Seconds <= 0 {
+	if u.Drawn <= 0 || u.DrawnAt <= 0 {
 		return math.Inf(1)
 	}
-	return u.Bucket / (u.Spent / u.Seconds)
+	return u.Bucket / (u.Drawn / u.DrawnAt)
 }
 
 // BurstUses is each burst backend's use of its bucket, in the run's backend order; backends
@@ -78,10 +81,14 @@ func BurstUses(r *results.Results) []BurstUse {
 				continue
 			}
 			u.Cells++
+			first, last := balance[0], balance[len(balance)-1]
+			lowest := first
 			for _, p := range balance {
 				u.LeastLeft = min(u.LeastLeft, p.V/u.Bucket)
+				if p.V < lowest.V {
+					lowest = p
+				}
 			}
-			first, last := balance[0], balance[len(balance)-1]
 			seconds := last.T - first.T
 			if seconds <= 0 {
 				continue
@@ -93,16 +100,13 @@ func BurstUses(r *results.Results) []BurstUse {
 				u.Drained++
 				continue
 			}
-			if u.Baseline <= 0 {
-				continue
-			}
-			billed := grown(c.Series[backend.StatsSeries(backend.VolumeReadUnits)]) + grown(c.Series[backend.StatsSeries(backend.VolumeWriteUnits)])
-			slowdown := billed / (u.Baseline * seconds)
-			if slowdown >= 1+BurstMatters {
+			drawn := first.V - lowest.V
+			if u.Baseline > 0 && drawn >= BurstMatters*u.Baseline*seconds {
 				u.Lasted++
 			}
-			if u.Seconds == 0 || slowdown > u.Slowdown {
-				u.Seconds, u.Spent, u.Slowdown, u.Billed = seconds, first.V-last.V, slowdown, billed
+			if u.Seconds == 0 || drawn/u.Bucket > u.Drawn/u.Bucket {
+				billed := grown(c.Series[backend.StatsSeries(backend.VolumeReadUnits)]) + grown(c.Series[backend.StatsSeries(backend.VolumeWriteUnits)])
+				u.Seconds, u.Drawn, u.DrawnAt, u.Billed = seconds, drawn, lowest.T-first.T, billed
 			}
 		}
 		if u.Cells > 0 {
@@ -171,34 +175,57 @@ func burstFindings(r *results.Results) []string {
 	return out
 }
 
-// burstCaveats say, per backend whose figures rest on a burst it never used up, how much slower
-// it would be without it and how long a full bucket lasts at the run's pace; then how to measure
-// it drained: a like volume of the run that did, or a smaller bucket (credit_scale).
+// burstCaveats say which backends' figures rest on a burst they never used up, how much of the
+// bucket each drew and how long a full one lasts at that pace; then how to measure them drained:
+// a like volume of the run that was, or a smaller bucket (credit_scale).
 func burstCaveats(r *results.Results) []string {
 	uses := BurstUses(r)
-	var out, settle []string
-	scale := 1.0
+	var out []string
+	var settle []BurstUse
 	for _, u := range uses {
 		if u.Lasted == 0 {
 			continue
 		}
-		cells := ""
-		if u.Cells > 1 {
-			cells = fmt.Sprintf(" in %d of its %d runs", u.Lasted, u.Cells)
-		}
-		out = append(out, fmt.Sprintf("%s ran on burst credits it never used up%s (%s of its bucket spent in %s; at that pace a full bucket lasts %s): without them the same I/O takes at least %.1fx as long, at its baseline of %s",
-			u.Backend, cells, shareText(u.Spent/u.Bucket), secondsText(u.Seconds), secondsText(u.Lasts()), u.Slowdown, baselineText(u)))
 		if twin := drainedTwin(r, uses, u); twin != "" {
-			out[len(out)-1] += "; " + twin + ", the same volume drained, shows that"
+			out = append(out, burstSentence([]BurstUse{u})+"; "+twin+", the same volume drained, measures it")
 			continue
 		}
-		settle = append(settle, u.Backend)
+		settle = append(settle, u)
+	}
+	if len(settle) == 0 {
+		return out
+	}
+	out = append(out, burstSentence(settle))
+	scale := 1.0
+	var names []string
+	for _, u := range settle {
 		scale = min(scale, creditScaleToDrain(u))
+		names = append(names, u.Backend)
 	}
-	if len(settle) > 0 {
-		out = append(out, fmt.Sprintf("to measure %s drained: %s", ListAnd(settle), withOption(r, settle, fmt.Sprintf("credit_scale: %q", trimScale(scale)))))
+	return append(out, fmt.Sprintf("to measure %s drained: %s", ListAnd(names), withOption(r, names, fmt.Sprintf("credit_scale: %q", trimScale(scale)))))
+}
+
+// burstSentence says that backends never used up their burst credits, with what each drew.
+func burstSentence(uses []BurstUse) string {
+	var names, drawn, runs, lasts, baselines []string
+	for _, u := range uses {
+		name := u.Backend
+		if u.Lasted < u.Cells {
+			name += fmt.Sprintf(" (in %d of its %d runs)", u.Lasted, u.Cells)
+		}
+		names = append(names, name)
+		drawn = append(drawn, shareText(u.Drawn/u.Bucket))
+		runs = append(runs, secondsText(u.Seconds))
+		lasts = append(lasts, secondsText(u.Lasts()))
+		baselines = append(baselines, baselineText(u))
 	}
-	return out
+	const unmeasured = "and throttled I/O merges less: how much slower that is, this run does not measure"
+	if len(uses) == 1 {
+		return fmt.Sprintf("%s never used up its burst credits (at most %s of its bucket drawn, in a run of %s; a full bucket lasts %s at that pace): its figures are its burst's; drained, it is held to its %s baseline, which this run passed at times, %s",
+			names[0], drawn[0], runs[0], lasts[0], baselines[0], unmeasured)
+	}
+	return fmt.Sprintf("%s never used up their burst credits (at most %s of their buckets drawn, in runs of %s; full buckets last %s at those paces): their figures are their bursts'; drained, each is held to its baseline (%s), which these runs passed at times, %s",
+		ListAnd(names), ListAnd(drawn), ListAnd(runs), ListAnd(lasts), ListAnd(baselines), unmeasured)
 }
 
 // drainedTwin names a backend of the run on a volume of the same type and size whose bucket ran
@@ -213,10 +240,11 @@ func drainedTwin(r *results.Results, uses []BurstUse, u BurstUse) string {
 	return ""
 }
 
-// creditScaleToDrain is a credit_scale whose bucket the cell would have spent in half its time,
-// at its pace: half the share it spent, to one significant digit, rounded down.
+// creditScaleToDrain is a credit_scale whose bucket the cell would have drawn dry in half the
+// time it took to draw what it did: half the share it drew, to one significant digit, rounded
+// down.
 func creditScaleToDrain(u BurstUse) float64 {
-	share := u.Spent / u.Bucket / 2
+	share := u.Drawn / u.Bucket / 2
 	if share <= 0 {
 		return 1e-6
 	}
@@ -224,7 +252,7 @@ func creditScaleToDrain(u BurstUse) float64 {
 	return max(1e-9, math.Floor(share/p)*p)
 }
 
-func trimScale(v float64) string { return fmt.Sprintf("%.1g", v) }
+func trimScale(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // withOption is how to run backends again with option set in their entries: in the scenario
 // file the run read, or in a copy of the built-in scenario.
@@ -279,12 +307,16 @@ func secondsText(s float64) string {
 	return fmt.Sprintf("%.1f days", s/86400)
 }
 
-// shareText is a share as a percentage, to two digits where under 1%.
+// shareText is a share as a percentage: whole from 1%, to two significant digits under it.
 func shareText(v float64) string {
-	if v < 0.01 {
-		return fmt.Sprintf("%.2g%%", 100*v)
+	p := 100 * v
+	switch {
+	case p <= 0:
+		return "0%"
+	case p >= 1:
+		return fmt.Sprintf("%.0f%%", p)
 	}
-	return fmt.Sprintf("%.0f%%", 100*v)
+	return fmt.Sprintf("%.*f%%", 1-int(math.Floor(math.Log10(p))), p)
 }
 
 // writeBurstTable shows each burst bucket's use, from which the answer's caveats follow.
@@ -293,20 +325,16 @@ func writeBurstTable(w io.Writer, r *results.Results) {
 	if len(uses) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nburst credits, sampled during each run (drained: how much longer the same I/O takes at least on the baseline alone)")
+	fmt.Fprintln(w, "\nburst credits, sampled during each run (drawn: the most the run had spent at once, of the bucket; lasts: a full bucket at that pace)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "backend\tbucket\tbaseline\truns\tran dry\tlowest left\tspent\tin\tunits/s\tdrained\tfull bucket lasts\t")
+	fmt.Fprintln(tw, "backend\tbucket\tbaseline\truns\tran dry\tlowest left\tdrawn\tin a run of\tunits/s billed\tfull bucket lasts\t")
 	for _, u := range uses {
-		spent, in, rate, drained, lasts := "-", "-", "-", "-", "-"
+		drawn, in, rate, lasts := "-", "-", "-", "-"
 		if u.Seconds > 0 {
-			spent, in, rate, lasts = shareText(u.Spent/u.Bucket), secondsText(u.Seconds), fmt.Sprintf("%.1f", u.Billed/u.Seconds), secondsText(u.Lasts())
-			drained = fmt.Sprintf("%.1fx", u.Slowdown)
-			if u.Slowdown < 1 {
-				drained = "under it"
-			}
+			drawn, in, rate, lasts = shareText(u.Drawn/u.Bucket), secondsText(u.Seconds), fmt.Sprintf("%.1f", u.Billed/u.Seconds), secondsText(u.Lasts())
 		}
-		fmt.Fprintf(tw, "%s\t%.3g %s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", u.Backend, u.Bucket, u.Unit, baselineText(u), u.Cells, u.Drained,
-			shareText(max(0, u.LeastLeft)), spent, in, rate, drained, lasts)
+		fmt.Fprintf(tw, "%s\t%.3g %s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", u.Backend, u.Bucket, u.Unit, baselineText(u), u.Cells, u.Drained,
+			shareText(max(0, u.LeastLeft)), drawn, in, rate, lasts)
 	}
 	tw.Flush()
 }

@@ -126,8 +126,8 @@ func TestFioOnVolumesRanksHoldsToTheModelAndNamesTheDrainedTwin(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("MiB/s at rw=randwrite bs=4KiB iodepth=16: highest first: gp2-100g %.1f", gp2),
 		"fio against each volume's model: 4 of 6 rows within 25% of the IOPS its published limits allow; furthest gp2-100g-dry",
-		"gp2-100g ran on burst credits it never used up in 2 of its 2 runs",
-		"gp2-100g-dry, the same volume drained, shows that",
+		"gp2-100g never used up its burst credits (at most 1% of its bucket drawn, in a run of 5 s;",
+		"gp2-100g-dry, the same volume drained, measures it",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("want %q in:\n%s", want, text)

@@ -190,12 +190,12 @@ func spending(left, seconds float64) func(float64) []measure.Point {
 func TestTheBurstCaveatComesOnlyWhereTheBucketLasted(t *testing.T) {
 	short := seed004Run(5000, 20000, 1, 0, seed004Paces)
 	short.Scenario.Name, short.Command = "ebs-git", []string{"persistlab", "run", "ebs-git"}
-	withCredits(short, "st1", 2000, 108, spending(0.65, 2000)) // 5.5x its 19.5 MiB/s baseline; 35% spent
-	withCredits(short, "gp2", 200, 400, spending(0.999, 200))  // under its 1500 IOPS baseline: the burst did not matter
+	withCredits(short, "st1", 2000, 108, spending(0.65, 2000)) // 35% of its bucket: 4.6x what its 19.5 MiB/s baseline gives in the run
+	withCredits(short, "gp2", 200, 400, spending(0.9999, 200)) // 540 I/O credits: under 1% of its baseline's 300,000 in the run
 	report.Summarize(short)
 	text := answerText(short)
 	for _, want := range []string{
-		"st1 ran on burst credits it never used up (35% of its bucket spent in 33 min; at that pace a full bucket lasts 95 min): without them the same I/O takes at least 5.5x as long, at its baseline of 19.5 MiB/s",
+		"st1 never used up its burst credits (at most 35% of its bucket drawn, in a run of 33 min; a full bucket lasts 95 min at that pace): its figures are its burst's; drained, it is held to its 19.5 MiB/s baseline, which this run passed at times",
 		"to measure st1 drained: persistlab scenarios show ebs-git > ebs-git.yaml, then add credit_scale: \"0.1\" to st1's options in ebs-git.yaml and persistlab run ebs-git.yaml --backend st1",
 		"fastest first: io1 and gp2 (cannot be told apart), then st1, then sc1; of the fastest, gp2 costs least: $50.00/month against io1's $1687.50; st1 on burst credits throughout: see below",
 		"SSD volumes commit far faster than st1: TRUE (2 of 2: io1 103.8 vs st1 10.0 changes/s; gp2 100.7 vs st1 10.0 changes/s; st1 on burst credits throughout: see below)",
@@ -207,10 +207,10 @@ func TestTheBurstCaveatComesOnlyWhereTheBucketLasted(t *testing.T) {
 	}
 	var out bytes.Buffer
 	report.WriteTables(&out, short)
-	if table := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(table, "st1 5.12e+05 MiB 19.5 MiB/s 1 0 65% 35% 33 min 108.0 5.5x 95 min") {
+	if table := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(table, "st1 5.12e+05 MiB 19.5 MiB/s 1 0 65% 35% 33 min 108.0 95 min") {
 		t.Errorf("the burst table lacks the caveat's figures:\n%s", out.String())
 	}
-	if strings.Contains(text, "gp2 ran on burst") {
+	if strings.Contains(text, "gp2 never used up") {
 		t.Errorf("gp2 spent under its baseline, yet its burst is a caveat:\n%s", text)
 	}
 	long := seed004Run(5000, 20000, 1, 0, seed004Paces)
@@ -219,7 +219,7 @@ func TestTheBurstCaveatComesOnlyWhereTheBucketLasted(t *testing.T) {
 	})
 	report.Summarize(long)
 	text = answerText(long)
-	if strings.Contains(text, "st1 ran on burst") || strings.Contains(text, "credit_scale") || strings.Contains(text, "on burst credits throughout") {
+	if strings.Contains(text, "st1 never used up") || strings.Contains(text, "credit_scale") || strings.Contains(text, "on burst credits throughout") {
 		t.Errorf("a run that drained st1's bucket still says it lasted:\n%s", text)
 	}
 	for _, want := range []string{"st1 ran out of burst credits 1000 s into a run of 2000 s", "the HDD slowdown is not their burst credits running out: FALSE (0 of 1: NOT st1 ran dry 1000 s into 2000 s)"} {
