@@ -186,7 +186,7 @@ func writeSeed002Hypotheses(w io.Writer, r *results.Results) {
 }
 
 // seed002Verdict is one of seed 002's hypotheses over the cases the run measured: each case's
-// mark, "NOT ..." where it does not hold.
+// mark, "NOT ..." where it does not hold and "? ..." where the run cannot tell (report.Counted).
 type seed002Verdict struct {
 	claim string
 	held  []string
@@ -197,7 +197,7 @@ type seed002Verdict struct {
 func (v seed002Verdict) holding() int {
 	n := 0
 	for _, h := range v.held {
-		if !strings.HasPrefix(h, "NOT ") {
+		if !strings.HasPrefix(h, "NOT ") && !strings.HasPrefix(h, "? ") {
 			n++
 		}
 	}
@@ -220,31 +220,29 @@ func writeSeed002Pair(w io.Writer, r *results.Results, off, on string) {
 			fmt.Fprintf(w, "  %d. %s: not measured\n", i+1, v.claim)
 			continue
 		}
-		held := v.holding()
-		answer := "FALSE"
-		if held == v.total {
-			answer = "TRUE"
-		} else if held > 0 {
-			answer = "PARTLY"
+		if c := report.Counted(v.claim, v.held); c.Verdict == "" {
+			fmt.Fprintf(w, "  %d. %s: not judged: %s\n", i+1, v.claim, c.Why)
+		} else {
+			fmt.Fprintf(w, "  %d. %s: %s (%s)\n", i+1, v.claim, c.Verdict, c.Why)
 		}
-		fmt.Fprintf(w, "  %d. %s: %s (%d of %d: %s)\n", i+1, v.claim, answer, held, v.total, strings.Join(v.held, "; "))
 	}
 }
 
 // seed002Verdicts tests the four hypotheses on gcsfuse without the file cache (off) against one
-// entry with it (on), case by case.
+// entry with it (on), case by case: one figure ahead of another where the run tells them apart
+// (report.Compared), writes alike within the one-run margin.
 func seed002Verdicts(r *results.Results, off, on string) []seed002Verdict {
 	sizes, _ := r.Scenario.Sweep.Get("file_size")
-	mibs := func(backend, rw, size string) (float64, bool) {
+	mibs := func(backend, rw, size string) (report.Ranked, bool) {
 		for _, a := range r.Aggregates {
 			if a.Backend == backend && report.SameParam(r, backend, "rw", a.Params["rw"], rw) && a.Params["file_size"] == size {
-				return a.Median["mib_s"], true
+				return report.RankedOf(r, a, "mib_s"), true
 			}
 		}
-		return 0, false
+		return report.Ranked{}, false
 	}
 	type verdict = seed002Verdict
-	compare := func(claim, rw string, holds func(offV, onV float64) bool) verdict {
+	compare := func(claim, rw string, mark func(offV, onV report.Ranked, text string) string) verdict {
 		v := verdict{claim: claim}
 		for _, s := range sizes.Values {
 			x, ok1 := mibs(off, rw, s)
@@ -253,17 +251,14 @@ func seed002Verdicts(r *results.Results, off, on string) []seed002Verdict {
 				continue
 			}
 			v.total++
-			mark := fmt.Sprintf("%s %.1f vs %.1f MiB/s", s, x, y)
-			if holds(x, y) {
-				v.held = append(v.held, mark)
-			} else {
-				v.held = append(v.held, "NOT "+mark)
-			}
+			v.held = append(v.held, mark(x, y, fmt.Sprintf("%s %.1f vs %.1f MiB/s", s, x.Value, y.Value)))
 		}
 		return v
 	}
-	faster := func(x, y float64) bool { return y > x*1.05 }
-	alike := func(x, y float64) bool { return y >= x*0.8 && y <= x*1.25 }
+	faster := func(x, y report.Ranked, text string) string { return report.Compared(y, x, false, text) }
+	alike := func(x, y report.Ranked, text string) string {
+		return report.Mark(y.Value >= x.Value*0.8 && y.Value <= x.Value*1.25, text)
+	}
 	verdicts := []verdict{
 		compare("read is faster with the cache", "read", faster),
 		compare("random read is faster with the cache", "randread", faster),
@@ -281,18 +276,18 @@ func seed002Verdicts(r *results.Results, off, on string) []seed002Verdict {
 			if !ok {
 				continue
 			}
-			lowest := true
+			// The smallest file is the lowest where it is told apart below the lowest of the others.
+			var next *report.Ranked
 			for _, s := range sizes.Values {
-				if v, ok := mibs(b, rw, s); ok && s != smallest && v <= base {
-					lowest = false
+				if v, ok := mibs(b, rw, s); ok && s != smallest && (next == nil || v.Value < next.Value) {
+					next = &v
 				}
 			}
-			small.total++
-			mark := fmt.Sprintf("%s %s", b, rw)
-			if !lowest {
-				mark = "NOT " + mark
+			if next == nil {
+				continue
 			}
-			small.held = append(small.held, mark)
+			small.total++
+			small.held = append(small.held, report.Compared(base, *next, true, fmt.Sprintf("%s %s", b, rw)))
 		}
 	}
 	writes := compare("writes are alike with and without the cache (within 0.8-1.25x)", "write", alike)
