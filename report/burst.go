@@ -249,10 +249,13 @@ func creditScaleToDrain(u BurstUse) float64 {
 		return 1e-6
 	}
 	p := math.Pow(10, math.Floor(math.Log10(share)))
-	return max(1e-9, math.Floor(share/p)*p)
+	return max(1e-9, math.Floor(share/p+1e-9)*p) // the epsilon keeps 7e-5/1e-5 at 7
 }
 
-func trimScale(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// trimScale writes a credit_scale of one significant digit as a plain decimal.
+func trimScale(v float64) string {
+	return strconv.FormatFloat(v, 'f', max(0, -int(math.Floor(math.Log10(v)))), 64)
+}
 
 // withOption is how to run backends again with option set in their entries: in the scenario
 // file the run read, or in a copy of the built-in scenario.

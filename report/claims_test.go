@@ -104,3 +104,16 @@ func TestRerunOfAMergedRunAndOptionsInTheRunsFile(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// A credit_scale that drains the bucket in half the time the run took to draw what it did, as a
+// plain decimal of one digit.
+func TestCreditScaleToDrain(t *testing.T) {
+	for _, c := range []struct {
+		drawn float64
+		want  string
+	}{{0.35, "0.1"}, {0.00016, "0.00008"}, {0.00014, "0.00007"}, {0.000144, "0.00007"}, {1, "0.5"}} {
+		if got := trimScale(creditScaleToDrain(BurstUse{Bucket: 1, Drawn: c.drawn})); got != c.want {
+			t.Errorf("drew %v of the bucket: credit_scale %s, want %s", c.drawn, got, c.want)
+		}
+	}
+}
