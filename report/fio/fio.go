@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"persistlab/report"
 	"persistlab/results"
@@ -38,29 +37,24 @@ func fioTables(w io.Writer, r *results.Results) {
 		if len(rows) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\nbackend %s\n", b)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		header := ""
-		for _, name := range r.Scenario.Sweep.ParamNames() {
-			header += name + "\t"
-		}
-		fmt.Fprintln(tw, header+"MiB/s\tIOPS\tavg ms\tread p99\twrite p99\tfsync avg\tGiB\tfio cpu\t"+b+" cpu\tmachine\t")
+		t := report.Table{Title: "backend " + b, Columns: append(slices.Clone(r.Scenario.Sweep.ParamNames()),
+			"MiB/s", "IOPS", "avg ms", "read p99", "write p99", "fsync avg", "GiB", "fio cpu", b+" cpu", "machine")}
 		for _, a := range rows {
 			m := a.Median
-			line := ""
+			var row []string
 			for _, name := range r.Scenario.Sweep.ParamNames() {
-				line += a.Params[name] + "\t"
+				row = append(row, a.Params[name])
 			}
-			line += fmt.Sprintf("%.1f\t%.0f\t%.3f\t%s\t%s\t%s\t%.2f\t%.0f%%\t%s\t", m["mib_s"], m["iops"], m["lat_avg_ms"],
-				optMs(m, "read_lat_p99_ms"), optMs(m, "write_lat_p99_ms"), optMs(m, "fsync_avg_ms"), m["bytes"]/(1<<30),
-				m["cpu_util"]*100, report.OptPct(m, "helper_cpu_util"))
-			line += report.OptPct(m, "machine_cpu_util")
+			machine := report.OptPct(m, "machine_cpu_util")
 			if report.BoundBy(r, a) != "" {
-				line += " bound"
+				machine += " bound"
 			}
-			fmt.Fprintln(tw, line+"\t")
+			row = append(row, fmt.Sprintf("%.1f", m["mib_s"]), fmt.Sprintf("%.0f", m["iops"]), fmt.Sprintf("%.3f", m["lat_avg_ms"]),
+				optMs(m, "read_lat_p99_ms"), optMs(m, "write_lat_p99_ms"), optMs(m, "fsync_avg_ms"), fmt.Sprintf("%.2f", m["bytes"]/(1<<30)),
+				fmt.Sprintf("%.0f%%", m["cpu_util"]*100), report.OptPct(m, "helper_cpu_util"), machine)
+			t.Rows = append(t.Rows, row)
 		}
-		tw.Flush()
+		report.WriteTable(w, t)
 	}
 	writeSeed002Hypotheses(w, r)
 	writeScaledRatios(w, r)
