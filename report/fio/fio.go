@@ -7,10 +7,12 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"persistlab/report"
 	"persistlab/results"
+	"persistlab/scenario"
 )
 
 // The fio workload's presentation: the seeds' columns (MiB/s, IOPS, average and p99 latency) per
@@ -124,6 +126,19 @@ func writeScaledRatios(w io.Writer, r *results.Results) {
 	if len(lines) > 0 {
 		fmt.Fprintf(w, "\nratios that survive scaling the benchmark down (MiB/s over MiB/s)\n  %s\n", strings.Join(lines, "\n  "))
 	}
+}
+
+// isSize says whether a swept parameter's values are sizes (4KiB, 1GiB): some carry a size's unit.
+func isSize(r *results.Results, name string) bool {
+	for _, a := range r.Aggregates {
+		v := a.Params[name]
+		if _, err := strconv.ParseFloat(v, 64); err != nil && results.ParamNumber(v) > 0 {
+			if _, err := scenario.ParseSize(v); err == nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func formatBytes(v float64) string {
@@ -323,6 +338,10 @@ func fioCharts(r *results.Results) ([]report.Chart, error) {
 	if xAxis == "" {
 		return nil, nil
 	}
+	xUnit := report.UnitCount
+	if isSize(r, xAxis) {
+		xUnit = report.UnitBytes
+	}
 	charts := map[string]*report.Chart{}
 	var order []string
 	for _, a := range r.Aggregates {
@@ -346,7 +365,7 @@ func fioCharts(r *results.Results) ([]report.Chart, error) {
 			if key != "" {
 				title += " at " + key
 			}
-			c = &report.Chart{ID: "mib-s-" + fmt.Sprint(len(order)), Title: title, XLabel: xAxis, YLabel: "MiB/s", LogX: true}
+			c = &report.Chart{ID: "mib-s-" + fmt.Sprint(len(order)), Title: title, XLabel: xAxis, XUnit: xUnit, YLabel: "MiB/s", LogX: true}
 			charts[key] = c
 			order = append(order, key)
 		}
