@@ -200,7 +200,7 @@ func momentsChart(r *results.Results, b string) (report.Chart, bool) {
 	}
 	ch := report.Chart{ID: "moments-" + strings.ReplaceAll(b, " ", "-"),
 		Title:  fmt.Sprintf("%s at %s over time: slowest answer per window, writes to the bucket, CPU-limit waits (p90 %.1fx the median)", b, best.Point(r.Scenario.Sweep), best.M("p90_ms")/best.M("med_ms")),
-		XLabel: "seconds into the cell", YLabel: "ms"}
+		XLabel: "time into the cell", XUnit: report.UnitSeconds, YLabel: "duration", YUnit: report.UnitMs}
 	line := report.Series{Name: "slowest answer per window", Group: b, Style: "solid"}
 	for _, p := range best.Series[seriesLatencyMax] {
 		line.Points = append(line.Points, [2]float64{p.T, p.V})

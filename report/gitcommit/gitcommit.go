@@ -169,7 +169,7 @@ func writeGitcommitRatios(w io.Writer, r *results.Results) {
 // gitcommitCharts draws the seed's chart: changes per second in each window against the change
 // number the window ended at, a line per backend (first repeat).
 func gitcommitCharts(r *results.Results) ([]report.Chart, error) {
-	ch := report.Chart{ID: "gitcommit-pace", Title: "changes per second, per window of changes", XLabel: "changes done", YLabel: "changes/s"}
+	ch := report.Chart{ID: "gitcommit-pace", Title: "changes per second, per window of changes", XLabel: "changes done", XUnit: report.UnitCount, YLabel: "changes/s"}
 	for _, c := range r.Cells {
 		if c.Failure != "" || c.Repeat > 1 {
 			continue
