@@ -82,6 +82,25 @@ func WriteAnswer(w io.Writer, r *results.Results) {
 	}
 }
 
+// Lines are the answer as the lines of a page: the question, each finding, each caveat marked,
+// and the fidelity.
+func (a Answer) Lines() []string {
+	var out []string
+	if a.Question != "" {
+		out = append(out, a.Question)
+	}
+	for _, f := range a.Findings {
+		out = append(out, "• "+f)
+	}
+	for _, c := range a.Caveats {
+		out = append(out, "! "+c)
+	}
+	if a.Fidelity != "" {
+		out = append(out, "fidelity: "+a.Fidelity)
+	}
+	return out
+}
+
 // answerWidth is the width the answer's lines wrap at.
 const answerWidth = 100
 

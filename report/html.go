@@ -52,7 +52,8 @@ func WriteHTML(w io.Writer, r *results.Results) error {
 		return err
 	}
 	tables := &pageBuilder{colours: colours}
-	WriteTables(tables, r)
+	writeHeader(tables, r) // the answer opens the page on its own, above the charts
+	writeSections(tables, r, ViewDetail)
 	scenarioJSON, _ := json.MarshalIndent(r.Scenario, "", "  ")
 	title := r.Scenario.Name
 	if r.Scenario.Title != "" {
@@ -79,7 +80,7 @@ func WriteHTML(w io.Writer, r *results.Results) error {
 	sort.Slice(versions, func(i, j int) bool { return versions[i][0] < versions[j][0] })
 	cmd, _ := json.Marshal(r.Command)
 	return page.Execute(w, pageData{
-		Title: title, Status: r.Status, Started: r.Started.Format(time.RFC3339), Blocks: tables.blocks(),
+		Title: title, Status: r.Status, Started: r.Started.Format(time.RFC3339), Answer: AnswerOf(r).Lines(), Blocks: tables.blocks(),
 		Charts: template.JS(data), Colours: template.JS(colourJSON), Machine: machine, Versions: versions, Scenario: string(scenarioJSON), Command: string(cmd),
 	})
 }

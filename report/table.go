@@ -33,6 +33,20 @@ func WriteTables(w io.Writer, r *results.Results) { WriteView(w, r, ViewDetail) 
 // tables (its presenter's), the seed's published numbers beside ours, the bucket's requests and
 // cost, crash runs, and every failed cell's reason.
 func WriteView(w io.Writer, r *results.Results, view View) {
+	writeHeader(w, r)
+	fmt.Fprintln(w)
+	WriteAnswer(w, r)
+	if view == ViewBrief {
+		writeFailures(w, r)
+		writeThresholds(w, r)
+		return
+	}
+	fmt.Fprintln(w)
+	writeSections(w, r, view)
+}
+
+// writeHeader prints the run's title, its status when not complete, its shards and its notes.
+func writeHeader(w io.Writer, r *results.Results) {
 	s := r.Scenario
 	title := s.Name
 	if s.Title != "" {
@@ -51,14 +65,10 @@ func WriteView(w io.Writer, r *results.Results, view View) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	fmt.Fprintln(w)
-	WriteAnswer(w, r)
-	if view == ViewBrief {
-		writeFailures(w, r)
-		writeThresholds(w, r)
-		return
-	}
-	fmt.Fprintln(w)
+}
+
+// writeSections prints what follows the answer, as much as view asks.
+func writeSections(w io.Writer, r *results.Results, view View) {
 	pres := presenterOf(r)
 	pres.Tables(w, r)
 	if view == ViewDetail {

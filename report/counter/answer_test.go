@@ -3,6 +3,7 @@ package counter
 import (
 	"bytes"
 	"fmt"
+	"html/template"
 	"strings"
 	"testing"
 
@@ -109,5 +110,22 @@ func TestCrashesAndInstancesAreAnswered(t *testing.T) {
 	a := report.AnswerOf(shared)
 	if !strings.Contains(a.Question, "several instances") || !strings.Contains(strings.Join(a.Findings, "\n"), "gcsfuse shared by 2 instances at once: 2 of 2 runs lost updates") {
 		t.Errorf("instances answer: %q\n%s", a.Question, strings.Join(a.Findings, "\n"))
+	}
+}
+
+// The page opens with the run's answer, once: above the charts, and not again among the tables.
+func TestThePageOpensWithTheAnswer(t *testing.T) {
+	r := slopeRun(1, 0, map[string]float64{"gcsfuse": 8, "litestream": 4}, "gcsfuse", "litestream")
+	var b bytes.Buffer
+	if err := report.WriteHTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	question, charts := strings.Index(html, template.HTMLEscapeString(report.AnswerOf(r).Question)), strings.Index(html, `<div id="charts">`)
+	if question < 0 || charts < 0 || question > charts {
+		t.Errorf("question at %d, charts at %d", question, charts)
+	}
+	if strings.Count(html, "answer fastest as load grows")+strings.Count(html, "answers fastest as load grows") != 1 || strings.Contains(html, "ANSWER") {
+		t.Errorf("the answer is not on the page exactly once")
 	}
 }
