@@ -80,7 +80,7 @@ func writeCrashTable(w io.Writer, r *results.Results) {
 		return
 	}
 	fmt.Fprintf(w, "\ncrash runs: the instance killed (SIGKILL) at a random moment, its local disk thrown away, recovered from what persisted\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := NewTable(w, tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\tpoint\tcrashes\tacked/s\tlost min\tlost med\tlost max\tlost all\twindow ms\treach ms (med/max)\trecovery ms\tintegrity fails\tbelow replica\tclass A/s\t$/month "+priceLists(r)[0].Name+"\t")
 	var thin []string
 	for _, s := range r.CrashSummaries {

@@ -21,7 +21,7 @@ func WriteTables(w io.Writer, r *results.Results) {
 	if s.Title != "" {
 		title += ": " + s.Title
 	}
-	fmt.Fprintf(w, "%s\n", title)
+	writeTitle(w, title)
 	if r.Status != results.StatusComplete {
 		fmt.Fprintf(w, "status: %s %s\n", strings.ToUpper(r.Status), r.Error)
 	}
@@ -34,6 +34,7 @@ func WriteTables(w io.Writer, r *results.Results) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+	// the answer goes first: here, under the title, in the text and Markdown (WriteMarkdown) alike
 	pres := presenterOf(r)
 	pres.Tables(w, r)
 	writeMachineBound(w, r)
@@ -72,6 +73,9 @@ func writeFailures(w io.Writer, r *results.Results) {
 // writeGenericTable prints every metric's median per backend and sweep point: the table of a
 // workload without a presenter of its own.
 func writeGenericTable(w io.Writer, r *results.Results) {
+	if len(r.Aggregates) == 0 { // crash runs only: the crash table says it all
+		return
+	}
 	names := map[string]bool{}
 	for _, a := range r.Aggregates {
 		for m := range a.Median {
@@ -84,7 +88,7 @@ func writeGenericTable(w io.Writer, r *results.Results) {
 	}
 	sort.Strings(metrics)
 	fmt.Fprintf(w, "%d run(s) per row, each column the median over runs\n\n", r.Scenario.Repeat)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := NewTable(w, tabwriter.AlignRight)
 	header := "backend\tpoint\truns\t"
 	for _, m := range metrics {
 		header += m + unitSuffix(r, m) + "\t"
@@ -119,7 +123,7 @@ func writeBucketTable(w io.Writer, r *results.Results, work WorkUnit) {
 	scale, costScale := max(work.Scale, 1), max(work.CostScale, 1)
 	fmt.Fprintf(w, "\nbucket requests per %s, and their cost at list prices (medians over runs)\n", work.Label)
 	prices := priceLists(r)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := NewTable(w, tabwriter.AlignRight)
 	columns := "backend\tpoint\tclass A\tclass B\tKiB up\tKiB down\t429s/run\t"
 	for _, p := range prices {
 		columns += "$/" + work.CostLabel + " " + p.Name + "\t"
@@ -220,7 +224,7 @@ func writeSeedComparison(w io.Writer, r *results.Results) {
 			sort.Strings(fixed)
 			fmt.Fprintf(w, "  at %s\n", strings.Join(fixed, " "))
 		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw := NewTable(w, tabwriter.AlignRight)
 		header := ""
 		for _, i := range paramCols {
 			header += p.Columns[i] + "\t"

@@ -52,7 +52,7 @@ func counterTables(w io.Writer, r *results.Results) {
 			continue
 		}
 		fmt.Fprintf(w, "\nbackend %s\n", b)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw := report.NewTable(w, tabwriter.AlignRight)
 		fmt.Fprintln(tw, "vus\tmed\tavg\tp(90)\tp(95)\tp(99)\tmin\tmax\treq/s\terrors\tlost\tapp cpu\t"+b+" cpu\t")
 		for _, a := range rows {
 			m := a.Median

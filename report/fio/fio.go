@@ -39,7 +39,7 @@ func fioTables(w io.Writer, r *results.Results) {
 			continue
 		}
 		fmt.Fprintf(w, "\nbackend %s\n", b)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw := report.NewTable(w, tabwriter.AlignRight)
 		header := ""
 		for _, name := range r.Scenario.Sweep.ParamNames() {
 			header += name + "\t"
