@@ -45,16 +45,23 @@ func cmdRun(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.Quick, "quick", false, "the scenario's short variant (for demos and smoke tests)")
 	fs.BoolVar(&o.ShareBackend, "share-backend", false, "start each backend once per repeat and run its cells on it in order (later cells find earlier ones' cache)")
 	out := fs.String("out", "results.json", "results file, rewritten as cells finish and at the end (an existing one only with --force)")
-	force := fs.Bool("force", false, "replace an existing results file")
+	force := fs.Bool("force", false, "replace an existing results file, and --samples and --openmetrics files")
 	maxErrorRate := fs.Float64("max-error-rate", -1, "share of failed requests above which a row is marked and the run exits 4 (default: the scenario's, else 0.01)")
 	workDir := fs.String("workdir", "", "scratch directory for databases and logs (default: a new temporary one, removed after unless a cell failed)")
 	keep := fs.Bool("keep", false, "keep the scratch directory (logs, databases) after the run")
 	shardFlag := fs.String("shard", "", "run this machine's share I/N of the plan (I from 0, as a Kubernetes Indexed Job's JOB_COMPLETION_INDEX); persistlab merge joins the shards' files")
 	shardBy := fs.String("shard-by", scenario.ShardByPoint, "how --shard deals the plan out: point (every backend of a sweep point on one machine) or backend (every cell of a backend entry)")
 	beside := fs.String("beside", "", "first run this scenario too, with the same flags, and compare the two (e.g. cloudrun-sqlite beside cloudrun-sqlite-rails); its results go to OUT's name with .beside")
+	exports := addExportFlags(fs)
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
+	}
+	if err := exports.check(); err != nil {
+		return err
+	}
+	if *beside != "" && !exports.text() {
+		return &scenario.FieldError{Field: "--format", Value: exports.format, Allowed: "text with --beside (its comparison is a table of two runs): run report --format " + exports.format + " on each results file"}
 	}
 	if len(positional) != 1 {
 		return fmt.Errorf("want one scenario name or YAML file (built-ins: %s)", strings.Join(scenario.Builtins(), ", "))
@@ -135,6 +142,14 @@ func cmdRun(ctx context.Context, args []string) error {
 		}
 		defer unlockBeside()
 	}
+	taken := map[string]string{"--out": outPath}
+	if besideOut != "" {
+		taken["--beside's results"] = besideOut
+	}
+	outputs, err := checkOutputs(exports.files(), *force, taken)
+	if err != nil {
+		return err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -194,15 +209,21 @@ func cmdRun(ctx context.Context, args []string) error {
 		report.WriteTables(terminalSafe(os.Stdout), besideRes)
 		fmt.Printf("\nresults: %s\n", besideOut)
 	}
+	var exportErr error
 	if res != nil {
-		report.WriteTables(terminalSafe(os.Stdout), res)
+		if err := exports.writeFormat(terminalSafe(os.Stdout), res); err != nil {
+			exportErr = fmt.Errorf("--format %s: %w", exports.format, err)
+		}
+		if err := writeOutputs(outputs, res, exports.said()); err != nil && exportErr == nil {
+			exportErr = err
+		}
 		var saveErr *runner.SaveError
 		if besideRes != nil {
 			fmt.Printf("\n%s beside %s\n", spec.Name, besideSpec.Name)
 			report.WriteComparison(terminalSafe(os.Stdout), besideOut, outPath, besideRes, res)
 		}
 		if _, err := os.Stat(outPath); err == nil && !errors.As(runErr, &saveErr) {
-			fmt.Printf("\nresults: %s\n", outPath)
+			fmt.Fprintf(exports.said(), "\nresults: %s\n", outPath)
 			if besideRes != nil {
 				fmt.Printf("beside: %s\n", besideOut)
 			}
@@ -215,7 +236,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	// and its lock, for clean: RemoveAll must never walk into it.
 	keepDir := *keep || !temporary || failed > 0
 	if keepDir || lock.Release() {
-		fmt.Printf("logs and databases: %s\n", dir)
+		fmt.Fprintf(exports.said(), "logs and databases: %s\n", dir)
 	} else {
 		os.RemoveAll(dir)
 	}
@@ -228,6 +249,8 @@ func cmdRun(ctx context.Context, args []string) error {
 		return &exitError{code: code, err: runErr}
 	case runErr != nil:
 		return runErr
+	case exportErr != nil:
+		return exportErr
 	case failed > 0:
 		return &exitError{code: exitCellsFailed, err: fmt.Errorf("%d cell(s) failed; their logs are in %s", failed, dir)}
 	case len(crossed) > 0:
