@@ -143,3 +143,45 @@ func TestVersionNamesEachProgram(t *testing.T) {
 		t.Errorf("%v\n%s", err, stdout)
 	}
 }
+
+// run --fio-json keeps fio's own JSON of every cell beside the results, each named in its
+// cell's facts; it is refused where no fio runs, or over files without --force.
+func TestRunKeepsFiosJSONOfEveryCell(t *testing.T) {
+	work := t.TempDir()
+	out, dir := filepath.Join(work, "r.json"), filepath.Join(work, "fio")
+	if _, stderr, err := persistlab(t, "run", "cloudrun-sqlite", "--out", out, "--fio-json", dir); err == nil || !strings.Contains(stderr, "--fio-json") || !strings.Contains(stderr, "counter") {
+		t.Errorf("a counter scenario: %v %s", err, stderr)
+	}
+	short := []string{"run", "gcsfuse-fio", "--backend", "local", "--sweep", "rw+file_size+bs+fsync=read/1MiB/1MiB/0,write/1MiB/1MiB/10",
+		"--set", "runtime=1s", "--set", "ramp_time=0s", "--set", "numjobs=1", "--repeat", "1", "--out", out, "--fio-json", dir}
+	if _, stderr, err := persistlab(t, short...); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	r, err := report.Load(out)
+	if err != nil || len(r.Cells) != 2 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	for _, c := range r.Cells {
+		path := c.Facts["fio_json"]
+		data, err := os.ReadFile(path)
+		var fio struct {
+			Version string `json:"fio version"`
+			Jobs    []any  `json:"jobs"`
+		}
+		if filepath.Dir(path) != dir || err != nil || json.Unmarshal(data, &fio) != nil || fio.Version == "" || len(fio.Jobs) == 0 {
+			t.Errorf("cell %d: fio_json %q: %v", c.Index, path, err)
+		}
+	}
+	withoutFioJSON := append(append([]string{}, short[:len(short)-2]...), "--force")
+	if _, stderr, err := persistlab(t, withoutFioJSON...); err != nil {
+		t.Errorf("without --fio-json: %v %s", err, stderr)
+	}
+	if _, stderr, err := persistlab(t, append(append([]string{}, short...), "--force")...); err != nil {
+		t.Errorf("--force over the earlier files: %v %s", err, stderr)
+	}
+	another := append(append([]string{}, short[:len(short)-4]...), "--out", filepath.Join(work, "r2.json"), "--fio-json", dir)
+	_, stderr, err := persistlab(t, another...)
+	if err == nil || !strings.Contains(stderr, "holds 2 file(s)") {
+		t.Errorf("over earlier files without --force: %v %s", err, stderr)
+	}
+}

@@ -42,6 +42,7 @@ func commands() []command {
 			"persistlab run ebs-git --shard 0/7 --shard-by backend --out shard-0.json",
 			"persistlab run gcsfuse-cache --quick --format json > summary.json   # a summary for scripts on stdout, the rest on stderr",
 			"persistlab run cloudrun-sqlite --quick --samples samples.jsonl --openmetrics metrics.txt",
+			"persistlab run gcsfuse-cache --quick --fio-json fio-reports/   # fio's own JSON of every cell, for fio's tools",
 		}},
 		{name: "scenarios", args: "[show NAME [--provenance]]", summary: "list the built-in scenarios, print one, or where its figures come from", run: withoutCtx(cmdScenarios), examples: []string{
 			"persistlab scenarios show cloudrun-sqlite > my-app.yaml   # a scenario to edit",

@@ -53,6 +53,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	shardBy := fs.String("shard-by", scenario.ShardByPoint, "how --shard deals the plan out: point (every backend of a sweep point on one machine) or backend (every cell of a backend entry)")
 	beside := fs.String("beside", "", "first run this scenario too, with the same flags, and compare the two (e.g. cloudrun-sqlite beside cloudrun-sqlite-rails); its results go to OUT's name with .beside")
 	exports := addExportFlags(fs)
+	fioJSON := fs.String("fio-json", "", "keep fio's own JSON report (json+) of every cell in this directory, as CELL.json named like the cell's work directory (cell-003-local-r1.json); each cell's facts.fio_json names its file")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -150,6 +151,12 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	var toolOutputDir string
+	if *fioJSON != "" {
+		if toolOutputDir, err = fioJSONDir(*fioJSON, spec, *force); err != nil {
+			return err
+		}
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -193,7 +200,14 @@ func cmdRun(ctx context.Context, args []string) error {
 			return err
 		}
 		var besideErr error
-		besideRes, besideErr = runner.RunPlan(ctx, besidePlan, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize})
+		besideTools := ""
+		if toolOutputDir != "" {
+			besideTools = filepath.Join(toolOutputDir, "beside") // its cells' names are the run's own
+			if err := os.MkdirAll(besideTools, 0o755); err != nil {
+				return fmt.Errorf("--fio-json: %w", err)
+			}
+		}
+		besideRes, besideErr = runner.RunPlan(ctx, besidePlan, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: besideTools})
 		if besideRes != nil {
 			failed, _ = report.Verdict(besideRes)
 		}
@@ -204,7 +218,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	var res *results.Results
 	runErr := context.Cause(ctx)
 	if ctx.Err() == nil {
-		res, runErr = runner.RunPlan(ctx, plan, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize})
+		res, runErr = runner.RunPlan(ctx, plan, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: toolOutputDir})
 	} else if besideRes != nil { // interrupted beside: what it measured is all there is
 		report.WriteTables(terminalSafe(os.Stdout), besideRes)
 		fmt.Printf("\nresults: %s\n", besideOut)
@@ -257,6 +271,31 @@ func cmdRun(ctx context.Context, args []string) error {
 		return &exitError{code: exitThreshold, err: fmt.Errorf("thresholds crossed:\n  %s", strings.Join(crossed, "\n  "))}
 	}
 	return nil
+}
+
+// fioJSONDir checks and makes run --fio-json's directory: for a fio scenario, a new or empty
+// directory, or one with files only with --force (the cells' files replace those of their
+// names). It returns the directory's absolute path, which the cells' facts record.
+func fioJSONDir(dir string, spec *scenario.Spec, force bool) (string, error) {
+	if spec.Workload.Type != "fio" {
+		return "", &scenario.FieldError{Field: "--fio-json", Value: dir, Allowed: "a fio scenario's flag (" + spec.Name + "'s workload is " + spec.Workload.Type + ", which writes no fio report)"}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("--fio-json %s: %w", dir, err)
+	}
+	entries, err := os.ReadDir(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return "", fmt.Errorf("--fio-json %s: %w", dir, err)
+		}
+	case err != nil:
+		return "", fmt.Errorf("--fio-json %s: %w (want a directory)", dir, err)
+	case len(entries) > 0 && !force:
+		return "", fmt.Errorf("--fio-json %s: the directory holds %d file(s): want a new or empty directory, or --force to replace the cells' files", dir, len(entries))
+	}
+	return abs, nil
 }
 
 // makeWorkDir creates the run's own work directory and locks it: a new temporary directory, or
