@@ -67,6 +67,10 @@ func WriteAnswer(w io.Writer, r *results.Results) {
 	if a.Question == "" && len(a.Findings) == 0 {
 		return
 	}
+	if md, ok := w.(*markdown); ok {
+		md.answer(a)
+		return
+	}
 	fmt.Fprintln(w, "ANSWER")
 	if a.Question != "" {
 		fmt.Fprintln(w, wrapLines(a.Question, "  "))

@@ -6,7 +6,6 @@ import (
 	"math"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"persistlab/internal/provenance"
@@ -176,7 +175,7 @@ func WriteScoreboard(w io.Writer, r *results.Results) {
 	}
 	fmt.Fprintf(w, "\nscoreboard, the lab's fidelity to seed %s (how closely this machine reproduces the published experiment, not a verdict on your storage): its headline figures beside ours (within: ours within %.0f%% of the seed's; calibration: set by a figure fitted from this seed, not a match)\n",
 		r.Scenario.Seed, 100*ScoreTolerance)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := NewTable(w, 0)
 	fmt.Fprintln(tw, "  figure\tseed\tours\tours/seed\tjudged\t")
 	var notes []string
 	var calibrated []string

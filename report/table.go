@@ -52,7 +52,7 @@ func writeHeader(w io.Writer, r *results.Results) {
 	if s.Title != "" {
 		title += ": " + s.Title
 	}
-	fmt.Fprintf(w, "%s\n", title)
+	writeTitle(w, title)
 	if r.Status != results.StatusComplete {
 		fmt.Fprintf(w, "status: %s %s\n", strings.ToUpper(r.Status), r.Error)
 	}
@@ -109,6 +109,9 @@ func writeFailures(w io.Writer, r *results.Results) {
 // writeGenericTable prints every metric's median per backend and sweep point: the table of a
 // workload without a presenter of its own.
 func writeGenericTable(w io.Writer, r *results.Results) {
+	if len(r.Aggregates) == 0 { // crash runs only: the crash table says it all
+		return
+	}
 	names := map[string]bool{}
 	for _, a := range r.Aggregates {
 		for m := range a.Median {

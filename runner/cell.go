@@ -109,7 +109,7 @@ func (l *cellLife) addInstance(ctx context.Context, multi backend.MultiInstance)
 // startWorkload starts a workload instance on target; close stops it.
 func (l *cellLife) startWorkload(ctx context.Context, target backend.Target) (workload.Instance, error) {
 	in, err := l.r.wl.Start(ctx, workload.Env{Target: target, CellDir: l.cellDir, Params: l.params,
-		CPUs: l.r.res.Placement.AppCPUs, Self: l.r.opts.Self})
+		CPUs: l.r.res.Placement.AppCPUs, Self: l.r.opts.Self, ToolOutputDir: l.r.opts.ToolOutputDir})
 	if err != nil {
 		return nil, err
 	}

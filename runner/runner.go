@@ -33,6 +33,8 @@ type Options struct {
 	Progress io.Writer // nil: quiet
 	Command  []string  // as typed, for the results file
 	Keep     bool      // backends leave their data in the work directory (run --keep)
+	// ToolOutputDir is where workloads keep their tools' own report of each cell (run --fio-json).
+	ToolOutputDir string
 	// Derive recomputes the results' derived figures (aggregates) before each save, so the file
 	// holds them for readers other than persistlab (report.Summarize); nil leaves them to the
 	// report, which derives them again on load.

@@ -89,6 +89,9 @@ type Env struct {
 	Params  Params
 	CPUs    []int  // where the system under test runs; nil: anywhere
 	Self    string // the persistlab executable, for workloads that run a part of it as a process
+	// ToolOutputDir is where a workload keeps its tool's own report of the cell (fio's JSON)
+	// beyond the work directory, named after the cell's directory; "" keeps it in CellDir alone.
+	ToolOutputDir string
 }
 
 // Instance is a started workload: its system under test is up and its data set in place.

@@ -40,6 +40,9 @@ func commands() []command {
 			"persistlab run cloudrun-sqlite-rails --quick          # seed 000's app on gcsfuse and Litestream, a short plan",
 			"persistlab run my-app.yaml --threshold 'p95_ms < 200ms'  # your own app; exits 4 if a row is slower",
 			"persistlab run ebs-git --shard 0/7 --shard-by backend --out shard-0.json",
+			"persistlab run gcsfuse-cache --quick --format json > summary.json   # a summary for scripts on stdout, the rest on stderr",
+			"persistlab run cloudrun-sqlite --quick --samples samples.jsonl --openmetrics metrics.txt",
+			"persistlab run gcsfuse-cache --quick --fio-json fio-reports/   # fio's own JSON of every cell, for fio's tools",
 		}},
 		{name: "scenarios", args: "[show NAME [--provenance]]", summary: "list the built-in scenarios, print one, or where its figures come from", run: withoutCtx(cmdScenarios), examples: []string{
 			"persistlab scenarios show cloudrun-sqlite > my-app.yaml   # a scenario to edit",
@@ -47,15 +50,23 @@ func commands() []command {
 		}},
 		{name: "backends", args: "[--markdown]", summary: "every backend and its options: kind, default, unit, what each does", run: toStdout(cmdBackends)},
 		{name: "workloads", args: "[--markdown]", summary: "every workload: its parameters, sections and metrics", run: toStdout(cmdWorkloads)},
-		{name: "report", args: "RESULTS.json [--html F] [--csv F] [--force]", summary: "tables again; an HTML page with charts; CSV", run: withoutCtx(cmdReport), exits: runExitStatuses, examples: []string{
+		{name: "report", args: "RESULTS.json [--format json|markdown] [flags]", summary: "tables again, a JSON summary or Markdown; HTML, CSV, samples, OpenMetrics", run: withoutCtx(cmdReport), exits: runExitStatuses, examples: []string{
 			"persistlab report results.json --html results.html",
 			"persistlab report results.json --threshold 'error_rate < 1%'",
+			"persistlab report results.json --format json | jq '.rows[] | {backend, point, p95: .median.p95_ms}'",
+			"persistlab report results.json --format markdown > comment.md   # the tables for a pull request's comment",
+			"persistlab report results.json --samples samples.jsonl   # one {metric, value, unit, labels, timestamp} per line",
+			"persistlab report results.json --openmetrics metrics.txt   # a gauge per metric, for a CI dashboard",
 		}},
 		{name: "compare", args: "A.json B.json", summary: "B against A, cell by cell, with verdicts where runs allow", run: withoutCtx(cmdCompare), examples: []string{
 			"persistlab compare before.json after.json",
 		}},
 		{name: "merge", args: "SHARD.json... --out F", summary: "join the results of a run's shards (run --shard I/N)", run: withoutCtx(cmdMerge), examples: []string{
 			"persistlab merge shard-*.json --out all.json",
+		}},
+		{name: "version", args: "[--json]", summary: "persistlab's commit and Go, and the versions of the programs it drives", run: toStdout(cmdVersion), examples: []string{
+			"persistlab version",
+			"persistlab version --json | jq -r .programs.fio.version",
 		}},
 		{name: "clean", args: "[DIR...] [--dry-run]", summary: "remove what killed runs left: mounts, processes, work dirs", run: withoutCtx(cmdClean), examples: []string{
 			"persistlab clean --dry-run        # what killed runs left in the temporary directory",

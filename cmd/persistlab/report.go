@@ -11,7 +11,6 @@ import (
 
 	"persistlab/report"
 	_ "persistlab/report/all" // every workload's presenter and seed scores
-	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -19,7 +18,8 @@ func cmdReport(args []string) error {
 	fs := newFlags("report")
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	csvOut := fs.String("csv", "", "also write every cell's summary as CSV to this file")
-	force := fs.Bool("force", false, "replace existing --html and --csv files")
+	exports := addExportFlags(fs)
+	force := fs.Bool("force", false, "replace existing --html, --csv, --samples and --openmetrics files")
 	view := viewFlags(fs)
 	var added listFlag
 	fs.Var(&added, "threshold", `judge the file's rows by one more criterion, e.g. "p95 < 200ms" (repeatable); a crossed threshold exits 4, as run does`)
@@ -34,27 +34,16 @@ func cmdReport(args []string) error {
 	if err != nil {
 		return err
 	}
-	type output struct {
-		flag, path string
-		write      func(io.Writer) error
+	if err := exports.check(); err != nil {
+		return err
 	}
-	var outputs []output
-	for _, o := range []output{{"--html", *htmlOut, nil}, {"--csv", *csvOut, nil}} {
-		if o.path == "" {
-			continue
-		}
-		if sameFile(o.path, positional[0]) {
-			return fmt.Errorf("%s %s is the results file being read: want another path for the output", o.flag, o.path)
-		}
-		if o.path, err = results.OutputPath(o.flag, o.path, *force); err != nil {
-			return err
-		}
-		for _, other := range outputs {
-			if other.path == o.path {
-				return fmt.Errorf("%s and %s name one file, %s: want a file each", other.flag, o.flag, o.path)
-			}
-		}
-		outputs = append(outputs, o)
+	files := append([]output{
+		{"--html", *htmlOut, report.WriteHTML},
+		{"--csv", *csvOut, report.WriteCSV},
+	}, exports.files()...)
+	outputs, err := checkOutputs(files, *force, map[string]string{"the results file being read": positional[0]})
+	if err != nil {
+		return err
 	}
 	r, err := report.Load(positional[0])
 	if err != nil {
@@ -63,6 +52,7 @@ func cmdReport(args []string) error {
 	if r.Scenario == nil {
 		return fmt.Errorf("%s: the results file records no scenario", positional[0])
 	}
+	declareUnits(r)
 	for _, text := range added {
 		t, err := scenario.ParseThreshold(text)
 		var fe *scenario.FieldError
@@ -76,16 +66,11 @@ func cmdReport(args []string) error {
 			return j.Err
 		}
 	}
-	report.WriteView(terminalSafe(os.Stdout), r, v)
-	for _, o := range outputs {
-		write := func(w io.Writer) error { return report.WriteHTML(w, r) }
-		if o.flag == "--csv" {
-			write = func(w io.Writer) error { return report.WriteCSV(w, r) }
-		}
-		if err := writeWhole(o.path, write); err != nil {
-			return fmt.Errorf("%s %s: %w", o.flag, o.path, err)
-		}
-		fmt.Printf("wrote %s\n", o.path)
+	if err := exports.writeFormat(terminalSafe(os.Stdout), r, v); err != nil {
+		return err
+	}
+	if err := writeOutputs(outputs, r, exports.said()); err != nil {
+		return err
 	}
 	if _, crossed := report.Verdict(r); len(crossed) > 0 {
 		return &exitError{code: exitThreshold, err: fmt.Errorf("thresholds crossed:\n  %s", strings.Join(crossed, "\n  "))}

@@ -173,7 +173,7 @@ func writeMoments(w io.Writer, r *results.Results) {
 	fmt.Fprintln(w, "  answer (ms) over those with a write and over the rest ('-': no such window). Slow windows, whose slowest answer")
 	fmt.Fprintln(w, "  is above the cell's p99: how many, and of them those a write overlaps, those with CPU-limit waiting within a")
 	fmt.Fprintln(w, "  sample of them ('-': no limit), those with neither, and by what was written")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := report.NewTable(w, tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\tpoint\twindows\twith a write\tmedian slowest, write\tmedian slowest, none\tslow\tslow, write\tslow, throttled\tslow, neither\t  slow windows by what was written")
 	for _, row := range rows {
 		fmt.Fprintln(tw, row)

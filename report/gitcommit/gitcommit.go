@@ -39,7 +39,7 @@ func gitcommitTables(w io.Writer, r *results.Results) {
 	p := report.FixedParams(r)
 	fmt.Fprintf(w, "gitcommit: %s files, %s changes, git add --all + git commit after each; %d run(s) per row, each column the median over runs\n",
 		p["files"], p["changes"], r.Scenario.Repeat)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := report.NewTable(w, tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\tlayout\tchanges/s\ttotal s\tfirst window\tlast window\tslowest window\tp50 ms\tp99 ms\tcommits\tunchanged\tgit MiB\tfiles MiB\tas files MiB\tgit cpu\tmachine\tvolume $/month\t")
 	for _, b := range r.BackendOrder() {
 		for _, a := range r.AggregatesOf(b) {
