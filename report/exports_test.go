@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,7 +202,7 @@ func TestSummaryJSONHasTheDocumentedShape(t *testing.T) {
 		if err := json.Unmarshal(out.Bytes(), &loose); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		for _, k := range []string{"schema", "scenario", "status", "machine", "rows"} {
+		for _, k := range []string{"schema", "answer", "scenario", "status", "machine", "rows"} {
 			if _, ok := loose[k]; !ok {
 				t.Errorf("%s: no %q in %s", name, k, out.String())
 			}
@@ -214,6 +215,9 @@ func TestSummaryJSONHasTheDocumentedShape(t *testing.T) {
 		}
 		if s.Schema != SummarySchema || s.Scenario.Name != r.Scenario.Name || len(s.Rows) != len(r.Aggregates) || len(s.Crashes) != len(r.CrashSummaries) {
 			t.Errorf("%s: %+v", name, s)
+		}
+		if want := AnswerOf(r); len(s.Answer.Findings) == 0 || !slices.Equal(s.Answer.Findings, want.Findings) || !slices.Equal(s.Answer.Caveats, want.Caveats) {
+			t.Errorf("%s: answer %+v, want the text's %+v", name, s.Answer, want)
 		}
 		for _, row := range s.Rows {
 			if row.Runs > 1 && len(row.Spread) == 0 || row.Runs == 1 && len(row.Spread) > 0 {

@@ -19,7 +19,8 @@ const SummarySchema = "persistlab.summary/1"
 // cells' samples, series and histograms (those stay in the results file).
 type Summary struct {
 	Schema string `json:"schema"`
-	// the answer goes first: the verdict's fields come here, before the figures they follow from
+	// Answer is the run's answer, before the figures it follows from.
+	Answer   Answer            `json:"answer"`
 	Scenario SummaryScenario   `json:"scenario"`
 	Status   string            `json:"status"`
 	Error    string            `json:"error,omitempty"`
@@ -118,8 +119,8 @@ func Summarized(r *results.Results) Summary {
 	s := r.Scenario
 	m := r.Machine
 	out := Summary{
-		Schema: SummarySchema,
-		// the answer goes first: set it here
+		Schema:   SummarySchema,
+		Answer:   AnswerOf(r),
 		Scenario: SummaryScenario{Name: s.Name, Title: s.Title, Seed: s.Seed, Workload: s.Workload.Type, Repeat: s.Repeat},
 		Status:   r.Status, Error: r.Error, Started: r.Started, Finished: r.Finished, Command: r.Command,
 		Machine:  SummaryMachine{Hostname: m.Hostname, CPUModel: m.CPUModel, Cores: m.Cores, MemoryBytes: m.MemoryBytes, Kernel: m.Kernel, OS: m.OS},
