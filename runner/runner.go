@@ -54,6 +54,8 @@ type run struct {
 	sharedTarget backend.Target
 	// space is what each backend entry keeps under the work directory (checkSpace).
 	space map[string]backendSpace
+	// progress is the terminal's status line; every warning during the run goes through it.
+	progress *progress
 }
 
 // Run plans spec (scenario.NewPlan: checked once, every cell's parameters resolved) and runs the
@@ -94,7 +96,7 @@ func RunPlan(ctx context.Context, plan *scenario.Plan, opts Options) (*results.R
 		return res, errors.Join(err, saves.save())
 	}
 	cells := plan.Cells
-	progress := newProgress(opts.Progress, len(cells))
+	progress := r.progress
 	var runErr error
 	var killAfter map[int]time.Duration
 	if spec.Crash != nil {
@@ -273,7 +275,12 @@ func newRun(plan *scenario.Plan, opts Options) (*run, error) {
 	if info.NeedsOf != nil { // what this scenario's workload asks of a backend (an app's SQLite file)
 		info.Needs = info.NeedsOf(spec.Workload)
 	}
-	return &run{spec: spec, plan: plan, opts: opts, info: info, wl: wl, versions: sysinfo.Versions(), space: map[string]backendSpace{}}, nil
+	var eta time.Duration
+	if e, err := EstimatePlan(plan); err == nil && e.Known() {
+		eta = e.Total()
+	}
+	return &run{spec: spec, plan: plan, opts: opts, info: info, wl: wl, versions: sysinfo.Versions(), space: map[string]backendSpace{},
+		progress: newProgress(opts.Progress, len(plan.Cells), eta)}, nil
 }
 
 // checkDuration refuses a duration the workload cannot use.
