@@ -12,8 +12,11 @@ COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null)$(shell git status --po
 export PERSISTLAB_TOOLS ?= $(CURDIR)/.tools/bin:$(CURDIR)/.venv/bin
 export PERSISTLAB_EXAMPLES ?= $(CURDIR)/examples
 
+# What scripts/setup installs (its header lists each need's programs): all by default, which
+# demo, test and bench use; e.g. `make setup SETUP_FOR=sqlite` for the SQLite scenarios alone.
+SETUP_FOR ?= all
 setup:
-	scripts/setup
+	scripts/setup --for $(SETUP_FOR)
 
 build:
 	$(GO) build -ldflags "-X persistlab/internal/sysinfo.buildCommit=$(COMMIT)" -o $(BIN) ./cmd/persistlab
