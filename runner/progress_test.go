@@ -15,7 +15,7 @@ import (
 
 func TestProgressShowsCellElapsedAndETA(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgress(&buf, 3, 0)
+	p := newProgress(&buf, 3, 0, 0)
 	sweep := scenario.Sweep{{Name: "vus"}}
 	p.start(scenario.Cell{Backend: "gcsfuse", Params: map[string]string{"vus": "2"}, Repeat: 1}, sweep)
 	p.start(scenario.Cell{Backend: "gcsfuse", Params: map[string]string{"vus": "4"}, Repeat: 1}, sweep)
@@ -32,12 +32,12 @@ func TestProgressShowsCellElapsedAndETA(t *testing.T) {
 	}
 	// A plan that sweeps nothing: one space between the backend and the repeat.
 	buf.Reset()
-	p = newProgress(&buf, 1, 0)
+	p = newProgress(&buf, 1, 0, 0)
 	p.start(scenario.Cell{Backend: "local", Repeat: 1}, nil)
 	if out := buf.String(); !strings.Contains(out, "cell 1/1  local run 1  elapsed") {
 		t.Errorf("progress %q", out)
 	}
-	quiet := newProgress(nil, 3, 0)
+	quiet := newProgress(nil, 3, 0, 0)
 	quiet.start(scenario.Cell{}, nil)
 	quiet.warn("nobody hears this")
 	quiet.done() // must not panic or print anywhere
@@ -47,7 +47,7 @@ func TestProgressShowsCellElapsedAndETA(t *testing.T) {
 // measured.
 func TestProgressETAIsTheEstimateUntilACellHasRun(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgress(&buf, 2, 90*time.Second)
+	p := newProgress(&buf, 2, 90*time.Second, 0)
 	p.start(scenario.Cell{Backend: "local", Repeat: 1}, nil)
 	if out := buf.String(); !strings.Contains(out, "eta about 1m30s (estimate)") {
 		t.Errorf("first cell: %q", out)
@@ -87,15 +87,20 @@ func screen(out string) []string {
 }
 
 // A warning during a cell takes a line of its own, never the end of the progress line, and the
-// progress line comes back under it.
+// progress line comes back under it, no wider than the terminal.
 func TestWarningDuringProgressTakesALineOfItsOwn(t *testing.T) {
 	var term bytes.Buffer
-	p := newProgress(&term, 3, 0)
+	p := newProgress(&term, 3, 0, 40)
 	p.start(scenario.Cell{Backend: "gcsfuse", Repeat: 1}, nil)
 	p.warn("the disk is nearly full")
 	shown := screen(term.String())
 	if len(shown) != 2 || shown[0] != "warning: the disk is nearly full" || !strings.HasPrefix(shown[1], "cell 1/3  gcsfuse run 1") {
 		t.Errorf("the terminal shows %q", shown)
+	}
+	// A progress line as wide as the terminal would wrap, and returning to its start would clear
+	// only its last row: it is cut to fit.
+	if n := len(shown[1]); n >= 40 {
+		t.Errorf("a progress line of %d characters on a terminal of 40: %q", n, shown[1])
 	}
 	p.start(scenario.Cell{Backend: "gcsfuse", Repeat: 2}, nil)
 	p.warn("again")

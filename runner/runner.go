@@ -31,8 +31,11 @@ type Options struct {
 	WorkDir  string    // scratch space; each cell gets a fresh subdirectory
 	Self     string    // the persistlab executable, for workloads that run part of it
 	Progress io.Writer // nil: quiet
-	Command  []string  // as typed, for the results file
-	Keep     bool      // backends leave their data in the work directory (run --keep)
+	// ProgressWidth is the terminal's width: the progress line is cut to fit it, as a line that
+	// wraps cannot be cleared by returning to its start (0: not cut).
+	ProgressWidth int
+	Command       []string // as typed, for the results file
+	Keep          bool     // backends leave their data in the work directory (run --keep)
 	// Derive recomputes the results' derived figures (aggregates) before each save, so the file
 	// holds them for readers other than persistlab (report.Summarize); nil leaves them to the
 	// report, which derives them again on load.
@@ -280,7 +283,7 @@ func newRun(plan *scenario.Plan, opts Options) (*run, error) {
 		eta = e.Total()
 	}
 	return &run{spec: spec, plan: plan, opts: opts, info: info, wl: wl, versions: sysinfo.Versions(), space: map[string]backendSpace{},
-		progress: newProgress(opts.Progress, len(plan.Cells), eta)}, nil
+		progress: newProgress(opts.Progress, len(plan.Cells), eta, opts.ProgressWidth)}, nil
 }
 
 // checkDuration refuses a duration the workload cannot use.

@@ -20,10 +20,11 @@ type progress struct {
 	t0       time.Time     // when the first cell started
 	estimate time.Duration // the plan's estimate, the ETA until a cell has finished; 0: unknown
 	line     string        // the status line on the terminal now, "" when none
+	width    int           // the terminal's width; 0: unknown
 }
 
-func newProgress(w io.Writer, total int, estimate time.Duration) *progress {
-	return &progress{w: w, total: total, estimate: estimate}
+func newProgress(w io.Writer, total int, estimate time.Duration, width int) *progress {
+	return &progress{w: w, total: total, estimate: estimate, width: width}
 }
 
 func (p *progress) start(c scenario.Cell, sweep scenario.Sweep) {
@@ -45,6 +46,9 @@ func (p *progress) start(c scenario.Cell, sweep scenario.Sweep) {
 	}
 	p.index++
 	p.line = fmt.Sprintf("cell %d/%d  %s  elapsed %s  eta %s", p.index, p.total, scenario.Label(c.Backend, c.Point(sweep), fmt.Sprintf("run %d", c.Repeat)), elapsed, eta)
+	if r := []rune(p.line); p.width > 1 && len(r) >= p.width { // the last column would wrap on some terminals
+		p.line = string(r[:p.width-1])
+	}
 	fmt.Fprint(p.w, "\r\033[K"+p.line)
 }
 

@@ -197,8 +197,9 @@ func cmdRun(ctx context.Context, args []string) error {
 		}
 	}()
 	var progress io.Writer
+	var progressWidth int
 	if isTerminal(os.Stderr) && os.Getenv("CI") == "" {
-		progress = os.Stderr
+		progress, progressWidth = os.Stderr, terminalWidth(os.Stderr)
 	}
 	failed, crossed := 0, []string(nil)
 	var besideRes *results.Results
@@ -208,7 +209,7 @@ func cmdRun(ctx context.Context, args []string) error {
 			return err
 		}
 		var besideErr error
-		besideRes, besideErr = runner.RunPlan(ctx, besidePlan, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize})
+		besideRes, besideErr = runner.RunPlan(ctx, besidePlan, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, ProgressWidth: progressWidth, Command: os.Args, Keep: *keep, Derive: report.Summarize})
 		if besideRes != nil {
 			failed, _ = report.Verdict(besideRes)
 		}
@@ -219,7 +220,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	var res *results.Results
 	runErr := context.Cause(ctx)
 	if ctx.Err() == nil {
-		res, runErr = runner.RunPlan(ctx, plan, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize})
+		res, runErr = runner.RunPlan(ctx, plan, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, ProgressWidth: progressWidth, Command: os.Args, Keep: *keep, Derive: report.Summarize})
 	} else if besideRes != nil { // interrupted beside: what it measured is all there is
 		report.WriteView(terminalSafe(os.Stdout), besideRes, v)
 		fmt.Printf("\nresults: %s\n", besideOut)
