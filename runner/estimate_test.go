@@ -110,3 +110,25 @@ func TestEstimateLineOfSeed000(t *testing.T) {
 		t.Errorf("shard: %q", e.String())
 	}
 }
+
+// fio runs to its own end, which its runtime bounds: the estimate of seed 003's plan is that
+// bound, each cell's runtime and ramp time, and says "at most".
+func TestEstimateBoundsFioByItsRuntime(t *testing.T) {
+	plan := builtinPlan(t, "gcsfuse-fio", scenario.Overrides{})
+	e, err := runner.EstimatePlan(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bound time.Duration
+	for _, c := range plan.Cells {
+		runtime, err1 := time.ParseDuration(c.Resolved["runtime"])
+		ramp, err2 := time.ParseDuration(c.Resolved["ramp_time"])
+		if err1 != nil || err2 != nil || runtime <= 0 {
+			t.Fatalf("cell %d: runtime %q, ramp_time %q", c.Index, c.Resolved["runtime"], c.Resolved["ramp_time"])
+		}
+		bound += runtime + ramp
+	}
+	if !e.Known() || !e.Bounded || e.Load != bound || !strings.Contains(e.String(), ", at most about ") {
+		t.Errorf("load %v, want the runtimes' %v: %q", e.Load, bound, e.String())
+	}
+}
