@@ -13,7 +13,8 @@ export PERSISTLAB_TOOLS ?= $(CURDIR)/.tools/bin:$(CURDIR)/.venv/bin
 export PERSISTLAB_EXAMPLES ?= $(CURDIR)/examples
 
 # What scripts/setup installs (its header lists each need's programs): all by default, which
-# demo, test and bench use; e.g. `make setup SETUP_FOR=sqlite` for the SQLite scenarios alone.
+# test and bench use; `make demo SETUP_FOR=rails` installs the demo's alone (no MariaDB, fio or
+# Chromium).
 SETUP_FOR ?= all
 setup:
 	scripts/setup --for $(SETUP_FOR)
