@@ -88,6 +88,10 @@ func commands() []command {
 		}},
 		{name: "lab volumes", args: "[--probe 512MiB]", summary: "which volume types the emulator gives at their published maximum here", run: cmdLabVolumes},
 		{name: "lab model", args: "[app|bucket|prices|volume|all] [--markdown]", summary: "each model figure: published, assumed or fitted", run: toStdout(cmdLabModel)},
+		{name: "completion", args: "bash|zsh", summary: "a shell completion script for commands, flags and scenarios", run: toStdout(cmdCompletion), examples: []string{
+			"source <(persistlab completion bash)   # in ~/.bashrc",
+			"source <(persistlab completion zsh)    # in ~/.zshrc, after compinit",
+		}},
 	}
 }
 

@@ -56,6 +56,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	beside := fs.String("beside", "", "first run this scenario too, with the same flags, and compare the two (e.g. cloudrun-sqlite beside cloudrun-sqlite-rails); its results go to OUT's name with .beside")
 	exports := addExportFlags(fs)
 	fioJSON := fs.String("fio-json", "", "keep fio's own JSON report (json+) of every cell in this directory, as CELL.json named like the cell's work directory (cell-003-local-r1.json); each cell's facts.fio_json names its file")
+	dryRun := fs.Bool("dry-run", false, "print the plan (cells, backends, sweep, estimated length) and exit without running anything")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -117,18 +118,6 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *out == "" {
-		*out = defaultOut(spec.Name, time.Now())
-	}
-	outPath, err := results.OutPath(*out, *force)
-	if err != nil {
-		return err
-	}
-	unlockOut, err := results.Lock(outPath)
-	if err != nil {
-		return fmt.Errorf("--out %s: %w", *out, err)
-	}
-	defer unlockOut()
 	// The scenario run beside this one: read, checked and given a results file before either runs.
 	var besideSpec *scenario.Spec
 	var besidePlan *scenario.Plan
@@ -146,6 +135,23 @@ func cmdRun(ctx context.Context, args []string) error {
 		if !report.Comparable(besideSpec.Workload.Type, spec.Workload.Type) {
 			return &scenario.FieldError{Field: "--beside", Value: *beside, Allowed: "a scenario whose cells measure what " + spec.Name + "'s do (workload " + spec.Workload.Type + ", not " + besideSpec.Workload.Type + ")"}
 		}
+	}
+	if *dryRun {
+		return writeDryRun(terminalSafe(os.Stdout), plan, besidePlan, positional[0], o)
+	}
+	if *out == "" {
+		*out = defaultOut(spec.Name, time.Now())
+	}
+	outPath, err := results.OutPath(*out, *force)
+	if err != nil {
+		return err
+	}
+	unlockOut, err := results.Lock(outPath)
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", *out, err)
+	}
+	defer unlockOut()
+	if *beside != "" {
 		if besideOut, err = results.OutPath(strings.TrimSuffix(outPath, ".json")+".beside.json", *force); err != nil {
 			return fmt.Errorf("--beside: %w", err)
 		}
@@ -168,6 +174,9 @@ func cmdRun(ctx context.Context, args []string) error {
 		if toolOutputDir, err = fioJSONDir(*fioJSON, spec, *force); err != nil {
 			return err
 		}
+	}
+	if err := writePlan(terminalSafe(os.Stderr), plan, besidePlan, positional[0], o); err != nil {
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -201,8 +210,9 @@ func cmdRun(ctx context.Context, args []string) error {
 		}
 	}()
 	var progress io.Writer
+	var progressWidth int
 	if isTerminal(os.Stderr) && os.Getenv("CI") == "" {
-		progress = os.Stderr
+		progress, progressWidth = os.Stderr, terminalWidth(os.Stderr)
 	}
 	failed, crossed := 0, []string(nil)
 	var besideRes *results.Results
@@ -219,7 +229,7 @@ func cmdRun(ctx context.Context, args []string) error {
 				return fmt.Errorf("--fio-json: %w", err)
 			}
 		}
-		besideRes, besideErr = runner.RunPlan(ctx, besidePlan, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: besideTools})
+		besideRes, besideErr = runner.RunPlan(ctx, besidePlan, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, ProgressWidth: progressWidth, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: besideTools})
 		if besideRes != nil {
 			failed, _ = report.Verdict(besideRes)
 		}
@@ -230,7 +240,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	var res *results.Results
 	runErr := context.Cause(ctx)
 	if ctx.Err() == nil {
-		res, runErr = runner.RunPlan(ctx, plan, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: toolOutputDir})
+		res, runErr = runner.RunPlan(ctx, plan, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, ProgressWidth: progressWidth, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: toolOutputDir})
 	} else if besideRes != nil { // interrupted beside: what it measured is all there is
 		report.WriteView(terminalSafe(os.Stdout), besideRes, v)
 		fmt.Printf("\nresults: %s\n", besideOut)
@@ -389,4 +399,90 @@ func defaultOut(name string, now time.Time) string {
 		safe = "run"
 	}
 	return filepath.Join("out", safe+"-"+now.UTC().Format("20060102-150405")+".json")
+}
+
+// writePlan says, before a run starts, how many cells it runs and about how long it takes (the
+// scenario run beside it first), and for a long run how to shorten it.
+func writePlan(w io.Writer, plan, besidePlan *scenario.Plan, name string, o scenario.Overrides) error {
+	var total time.Duration
+	known := true
+	for _, p := range []*scenario.Plan{besidePlan, plan} {
+		if p == nil {
+			continue
+		}
+		e, err := runner.EstimatePlan(p)
+		if err != nil {
+			return err
+		}
+		if besidePlan != nil {
+			fmt.Fprintf(w, "%s: ", p.Spec.Name)
+		}
+		fmt.Fprintln(w, e)
+		total += e.Total()
+		known = known && e.Known()
+	}
+	if known && total <= runner.LongRun {
+		return nil
+	}
+	if !plan.Spec.QuickRun && plan.Shard == nil {
+		if quick, derived, err := quickEstimate(name, o); err == nil && (quick.Total() < total || !known) {
+			variant := "the scenario's short variant"
+			if derived {
+				variant = fmt.Sprintf("every point once, for at most %s each", scenario.QuickDuration)
+			}
+			fmt.Fprintf(w, "a shorter run: --quick, %s (%s)\n", variant, quick.Brief())
+			return nil
+		}
+	}
+	hint := "a shorter run: fewer cells with --backend, --sweep or --repeat 1"
+	if plan.Spec.Crash != nil {
+		hint = "a shorter run: fewer crash runs with --crash N, an earlier --crash-after, or fewer cells with --backend or --sweep"
+	}
+	if e, err := runner.EstimatePlan(plan); err == nil && e.Timed && plan.Spec.Crash == nil {
+		hint += ", or a shorter --duration"
+	}
+	fmt.Fprintln(w, hint)
+	return nil
+}
+
+// quickEstimate is the estimate of the scenario name with o and --quick, and whether its quick
+// variant is derived (the scenario has no quick section).
+func quickEstimate(name string, o scenario.Overrides) (e runner.Estimate, derived bool, err error) {
+	spec, err := scenario.Load(name)
+	if err != nil {
+		return e, false, err
+	}
+	o.Quick = true
+	if err := spec.Apply(o); err != nil {
+		return e, false, err
+	}
+	plan, err := scenario.NewPlan(spec, runner.Known())
+	if err != nil {
+		return e, false, err
+	}
+	e, err = runner.EstimatePlan(plan)
+	return e, spec.Quick != nil && spec.Quick.Derived, err
+}
+
+// writeDryRun prints what run would do, and nothing is run: the plan, its backends and sweep.
+func writeDryRun(w io.Writer, plan, besidePlan *scenario.Plan, name string, o scenario.Overrides) error {
+	if err := writePlan(w, plan, besidePlan, name, o); err != nil {
+		return err
+	}
+	for _, p := range []*scenario.Plan{besidePlan, plan} {
+		if p == nil {
+			continue
+		}
+		var backends []string
+		for _, b := range p.Spec.Backends {
+			backends = append(backends, b.ID())
+		}
+		fmt.Fprintf(w, "%s: backends %s", p.Spec.Name, strings.Join(backends, ", "))
+		if len(p.Spec.Sweep) > 0 {
+			fmt.Fprintf(w, "; sweep %s", sweepSummary(p.Spec.Sweep))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "nothing was run (--dry-run)")
+	return nil
 }

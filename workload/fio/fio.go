@@ -91,8 +91,20 @@ func init() {
 		Metrics:     Metrics,
 		Needs:       backend.Needs{},
 		New:         New,
+		MaxLength:   maxLength,
 		Sections:    map[string]string{"extra": "a mapping of further fio options, like {rwmixread: 70}"},
 	})
+}
+
+// maxLength is how long a job runs at most: its ramp time and runtime, when it has a runtime (fio
+// stops there, or earlier when size is done); 0 when only size ends it.
+func maxLength(p workload.Params) time.Duration {
+	runtime, err1 := time.ParseDuration(p["runtime"])
+	ramp, err2 := time.ParseDuration(p["ramp_time"])
+	if err1 != nil || err2 != nil || runtime <= 0 || ramp < 0 {
+		return 0
+	}
+	return ramp + runtime
 }
 
 // Workload is fio, found and configured.
