@@ -170,11 +170,11 @@ func genericCaveats(r *results.Results) []string {
 		}
 	}
 	if len(bound) > 0 {
-		which := fmt.Sprintf("%d of %d rows were", len(bound), len(r.Aggregates))
+		which, their := fmt.Sprintf("%d of %d rows were", len(bound), len(r.Aggregates)), "their"
 		if len(bound) == 1 {
-			which = bound[0] + " was"
+			which, their = bound[0]+" was", "its"
 		}
-		out = append(out, which+" bound by this machine (its CPU, or the lab's own ceiling), not by the cloud model: read their figures as this machine's limit")
+		out = append(out, which+" bound by this machine (its CPU, or the lab's own ceiling), not by the cloud model: read "+their+" figures as this machine's limit")
 	}
 	return out
 }
@@ -192,7 +192,8 @@ func runsText(s *scenario.Spec) string {
 }
 
 // RerunCommand is the command that ran r, as persistlab, without what made it short (--quick,
-// --repeat, --duration) or what a second run could not reuse (--out, --force).
+// --repeat, --duration) or what a second run would overwrite or need not repeat (its outputs,
+// --force, its view).
 func RerunCommand(r *results.Results) string {
 	args := r.Command
 	if len(args) < 2 {
@@ -206,9 +207,9 @@ func RerunCommand(r *results.Results) string {
 			continue
 		}
 		switch name {
-		case "quick", "force":
+		case "quick", "force", "brief", "detail", "dry-run":
 			continue
-		case "repeat", "duration", "out":
+		case "repeat", "duration", "out", "html", "csv", "format", "samples", "openmetrics", "fio-json":
 			if !hasValue {
 				i++
 			}
