@@ -307,7 +307,7 @@ func msText(ms float64) string {
 // costFindings give each bucket backend's cost per month at the run's rate, pooled over its runs,
 // or say it could not be priced.
 func costFindings(r *results.Results, work WorkUnit) []string {
-	var priced, thin []string
+	var priced, thin, uploads []string
 	for _, b := range r.BackendOrder() {
 		hasBucket := false
 		for _, a := range r.AggregatesOf(b) {
@@ -317,6 +317,9 @@ func costFindings(r *results.Results, work WorkUnit) []string {
 			continue
 		}
 		p, ok := pooledBucketOf(r, b, work)
+		if ok && work.Label != "" {
+			uploads = append(uploads, fmt.Sprintf("%s %s", b, sizeText(p.BytesInPerUnit*max(work.Scale, 1))))
+		}
 		if !ok || len(p.Costs) == 0 {
 			thin = append(thin, b)
 			continue
@@ -331,6 +334,9 @@ func costFindings(r *results.Results, work WorkUnit) []string {
 	}
 	if len(thin) > 0 {
 		out = append(out, ListAnd(thin)+": too few bucket operations in this run to price")
+	}
+	if len(uploads) > 1 {
+		out = append(out, fmt.Sprintf("written to the bucket per %s: %s", work.Label, ListAnd(uploads)))
 	}
 	return out
 }

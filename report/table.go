@@ -168,7 +168,7 @@ func bucketTable(r *results.Results, work WorkUnit) (Table, bool) {
 		t.Columns = append(t.Columns, "$/"+work.CostLabel+" "+p.Name)
 	}
 	t.Columns = append(t.Columns, "class A/s", "$/month "+prices[0].Name, "repl. lag ms", "")
-	var thin, thinBackends, little []string
+	var thin, little []string
 	for _, a := range r.Aggregates {
 		u := a.Bucket
 		if u == nil {
@@ -200,9 +200,6 @@ func bucketTable(r *results.Results, work WorkUnit) (Table, bool) {
 			}
 			row = append(row, fmt.Sprintf("%.2f", u.ClassAPerS), "*", lag, fmt.Sprintf("* %s in %s", opsText(u.ClassAOps, u.ClassBOps), in))
 			thin = append(thin, a.Backend+" "+a.Point)
-			if !slices.Contains(thinBackends, a.Backend) {
-				thinBackends = append(thinBackends, a.Backend)
-			}
 		default:
 			for _, c := range u.Costs {
 				row = append(row, fmt.Sprintf("%.4f", c.USDPerUnit*costScale))
@@ -217,7 +214,15 @@ func bucketTable(r *results.Results, work WorkUnit) (Table, bool) {
 			"are as measured, $/month is its rate of operations for 30 days, and pooled prices leave its runs out",
 			ListAnd(little), MaxExtrapolation, work.CostLabel, MaxExtrapolation, work.CostLabel, MaxExtrapolation))
 	}
-	t.Notes = append(t.Notes, tooFewToPriceNotes(r, thin, thinBackends, &work)...)
+	var bucketBackends []string
+	for _, b := range r.BackendOrder() {
+		for _, a := range r.AggregatesOf(b) {
+			if a.Bucket != nil && !slices.Contains(bucketBackends, b) {
+				bucketBackends = append(bucketBackends, b)
+			}
+		}
+	}
+	t.Notes = append(t.Notes, tooFewToPriceNotes(r, thin, bucketBackends, &work)...)
 	t.Notes = append(t.Notes, "$/month runs the measured bucket operation rate for 30 days: it holds at the measured rate of work "+
 		"only (Litestream uploads once per sync interval whatever the rate); run at your own rate to price yours.")
 	return t, true
