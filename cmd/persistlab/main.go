@@ -50,13 +50,14 @@ func commands() []command {
 		}},
 		{name: "backends", args: "[--markdown]", summary: "every backend and its options: kind, default, unit, what each does", run: toStdout(cmdBackends)},
 		{name: "workloads", args: "[--markdown]", summary: "every workload: its parameters, sections and metrics", run: toStdout(cmdWorkloads)},
-		{name: "report", args: "RESULTS.json [--format json|markdown] [flags]", summary: "tables again, a JSON summary or Markdown; HTML, CSV, samples, OpenMetrics", run: withoutCtx(cmdReport), exits: runExitStatuses, examples: []string{
+		{name: "report", args: "RESULTS.json|SHARD.json... [--format json|markdown] [flags]", summary: "tables again, a JSON summary or Markdown, a seed's scoreboard; HTML, CSV, samples, OpenMetrics", run: withoutCtx(cmdReport), exits: runExitStatuses, examples: []string{
 			"persistlab report results.json --html results.html",
 			"persistlab report results.json --threshold 'error_rate < 1%'",
 			"persistlab report results.json --format json | jq '.rows[] | {backend, point, p95: .median.p95_ms}'",
 			"persistlab report results.json --format markdown > comment.md   # the tables for a pull request's comment",
 			"persistlab report results.json --samples samples.jsonl   # one {metric, value, unit, labels, timestamp} per line",
 			"persistlab report results.json --openmetrics metrics.txt   # a gauge per metric, for a CI dashboard",
+			"persistlab report --scoreboard --format markdown docs/runs/ebs-git-def3e16/shard-*.json   # a seed's scoreboard from a run's shards, as docs/fidelity.md holds it",
 		}},
 		{name: "compare", args: "A.json B.json", summary: "B against A, cell by cell, with verdicts where runs allow", run: withoutCtx(cmdCompare), examples: []string{
 			"persistlab compare before.json after.json",
