@@ -12,8 +12,12 @@ COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null)$(shell git status --po
 export PERSISTLAB_TOOLS ?= $(CURDIR)/.tools/bin:$(CURDIR)/.venv/bin
 export PERSISTLAB_EXAMPLES ?= $(CURDIR)/examples
 
+# What scripts/setup installs (its header lists each need's programs): all by default, which
+# test and bench use; `make demo SETUP_FOR=rails` installs the demo's alone (no MariaDB, fio or
+# Chromium).
+SETUP_FOR ?= all
 setup:
-	scripts/setup
+	scripts/setup --for $(SETUP_FOR)
 
 build:
 	$(GO) build -ldflags "-X persistlab/internal/sysinfo.buildCommit=$(COMMIT)" -o $(BIN) ./cmd/persistlab

@@ -151,6 +151,9 @@ type Env struct {
 	// Keep leaves the data in WorkDir after Stop (run --keep), for a user to look at; processes
 	// and mounts are stopped all the same.
 	Keep bool
+	// Warn says something the user should know at once (on the run's terminal, above its progress
+	// line); nil: on standard error.
+	Warn func(string)
 }
 
 // Stats are cumulative counters a backend keeps (bucket requests, bytes, CPU seconds); the runner

@@ -71,6 +71,10 @@ func WriteAnswer(w io.Writer, r *results.Results) {
 	if a.Question == "" && len(a.Findings) == 0 {
 		return
 	}
+	if md, ok := w.(*markdown); ok {
+		md.answer(a)
+		return
+	}
 	fmt.Fprintln(w, "ANSWER")
 	if a.Question != "" {
 		fmt.Fprintln(w, wrapLines(a.Question, "  "))
@@ -84,6 +88,25 @@ func WriteAnswer(w io.Writer, r *results.Results) {
 	if a.Fidelity != "" {
 		fmt.Fprintln(w, wrapLines("fidelity: "+a.Fidelity, "  "))
 	}
+}
+
+// Lines are the answer as the lines of a page: the question, each finding, each caveat marked,
+// and the fidelity.
+func (a Answer) Lines() []string {
+	var out []string
+	if a.Question != "" {
+		out = append(out, a.Question)
+	}
+	for _, f := range a.Findings {
+		out = append(out, "• "+f)
+	}
+	for _, c := range a.Caveats {
+		out = append(out, "! "+c)
+	}
+	if a.Fidelity != "" {
+		out = append(out, "fidelity: "+a.Fidelity)
+	}
+	return out
 }
 
 // answerWidth is the width the answer's lines wrap at.
@@ -151,11 +174,11 @@ func genericCaveats(r *results.Results) []string {
 		}
 	}
 	if len(bound) > 0 {
-		which := fmt.Sprintf("%d of %d rows were", len(bound), len(r.Aggregates))
+		which, their := fmt.Sprintf("%d of %d rows were", len(bound), len(r.Aggregates)), "their"
 		if len(bound) == 1 {
-			which = bound[0] + " was"
+			which, their = bound[0]+" was", "its"
 		}
-		out = append(out, which+" bound by this machine (its CPU, or the lab's own ceiling), not by the cloud model: read their figures as this machine's limit")
+		out = append(out, which+" bound by this machine (its CPU, or the lab's own ceiling), not by the cloud model: read "+their+" figures as this machine's limit")
 	}
 	return out
 }
@@ -173,8 +196,9 @@ func runsText(s *scenario.Spec) string {
 }
 
 // RerunCommand is the command that ran r, as persistlab, without what made it short (--quick,
-// --repeat, --duration) or what a second run could not reuse (--out, --force). A merged run
-// recorded the merge, not its shards' run: the scenario's run by name stands for it.
+// --repeat, --duration) or what a second run would overwrite or need not repeat (its outputs,
+// --force, its view). A merged run recorded the merge, not its shards' run: the scenario's run
+// by name stands for it.
 func RerunCommand(r *results.Results) string {
 	args := r.Command
 	if len(args) < 2 || args[1] == "merge" {
@@ -188,9 +212,9 @@ func RerunCommand(r *results.Results) string {
 			continue
 		}
 		switch name {
-		case "quick", "force":
+		case "quick", "force", "brief", "detail", "dry-run":
 			continue
-		case "repeat", "duration", "out":
+		case "repeat", "duration", "out", "html", "csv", "format", "samples", "openmetrics", "fio-json":
 			if !hasValue {
 				i++
 			}
@@ -288,7 +312,7 @@ func msText(ms float64) string {
 // costFindings give each bucket backend's cost per month at the run's rate, pooled over its runs,
 // or say it could not be priced.
 func costFindings(r *results.Results, work WorkUnit) []string {
-	var priced, thin []string
+	var priced, thin, uploads []string
 	for _, b := range r.BackendOrder() {
 		hasBucket := false
 		for _, a := range r.AggregatesOf(b) {
@@ -298,6 +322,9 @@ func costFindings(r *results.Results, work WorkUnit) []string {
 			continue
 		}
 		p, ok := pooledBucketOf(r, b, work)
+		if ok && work.Label != "" {
+			uploads = append(uploads, fmt.Sprintf("%s %s", b, sizeText(p.BytesInPerUnit*max(work.Scale, 1))))
+		}
 		if !ok || len(p.Costs) == 0 {
 			thin = append(thin, b)
 			continue
@@ -312,6 +339,9 @@ func costFindings(r *results.Results, work WorkUnit) []string {
 	}
 	if len(thin) > 0 {
 		out = append(out, ListAnd(thin)+": too few bucket operations in this run to price")
+	}
+	if len(uploads) > 1 {
+		out = append(out, fmt.Sprintf("written to the bucket per %s: %s", work.Label, ListAnd(uploads)))
 	}
 	return out
 }

@@ -11,7 +11,7 @@ import (
 // what a second run could not reuse, and with every word a shell would split quoted.
 func TestRerunCommandKeepsTheRunsOwnFlags(t *testing.T) {
 	r := &results.Results{Scenario: &scenario.Spec{Name: "s"}, Command: []string{"/tmp/x/bin/persistlab", "run", "my app.yaml", "--quick", "--out", "o.json",
-		"--repeat=1", "--duration", "5s", "--backend", "gcsfuse,local", "--force", "--threshold", "p95 < 200ms"}}
+		"--repeat=1", "--duration", "5s", "--backend", "gcsfuse,local", "--force", "--threshold", "p95 < 200ms", "--brief", "--html", "p.html", "--format=json"}}
 	if got, want := RerunCommand(r), "persistlab run 'my app.yaml' --backend gcsfuse,local --threshold 'p95 < 200ms'"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"persistlab/backend"
 	"persistlab/measure"
@@ -328,16 +327,15 @@ func writeBurstTable(w io.Writer, r *results.Results) {
 	if len(uses) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nburst credits, sampled during each run (drawn: the most the run had spent at once, of the bucket; lasts: a full bucket at that pace)")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "backend\tbucket\tbaseline\truns\tran dry\tlowest left\tdrawn\tin a run of\tunits/s billed\tfull bucket lasts\t")
+	t := Table{Title: "burst credits, sampled during each run (drawn: the most the run had spent at once, of the bucket; lasts: a full bucket at that pace)",
+		Columns: []string{"backend", "bucket", "baseline", "runs", "ran dry", "lowest left", "drawn", "in a run of", "units/s billed", "full bucket lasts"}}
 	for _, u := range uses {
 		drawn, in, rate, lasts := "-", "-", "-", "-"
 		if u.Seconds > 0 {
 			drawn, in, rate, lasts = shareText(u.Drawn/u.Bucket), secondsText(u.Seconds), fmt.Sprintf("%.1f", u.Billed/u.Seconds), secondsText(u.Lasts())
 		}
-		fmt.Fprintf(tw, "%s\t%.3g %s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", u.Backend, u.Bucket, u.Unit, baselineText(u), u.Cells, u.Drained,
-			shareText(max(0, u.LeastLeft)), drawn, in, rate, lasts)
+		t.Rows = append(t.Rows, []string{u.Backend, fmt.Sprintf("%.3g %s", u.Bucket, u.Unit), baselineText(u), fmt.Sprint(u.Cells), fmt.Sprint(u.Drained),
+			shareText(max(0, u.LeastLeft)), drawn, in, rate, lasts})
 	}
-	tw.Flush()
+	WriteTable(w, t)
 }

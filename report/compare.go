@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"persistlab/measure"
 	"persistlab/results"
@@ -174,7 +173,7 @@ func WriteComparison(w io.Writer, aName, bName string, a, b *results.Results) {
 	if diff := differences(a, b); len(diff) > 0 {
 		fmt.Fprintf(w, "warning: A and B are different experiments, so their ratios mix the storage with the set-up:\n  %s\n\n", strings.Join(diff, "\n  "))
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := NewTable(w, 0)
 	fmt.Fprintln(tw, "backend\tpoint\tmetric\tA\tB\tB/A\tmark\tverdict")
 	for _, r := range rows {
 		sign := map[string]string{"better": "+ better", "worse": "- worse", "same": "= same"}[r.Mark]

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -137,6 +136,7 @@ type pooledBucket struct {
 	APerUnit       float64 // operations over all the work
 	BPerUnit       float64
 	APerS, BPerS   float64 // operations over all the seconds
+	BytesInPerUnit float64 // bytes written to the bucket over all the work
 	PricedOps      float64
 	Costs          []results.Cost // nil if PricedOps < MinPricedOps
 }
@@ -156,6 +156,7 @@ func pooledBucketOf(r *results.Results, backend string, work WorkUnit) (pooledBu
 			rows[r.Key(c.Cell).Point] = true
 			p.Runs++
 			p.ClassA, p.ClassB = p.ClassA+run.classA, p.ClassB+run.classB
+			p.BytesInPerUnit += run.bytesIn
 			units, p.Seconds = units+run.units, p.Seconds+run.seconds
 		}
 	}
@@ -163,7 +164,7 @@ func pooledBucketOf(r *results.Results, backend string, work WorkUnit) (pooledBu
 		return p, false
 	}
 	p.Rows = len(rows)
-	p.APerUnit, p.BPerUnit = p.ClassA/units, p.ClassB/units
+	p.APerUnit, p.BPerUnit, p.BytesInPerUnit = p.ClassA/units, p.ClassB/units, p.BytesInPerUnit/units
 	p.APerS, p.BPerS = p.ClassA/p.Seconds, p.ClassB/p.Seconds
 	p.PricedOps = pricedOps(priceLists(r), p.ClassA, p.ClassB)
 	if p.PricedOps >= MinPricedOps {
@@ -177,28 +178,28 @@ func opsText(classA, classB float64) string {
 	return fmt.Sprintf("%.0f class A, %.0f class B", classA, classB)
 }
 
-// writeTooFewToPrice explains the rows marked * in a table of costs (thin names them), and prices
+// tooFewToPriceNotes explain the rows marked * in a table of costs (thin names them), and price
 // each of their backends pooled over its runs instead where work names the unit of work (nil for
 // the crash table, whose rows are not pooled).
-func writeTooFewToPrice(w io.Writer, r *results.Results, thin []string, backends []string, work *WorkUnit) {
-	if len(thin) == 0 {
-		return
+func tooFewToPriceNotes(r *results.Results, thin []string, backends []string, work *WorkUnit) []string {
+	var notes []string
+	if len(thin) > 0 {
+		verb := "count"
+		if len(thin) == 1 {
+			verb = "counts"
+		}
+		notes = append(notes, fmt.Sprintf("* not priced: %s %s too few bucket operations in a run to price. A count n of such rare "+
+			"events is known to about 1/sqrt(n), so a price resting on fewer than %d (class A and B weighted by their prices) errs by a third or more, "+
+			"and its $0, or its month, would extrapolate the few uploads the run happened to catch (a SQLite checkpoint, a sync)",
+			ListAnd(thin), verb, MinPricedOps))
 	}
-	verb := "count"
-	if len(thin) == 1 {
-		verb = "counts"
-	}
-	fmt.Fprintln(w, indentWrap(fmt.Sprintf("* not priced: %s %s too few bucket operations in a run to price. A count n of such rare "+
-		"events is known to about 1/sqrt(n), so a price resting on fewer than %d (class A and B weighted by their prices) errs by a third or more, "+
-		"and its $0, or its month, would extrapolate the few uploads the run happened to catch (a SQLite checkpoint, a sync)",
-		ListAnd(thin), verb, MinPricedOps), "  ", "    "))
-	if work == nil {
-		return
+	if work == nil || len(backends) == 0 {
+		return notes
 	}
 	scale, costScale := max(work.Scale, 1), max(work.CostScale, 1)
 	prices := priceLists(r)
-	fmt.Fprintln(w, indentWrap("priced from every run of the backend instead, pooled: its operations summed over all its rows' work and all "+
-		"their seconds (the rows ran at their own rates of work, so this prices the mix this run swept, not one rate):", "  ", "  "))
+	notes = append(notes, "every run of each backend pooled, as the answer prices it: its operations and bytes summed over all its rows' work and all "+
+		"their seconds (the rows ran at their own rates of work, so this prices the mix this run swept, not one rate):")
 	for _, b := range backends {
 		p, ok := pooledBucketOf(r, b, *work)
 		if !ok {
@@ -214,8 +215,12 @@ func writeTooFewToPrice(w io.Writer, r *results.Results, thin []string, backends
 			}
 			line += fmt.Sprintf("; %.2f class A/s, $%.2f/month %s", p.APerS, p.Costs[0].USDPerMonth, prices[0].Name)
 		}
-		fmt.Fprintln(w, indentWrap(line, "    ", "      "))
+		if work.Label != "" {
+			line += fmt.Sprintf("; %s up per %s", sizeText(p.BytesInPerUnit*scale), work.Label)
+		}
+		notes = append(notes, line)
 	}
+	return notes
 }
 
 // indentWrap wraps text at 110 columns, its first line indented by first, the others by rest.

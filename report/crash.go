@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"persistlab/backend"
 	"persistlab/measure"
@@ -76,12 +75,16 @@ func summarizeCrashes(r *results.Results) {
 
 // writeCrashTable prints the crash runs' summary per backend.
 func writeCrashTable(w io.Writer, r *results.Results) {
-	if len(r.CrashSummaries) == 0 {
-		return
+	if len(r.CrashSummaries) > 0 {
+		WriteTable(w, crashTable(r))
 	}
-	fmt.Fprintf(w, "\ncrash runs: the instance killed (SIGKILL) at a random moment, its local disk thrown away, recovered from what persisted\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "backend\tpoint\tcrashes\tacked/s\tlost min\tlost med\tlost max\tlost all\twindow ms\treach ms (med/max)\trecovery ms\tintegrity fails\tbelow replica\tclass A/s\t$/month "+priceLists(r)[0].Name+"\t")
+}
+
+// crashTable is the crash runs' summary, a row per backend and point.
+func crashTable(r *results.Results) Table {
+	t := Table{Title: "crash runs: the instance killed (SIGKILL) at a random moment, its local disk thrown away, recovered from what persisted",
+		Columns: []string{"backend", "point", "crashes", "acked/s", "lost min", "lost med", "lost max", "lost all", "window ms", "reach ms (med/max)",
+			"recovery ms", "integrity fails", "below replica", "class A/s", "$/month " + priceLists(r)[0].Name, ""}}
 	var thin []string
 	for _, s := range r.CrashSummaries {
 		cost := "-"
@@ -90,7 +93,7 @@ func writeCrashTable(w io.Writer, r *results.Results) {
 		}
 		mark := ""
 		if s.TooFewToPrice {
-			cost, mark = "*", "  * "+opsText(s.ClassAOps, s.ClassBOps)+" in the median crash run"
+			cost, mark = "*", "* "+opsText(s.ClassAOps, s.ClassBOps)+" in the median crash run"
 			thin = append(thin, s.Backend+" "+s.Point)
 		}
 		integrity, below := "-", "-" // not checked, or no replica position recorded: nothing to count
@@ -100,18 +103,21 @@ func writeCrashTable(w io.Writer, r *results.Results) {
 		if s.Positions > 0 {
 			below = fmt.Sprint(s.BelowPosition)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%d\t%.0f\t%d\t%d/%d\t%.0f\t%.0f / %.0f\t%.0f\t%s\t%s\t%.2f\t%s\t%s\n", s.Backend, s.Point, s.Runs, s.AckedPerS, s.LostMin, s.LostMedian, s.LostMax,
-			s.LostEverything, s.Runs, s.WindowMedianMs, s.ReachMedianMs, s.ReachMaxMs, s.RecoveryMedianMs, integrity, below, s.ClassAPerS, cost, mark)
+		t.Rows = append(t.Rows, []string{s.Backend, s.Point, fmt.Sprint(s.Runs), fmt.Sprintf("%.1f", s.AckedPerS), fmt.Sprint(s.LostMin),
+			fmt.Sprintf("%.0f", s.LostMedian), fmt.Sprint(s.LostMax), fmt.Sprintf("%d/%d", s.LostEverything, s.Runs), fmt.Sprintf("%.0f", s.WindowMedianMs),
+			fmt.Sprintf("%.0f / %.0f", s.ReachMedianMs, s.ReachMaxMs), fmt.Sprintf("%.0f", s.RecoveryMedianMs), integrity, below,
+			fmt.Sprintf("%.2f", s.ClassAPerS), cost, mark})
 	}
-	tw.Flush()
-	writeTooFewToPrice(w, r, thin, nil, nil)
+	t.Notes = tooFewToPriceNotes(r, thin, nil, nil)
 	for _, s := range r.CrashSummaries {
 		if s.LostEverything == s.Runs {
-			fmt.Fprintf(w, "  %s lost every acknowledged write in every crash: nothing it holds survives the instance\n", s.Backend)
+			t.Notes = append(t.Notes, s.Backend+" lost every acknowledged write in every crash: nothing it holds survives the instance")
 		}
 	}
-	fmt.Fprintln(w, "  acked/s: acknowledged writes per second of load before the kill (the pace the durability setting allows);")
-	fmt.Fprintln(w, "  lost: acknowledged writes missing after recovery; window: first to last lost acknowledgement;")
-	fmt.Fprintln(w, "  reach: how long before the kill the first lost write was acknowledged; below replica: recoveries")
-	fmt.Fprintln(w, "  that came back below the replica position recorded at the kill (must be 0)")
+	t.Notes = append(t.Notes,
+		"acked/s: acknowledged writes per second of load before the kill (the pace the durability setting allows)",
+		"lost: acknowledged writes missing after recovery; window: first to last lost acknowledgement",
+		"reach: how long before the kill the first lost write was acknowledged",
+		"below replica: recoveries that came back below the replica position recorded at the kill (must be 0)")
+	return t
 }

@@ -1,12 +1,14 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"persistlab/internal/provenance"
@@ -176,25 +178,17 @@ func WriteScoreboard(w io.Writer, r *results.Results) {
 	}
 	fmt.Fprintf(w, "\nscoreboard, the lab's fidelity to seed %s (how closely this machine reproduces the published experiment, not a verdict on your storage): its headline figures beside ours (within: ours within %.0f%% of the seed's; calibration: set by a figure fitted from this seed, not a match)\n",
 		r.Scenario.Seed, 100*ScoreTolerance)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := NewTable(w, 0)
 	fmt.Fprintln(tw, "  figure\tseed\tours\tours/seed\tjudged\t")
 	var notes []string
 	var calibrated []string
 	calibration := ""
 	for _, s := range scores {
-		ours, ratio, judged := "-", "-", "not measured"
+		ours, ratio := "-", "-"
 		if s.Measured {
 			ours, ratio = formatScore(s.Ours), fmt.Sprintf("%.2fx", s.Ratio())
-			switch {
-			case s.Calibration != "":
-				judged = "calibration"
-			case s.Within():
-				judged = "within"
-			default:
-				judged = "miss"
-			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t\n", s.Figure, formatScore(s.Seed), ours, ratio, judged)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t\n", s.Figure, formatScore(s.Seed), ours, ratio, s.Judged())
 		if s.Calibration != "" && s.Measured {
 			calibrated, calibration = append(calibrated, s.Figure), s.Calibration
 		}
@@ -210,6 +204,90 @@ func WriteScoreboard(w io.Writer, r *results.Results) {
 		fmt.Fprintln(w, "  "+n)
 	}
 	fmt.Fprintf(w, "  seed %s: %s\n", r.Scenario.Seed, Tally(scores))
+}
+
+// Judged is the score's verdict as the scoreboard prints it: within, miss, calibration or not
+// measured.
+func (s Score) Judged() string {
+	switch {
+	case !s.Measured:
+		return "not measured"
+	case s.Calibration != "":
+		return "calibration"
+	case s.Within():
+		return "within"
+	}
+	return "miss"
+}
+
+// ScoredSeeds lists the seeds a run can be scored against, in order.
+func ScoredSeeds() []string {
+	scoresMu.RLock()
+	defer scoresMu.RUnlock()
+	return slices.Sorted(maps.Keys(seedScores))
+}
+
+// WriteScoreboardMarkdown is WriteScoreboard as Markdown: its caption, the table, the notes and
+// the tally, as docs/fidelity.md carries them.
+func WriteScoreboardMarkdown(w io.Writer, r *results.Results) error {
+	md := &markdown{w: w}
+	WriteScoreboard(md, r)
+	md.close()
+	return md.err
+}
+
+// ScoreboardSummary is a run's scoreboard for scripts (report --scoreboard --format json).
+type ScoreboardSummary struct {
+	Seed      string         `json:"seed"`
+	Scenario  string         `json:"scenario"`
+	Tolerance float64        `json:"tolerance"` // ScoreTolerance
+	Goal      float64        `json:"goal"`      // ScoreGoal
+	Scores    []ScoreSummary `json:"scores"`
+	Tally     TallySummary   `json:"tally"`
+}
+
+// ScoreSummary is one score: ours and the ratio are null where the run did not measure it.
+type ScoreSummary struct {
+	Figure      string   `json:"figure"`
+	Seed        float64  `json:"seed"`
+	Ours        *float64 `json:"ours"`
+	Ratio       *float64 `json:"ratio"`
+	Judged      string   `json:"judged"`
+	Calibration string   `json:"calibration,omitempty"`
+	Note        string   `json:"note,omitempty"`
+}
+
+// TallySummary is a ScoreTally and whether it meets ScoreGoal.
+type TallySummary struct {
+	Predictions int  `json:"predictions"`
+	Within      int  `json:"within"`
+	Calibration int  `json:"calibration"`
+	Unmeasured  int  `json:"unmeasured"`
+	Met         bool `json:"met"`
+}
+
+// WriteScoreboardJSON writes the run's ScoreboardSummary as indented JSON.
+func WriteScoreboardJSON(w io.Writer, r *results.Results) error {
+	scores := Scoreboard(r)
+	t := Tally(scores)
+	out := ScoreboardSummary{Seed: r.Scenario.Seed, Scenario: r.Scenario.Name, Tolerance: ScoreTolerance, Goal: ScoreGoal, Scores: []ScoreSummary{},
+		Tally: TallySummary{Predictions: t.Predictions, Within: t.Within, Calibration: t.Calibration, Unmeasured: t.Unmeasured, Met: t.Met()}}
+	finite := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	for _, s := range scores {
+		sum := ScoreSummary{Figure: s.Figure, Seed: s.Seed, Judged: s.Judged(), Calibration: s.Calibration, Note: s.Note}
+		if s.Measured {
+			sum.Ours, sum.Ratio = finite(s.Ours), finite(s.Ratio())
+		}
+		out.Scores = append(out.Scores, sum)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 func formatScore(v float64) string {

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"persistlab/results"
 	"persistlab/scenario"
@@ -34,12 +33,26 @@ func WriteTables(w io.Writer, r *results.Results) { WriteView(w, r, ViewDetail) 
 // tables (its presenter's), the seed's published numbers beside ours, the bucket's requests and
 // cost, crash runs, and every failed cell's reason.
 func WriteView(w io.Writer, r *results.Results, view View) {
+	writeHeader(w, r)
+	fmt.Fprintln(w)
+	WriteAnswer(w, r)
+	if view == ViewBrief {
+		writeFailures(w, r)
+		writeThresholds(w, r)
+		return
+	}
+	fmt.Fprintln(w)
+	writeSections(w, r, view)
+}
+
+// writeHeader prints the run's title, its status when not complete, its shards and its notes.
+func writeHeader(w io.Writer, r *results.Results) {
 	s := r.Scenario
 	title := s.Name
 	if s.Title != "" {
 		title += ": " + s.Title
 	}
-	fmt.Fprintf(w, "%s\n", title)
+	writeTitle(w, title)
 	if r.Status != results.StatusComplete {
 		fmt.Fprintf(w, "status: %s %s\n", strings.ToUpper(r.Status), r.Error)
 	}
@@ -52,14 +65,10 @@ func WriteView(w io.Writer, r *results.Results, view View) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	fmt.Fprintln(w)
-	WriteAnswer(w, r)
-	if view == ViewBrief {
-		writeFailures(w, r)
-		writeThresholds(w, r)
-		return
-	}
-	fmt.Fprintln(w)
+}
+
+// writeSections prints what follows the answer, as much as view asks.
+func writeSections(w io.Writer, r *results.Results, view View) {
 	pres := presenterOf(r)
 	pres.Tables(w, r)
 	writeBurstTable(w, r)
@@ -101,6 +110,9 @@ func writeFailures(w io.Writer, r *results.Results) {
 // writeGenericTable prints every metric's median per backend and sweep point: the table of a
 // workload without a presenter of its own.
 func writeGenericTable(w io.Writer, r *results.Results) {
+	if len(r.Aggregates) == 0 { // crash runs only: the crash table says it all
+		return
+	}
 	names := map[string]bool{}
 	for _, a := range r.Aggregates {
 		for m := range a.Median {
@@ -112,21 +124,18 @@ func writeGenericTable(w io.Writer, r *results.Results) {
 		metrics = append(metrics, m)
 	}
 	sort.Strings(metrics)
-	fmt.Fprintf(w, "%d run(s) per row, each column the median over runs\n\n", r.Scenario.Repeat)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	header := "backend\tpoint\truns\t"
+	t := Table{Title: fmt.Sprintf("%d run(s) per row, each column the median over runs", r.Scenario.Repeat), Columns: []string{"backend", "point", "runs"}}
 	for _, m := range metrics {
-		header += m + unitSuffix(r, m) + "\t"
+		t.Columns = append(t.Columns, m+unitSuffix(r, m))
 	}
-	fmt.Fprintln(tw, header)
 	for _, a := range r.Aggregates {
-		line := fmt.Sprintf("%s\t%s\t%d\t", a.Backend, a.Point, a.Runs)
+		row := []string{a.Backend, a.Point, fmt.Sprint(a.Runs)}
 		for _, m := range metrics {
-			line += fmt.Sprintf("%.4g\t", a.Median[m])
+			row = append(row, fmt.Sprintf("%.4g", a.Median[m]))
 		}
-		fmt.Fprintln(tw, line)
+		t.Rows = append(t.Rows, row)
 	}
-	tw.Flush()
+	WriteTable(w, t)
 }
 
 func unitSuffix(r *results.Results, metric string) string {
@@ -138,24 +147,29 @@ func unitSuffix(r *results.Results, metric string) string {
 
 // writeBucketTable shows, for backends on a bucket, its requests per unit of work and their cost.
 func writeBucketTable(w io.Writer, r *results.Results, work WorkUnit) {
+	if t, ok := bucketTable(r, work); ok {
+		WriteTable(w, t)
+	}
+}
+
+// bucketTable is the bucket's requests per unit of work and their cost, per row on a bucket.
+func bucketTable(r *results.Results, work WorkUnit) (Table, bool) {
 	any := false
 	for _, a := range r.Aggregates {
 		any = any || a.Bucket != nil
 	}
 	if !any {
-		return
+		return Table{}, false
 	}
 	scale, costScale := max(work.Scale, 1), max(work.CostScale, 1)
-	fmt.Fprintf(w, "\nbucket requests per %s, and their cost at list prices (medians over runs)\n", work.Label)
 	prices := priceLists(r)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	columns := "backend\tpoint\tclass A\tclass B\tKiB up\tKiB down\t429s/run\t"
+	t := Table{Title: fmt.Sprintf("bucket requests per %s, and their cost at list prices (medians over runs)", work.Label),
+		Columns: []string{"backend", "point", "class A", "class B", "KiB up", "KiB down", "429s/run"}}
 	for _, p := range prices {
-		columns += "$/" + work.CostLabel + " " + p.Name + "\t"
+		t.Columns = append(t.Columns, "$/"+work.CostLabel+" "+p.Name)
 	}
-	columns += "class A/s\t$/month " + prices[0].Name + "\trepl. lag ms\t"
-	fmt.Fprintln(tw, columns)
-	var thin, thinBackends, little []string
+	t.Columns = append(t.Columns, "class A/s", "$/month "+prices[0].Name, "repl. lag ms", "")
+	var thin, little []string
 	for _, a := range r.Aggregates {
 		u := a.Bucket
 		if u == nil {
@@ -165,107 +179,121 @@ func writeBucketTable(w io.Writer, r *results.Results, work WorkUnit) {
 		if v := a.Median["replication_lag_ms"]; v > 0 {
 			lag = fmt.Sprintf("%.0f", v)
 		}
-		line := fmt.Sprintf("%s\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t", a.Backend, a.Point, u.ClassA*scale, u.ClassB*scale,
-			u.BytesIn*scale/1024, u.BytesOut*scale/1024, u.Throttled)
-		if u.TooLittleWork {
+		row := []string{a.Backend, a.Point, fmt.Sprintf("%.2f", u.ClassA*scale), fmt.Sprintf("%.2f", u.ClassB*scale),
+			fmt.Sprintf("%.2f", u.BytesIn*scale/1024), fmt.Sprintf("%.2f", u.BytesOut*scale/1024), fmt.Sprintf("%.0f", u.Throttled)}
+		switch {
+		case u.TooLittleWork:
 			// Its operations per unit are shown as measured; a price per unit would multiply them.
-			line += strings.Repeat("†\t", len(prices))
-			month := costs(prices, 0, 0, u.ClassAPerS, u.ClassBPerS)[0].USDPerMonth
-			line += fmt.Sprintf("%.2f\t%.2f\t%s\t  † %s of work, %s through the bucket per run", u.ClassAPerS, month, lag,
-				sizeText(u.UnitsPerRun*work.BytesPerUnit), sizeText(u.BucketBytesPerRun))
+			for range prices {
+				row = append(row, "†")
+			}
+			row = append(row, fmt.Sprintf("%.2f", u.ClassAPerS), fmt.Sprintf("%.2f", bucketMonth(prices, u)), lag,
+				fmt.Sprintf("† %s of work, %s through the bucket per run", sizeText(u.UnitsPerRun*work.BytesPerUnit), sizeText(u.BucketBytesPerRun)))
 			little = append(little, a.Backend+" "+a.Point)
-			fmt.Fprintln(tw, line)
-			continue
-		}
-		if u.TooFewToPrice || len(u.Costs) == 0 {
+		case u.TooFewToPrice || len(u.Costs) == 0:
 			// A price from a handful of uploads would be the luck of the run: marked, not given.
-			line += strings.Repeat("*\t", len(prices))
+			for range prices {
+				row = append(row, "*")
+			}
 			in := "the run"
 			if a.Runs > 1 {
 				in = "the median run"
 			}
-			line += fmt.Sprintf("%.2f\t*\t%s\t  * %s in %s", u.ClassAPerS, lag, opsText(u.ClassAOps, u.ClassBOps), in)
+			row = append(row, fmt.Sprintf("%.2f", u.ClassAPerS), "*", lag, fmt.Sprintf("* %s in %s", opsText(u.ClassAOps, u.ClassBOps), in))
 			thin = append(thin, a.Backend+" "+a.Point)
-			if !slices.Contains(thinBackends, a.Backend) {
-				thinBackends = append(thinBackends, a.Backend)
+		default:
+			for _, c := range u.Costs {
+				row = append(row, fmt.Sprintf("%.4f", c.USDPerUnit*costScale))
 			}
-			fmt.Fprintln(tw, line)
-			continue
+			row = append(row, fmt.Sprintf("%.2f", u.ClassAPerS), fmt.Sprintf("%.2f", u.Costs[0].USDPerMonth), lag, "")
 		}
-		for _, c := range u.Costs {
-			line += fmt.Sprintf("%.4f\t", c.USDPerUnit*costScale)
-		}
-		line += fmt.Sprintf("%.2f\t%.2f\t%s\t", u.ClassAPerS, u.Costs[0].USDPerMonth, lag)
-		fmt.Fprintln(tw, line)
+		t.Rows = append(t.Rows, row)
 	}
-	tw.Flush()
 	if len(little) > 0 {
-		fmt.Fprintln(w, indentWrap(fmt.Sprintf("† not priced: in most runs of %s the work was under 1/%d of a %s while the bucket moved over %d times "+
+		t.Notes = append(t.Notes, fmt.Sprintf("† not priced: in most runs of %s the work was under 1/%d of a %s while the bucket moved over %d times "+
 			"the work's bytes; a price per %s would multiply what the run's few operations moved by over %d. Its operations per unit "+
 			"are as measured, $/month is its rate of operations for 30 days, and pooled prices leave its runs out",
-			ListAnd(little), MaxExtrapolation, work.CostLabel, MaxExtrapolation, work.CostLabel, MaxExtrapolation), "  ", "    "))
+			ListAnd(little), MaxExtrapolation, work.CostLabel, MaxExtrapolation, work.CostLabel, MaxExtrapolation))
 	}
-	writeTooFewToPrice(w, r, thin, thinBackends, &work)
-	fmt.Fprintln(w, "  $/month runs the measured bucket operation rate for 30 days: it holds at the measured rate of work")
-	fmt.Fprintln(w, "  only (Litestream uploads once per sync interval whatever the rate); run at your own rate to price yours.")
+	var bucketBackends []string
+	for _, b := range r.BackendOrder() {
+		for _, a := range r.AggregatesOf(b) {
+			if a.Bucket != nil && !slices.Contains(bucketBackends, b) {
+				bucketBackends = append(bucketBackends, b)
+			}
+		}
+	}
+	t.Notes = append(t.Notes, tooFewToPriceNotes(r, thin, bucketBackends, &work)...)
+	t.Notes = append(t.Notes, "$/month runs the measured bucket operation rate for 30 days: it holds at the measured rate of work "+
+		"only (Litestream uploads once per sync interval whatever the rate); run at your own rate to price yours.")
+	return t, true
+}
+
+// bucketMonth is a row's bucket cost per month at its measured rate of operations, at the first
+// price list: priced per second, so it stands where a price per unit of work would not (†).
+func bucketMonth(prices []scenario.Price, u *results.BucketUse) float64 {
+	return costs(prices, 0, 0, u.ClassAPerS, u.ClassBPerS)[0].USDPerMonth
 }
 
 // writeSeedComparison sets each published table beside ours: columns naming a parameter pick our
 // row; the others are metrics, shown as ours, the seed's, and ours/seed.
 func writeSeedComparison(w io.Writer, r *results.Results) {
+	for _, t := range seedComparisonTables(r) {
+		WriteTable(w, t)
+	}
+}
+
+// seedComparisonTables are the published tables beside ours, one per published table that shares
+// a row with the run.
+func seedComparisonTables(r *results.Results) []Table {
+	var out []Table
 	for _, p := range r.Scenario.Published {
 		paramCols, metricCols := publishedColumns(r, &p)
-		var rows []string
-		for _, row := range p.Rows {
-			a := findAggregate(r, p.Backend, p.Params, p.Columns, paramCols, row)
-			if a == nil {
-				continue
-			}
-			line := ""
-			for _, i := range paramCols {
-				line += string(row[i]) + "\t"
-			}
-			for _, i := range metricCols {
-				seed, ok := row[i].Float()
-				ours, have := a.Median[p.Columns[i]]
-				switch {
-				case !ok || !have:
-					line += fmt.Sprintf("-\t%s\t-\t", row[i])
-				default:
-					line += fmt.Sprintf("%.2f\t%.2f\t%.2fx\t", ours, seed, ours/seed)
-				}
-			}
-			rows = append(rows, line)
-		}
-		if len(rows) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\n%s beside the seed (%s)\n", p.Backend, p.Source)
+		t := Table{Title: fmt.Sprintf("%s beside the seed (%s)", p.Backend, p.Source)}
 		if len(p.Params) > 0 {
 			var fixed []string
 			for k, v := range p.Params {
 				fixed = append(fixed, k+"="+v)
 			}
 			sort.Strings(fixed)
-			fmt.Fprintf(w, "  at %s\n", strings.Join(fixed, " "))
+			t.Title += " at " + strings.Join(fixed, " ")
 		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		header := ""
 		for _, i := range paramCols {
-			header += p.Columns[i] + "\t"
+			t.Columns = append(t.Columns, p.Columns[i])
 		}
 		for _, i := range metricCols {
-			header += p.Columns[i] + "\tseed\tratio\t"
+			t.Columns = append(t.Columns, p.Columns[i], "seed", "ratio")
 		}
-		fmt.Fprintln(tw, header)
-		for _, row := range rows {
-			fmt.Fprintln(tw, row)
+		for _, row := range p.Rows {
+			a := findAggregate(r, p.Backend, p.Params, p.Columns, paramCols, row)
+			if a == nil {
+				continue
+			}
+			var cells []string
+			for _, i := range paramCols {
+				cells = append(cells, string(row[i]))
+			}
+			for _, i := range metricCols {
+				seed, ok := row[i].Float()
+				ours, have := a.Median[p.Columns[i]]
+				switch {
+				case !ok || !have:
+					cells = append(cells, "-", string(row[i]), "-")
+				default:
+					cells = append(cells, fmt.Sprintf("%.2f", ours), fmt.Sprintf("%.2f", seed), fmt.Sprintf("%.2fx", ours/seed))
+				}
+			}
+			t.Rows = append(t.Rows, cells)
 		}
-		tw.Flush()
+		if len(t.Rows) == 0 {
+			continue
+		}
 		if p.Notes != "" {
-			fmt.Fprintf(w, "  %s\n", p.Notes)
+			t.Notes = []string{p.Notes}
 		}
+		out = append(out, t)
 	}
+	return out
 }
 
 // isParam says whether name is a parameter of the run (swept or fixed) rather than a metric.

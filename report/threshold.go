@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"persistlab/results"
 	"persistlab/scenario"
@@ -168,7 +167,7 @@ func writeThresholds(w io.Writer, r *results.Results) {
 		return
 	}
 	fmt.Fprintf(w, "\nthresholds (each row's value as its table shows it; a run that crosses one exits with status 4)\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := NewTable(w, 0)
 	fmt.Fprintf(tw, "threshold\tverdict\trows held\tcrossed\tnot judged\n")
 	for _, j := range js {
 		verdict := "ok"

@@ -32,15 +32,13 @@ func (r *run) probeCeilings(ctx context.Context) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		be, err := backend.New(entry.Name, backend.Env{WorkDir: dir, CPUs: r.res.Placement.AppCPUs, Options: entry.Options, Needs: r.info.Needs})
+		be, err := backend.New(entry.Name, backend.Env{WorkDir: dir, CPUs: r.res.Placement.AppCPUs, Options: entry.Options, Needs: r.info.Needs, Warn: r.progress.warner()})
 		prober, ok := be.(backend.CeilingProber)
 		if err != nil || !ok {
 			os.RemoveAll(dir)
 			continue
 		}
-		if r.opts.Progress != nil {
-			fmt.Fprintf(r.opts.Progress, "measuring the lab's own ceiling for backend %s (model off)\n", entry.ID())
-		}
+		r.progress.say(fmt.Sprintf("measuring the lab's own ceiling for backend %s (model off)", entry.ID()))
 		probed = true
 		c, ok, err := prober.ProbeCeiling(ctx)
 		switch {
@@ -75,8 +73,11 @@ func (r *run) probes(entry scenario.BackendSpec) bool {
 }
 
 // inPlan says whether any cell of the plan (a shard's share) runs on backend entry id.
-func (r *run) inPlan(id string) bool {
-	for _, c := range r.plan.Cells {
+func (r *run) inPlan(id string) bool { return planHas(r.plan.Cells, id) }
+
+// planHas says whether any of cells runs on backend entry id.
+func planHas(cells []scenario.Cell, id string) bool {
+	for _, c := range cells {
 		if c.Backend == id {
 			return true
 		}
@@ -90,9 +91,7 @@ func (r *run) inPlan(id string) bool {
 func (r *run) flagLabBound(entry scenario.BackendSpec, m backend.VolumeModel, c backend.Ceiling) {
 	if note := LabBound(entry.ID(), m, c); note != "" {
 		r.res.Notes = append(r.res.Notes, note)
-		if r.opts.Progress != nil {
-			fmt.Fprintln(r.opts.Progress, "warning: "+note)
-		}
+		r.progress.warn(note)
 	}
 }
 
@@ -127,9 +126,7 @@ func (r *run) flagPageOut() {
 	}
 	if note := PageOutNote(r.res.Machine.PageOut, volumes); note != "" {
 		r.res.Notes = append(r.res.Notes, note)
-		if r.opts.Progress != nil {
-			fmt.Fprintln(r.opts.Progress, "warning: "+note)
-		}
+		r.progress.warn(note)
 	}
 }
 

@@ -54,7 +54,7 @@ func (r *run) open(cell scenario.Cell) (*cellLife, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.be, err = backend.New(entry.Name, backend.Env{WorkDir: dir, CPUs: r.res.Placement.AppCPUs, Wrap: wrapOf(limit), Options: entry.Options, Needs: r.info.Needs, Keep: r.opts.Keep})
+	l.be, err = backend.New(entry.Name, backend.Env{WorkDir: dir, CPUs: r.res.Placement.AppCPUs, Wrap: wrapOf(limit), Options: entry.Options, Needs: r.info.Needs, Keep: r.opts.Keep, Warn: r.progress.warner()})
 	if err != nil {
 		return nil, errors.Join(err, l.removeLimits())
 	}
@@ -109,7 +109,7 @@ func (l *cellLife) addInstance(ctx context.Context, multi backend.MultiInstance)
 // startWorkload starts a workload instance on target; close stops it.
 func (l *cellLife) startWorkload(ctx context.Context, target backend.Target) (workload.Instance, error) {
 	in, err := l.r.wl.Start(ctx, workload.Env{Target: target, CellDir: l.cellDir, Params: l.params,
-		CPUs: l.r.res.Placement.AppCPUs, Self: l.r.opts.Self})
+		CPUs: l.r.res.Placement.AppCPUs, Self: l.r.opts.Self, ToolOutputDir: l.r.opts.ToolOutputDir})
 	if err != nil {
 		return nil, err
 	}
@@ -185,9 +185,7 @@ func (l *cellLife) settle() {
 		if err := cgroup.Empty(s.Dir, cgroup.GroupWait); err != nil {
 			note := fmt.Sprintf("cell %d (%s run %d): %v", l.cell.Index, l.cell.Backend, l.cell.Repeat, err)
 			l.r.res.Notes = append(l.r.res.Notes, note)
-			if l.r.opts.Progress != nil {
-				fmt.Fprintln(l.r.opts.Progress, "warning: "+note)
-			}
+			l.r.progress.warn(note)
 		}
 	}
 	l.stuck = nil

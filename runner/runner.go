@@ -31,8 +31,13 @@ type Options struct {
 	WorkDir  string    // scratch space; each cell gets a fresh subdirectory
 	Self     string    // the persistlab executable, for workloads that run part of it
 	Progress io.Writer // nil: quiet
-	Command  []string  // as typed, for the results file
-	Keep     bool      // backends leave their data in the work directory (run --keep)
+	// ProgressWidth is the terminal's width: the progress line is cut to fit it, as a line that
+	// wraps cannot be cleared by returning to its start (0: not cut).
+	ProgressWidth int
+	Command       []string // as typed, for the results file
+	Keep          bool     // backends leave their data in the work directory (run --keep)
+	// ToolOutputDir is where workloads keep their tools' own report of each cell (run --fio-json).
+	ToolOutputDir string
 	// Derive recomputes the results' derived figures (aggregates) before each save, so the file
 	// holds them for readers other than persistlab (report.Summarize); nil leaves them to the
 	// report, which derives them again on load.
@@ -54,6 +59,8 @@ type run struct {
 	sharedTarget backend.Target
 	// space is what each backend entry keeps under the work directory (checkSpace).
 	space map[string]backendSpace
+	// progress is the terminal's status line; every warning during the run goes through it.
+	progress *progress
 }
 
 // Run plans spec (scenario.NewPlan: checked once, every cell's parameters resolved) and runs the
@@ -94,7 +101,7 @@ func RunPlan(ctx context.Context, plan *scenario.Plan, opts Options) (*results.R
 		return res, errors.Join(err, saves.save())
 	}
 	cells := plan.Cells
-	progress := newProgress(opts.Progress, len(cells))
+	progress := r.progress
 	var runErr error
 	var killAfter map[int]time.Duration
 	if spec.Crash != nil {
@@ -273,7 +280,12 @@ func newRun(plan *scenario.Plan, opts Options) (*run, error) {
 	if info.NeedsOf != nil { // what this scenario's workload asks of a backend (an app's SQLite file)
 		info.Needs = info.NeedsOf(spec.Workload)
 	}
-	return &run{spec: spec, plan: plan, opts: opts, info: info, wl: wl, versions: sysinfo.Versions(), space: map[string]backendSpace{}}, nil
+	var eta time.Duration
+	if e, err := EstimatePlan(plan); err == nil && e.Known() {
+		eta = e.Total()
+	}
+	return &run{spec: spec, plan: plan, opts: opts, info: info, wl: wl, versions: sysinfo.Versions(), space: map[string]backendSpace{},
+		progress: newProgress(opts.Progress, len(plan.Cells), eta, opts.ProgressWidth)}, nil
 }
 
 // checkDuration refuses a duration the workload cannot use.

@@ -51,6 +51,9 @@ type Info struct {
 	// Timed workloads are driven for the scenario's duration (after its warm-up); the others run
 	// to their own end (fio's runtime, a load's last row).
 	Timed bool
+	// MaxLength, if set, bounds one cell of a workload that runs to its own end, from the cell's
+	// parameters (fio: its runtime and ramp time); 0 when they set no bound. For plan estimates.
+	MaxLength func(p Params) time.Duration
 	// Needs is what the workload asks of a backend: a directory, a SQLite file to replicate.
 	Needs backend.Needs
 	// NeedsOf, if set, gives Needs from the scenario's workload (its fixed parameters).
@@ -89,6 +92,9 @@ type Env struct {
 	Params  Params
 	CPUs    []int  // where the system under test runs; nil: anywhere
 	Self    string // the persistlab executable, for workloads that run a part of it as a process
+	// ToolOutputDir is where a workload keeps its tool's own report of the cell (fio's JSON)
+	// beyond the work directory, named after the cell's directory; "" keeps it in CellDir alone.
+	ToolOutputDir string
 }
 
 // Instance is a started workload: its system under test is up and its data set in place.

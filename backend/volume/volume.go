@@ -111,7 +111,7 @@ func (b *Backend) Start(ctx context.Context) (backend.Target, error) {
 		return backend.Target{}, fmt.Errorf("backend %q: started twice", Name)
 	}
 	if free, err := volume.FreeBytes(b.env.WorkDir); err == nil && free < b.cfg.Spec.SizeBytes {
-		warnSparse(b.cfg.Spec.SizeBytes, free)
+		warnSparse(b.env.Warn, b.cfg.Spec.SizeBytes, free)
 	}
 	v, err := volume.Start(ctx, b.cfg)
 	if err != nil {
@@ -125,12 +125,17 @@ var warned sync.Map // volume sizes already warned of, once per process
 
 // warnSparse says, once per size, that a volume larger than this machine's free disk space works
 // only because its image is sparse: a run that writes more than the free space fails.
-func warnSparse(size, free int64) {
+func warnSparse(warn func(string), size, free int64) {
 	if _, done := warned.LoadOrStore(size, true); done {
 		return
 	}
-	fmt.Fprintf(os.Stderr, "persistlab: a volume of %.0f GiB on a disk with %.1f GiB free: its image is sparse, so a run may write up to %.1f GiB before its writes fail\n",
+	note := fmt.Sprintf("a volume of %.0f GiB on a disk with %.1f GiB free: its image is sparse, so a run may write up to %.1f GiB before its writes fail",
 		float64(size)/(1<<30), float64(free)/(1<<30), float64(free)/(1<<30))
+	if warn != nil {
+		warn(note)
+		return
+	}
+	fmt.Fprintln(os.Stderr, "persistlab: "+note)
 }
 
 // Stats are the model's counters: I/Os and bytes as seen and as billed, credits, throttled time.

@@ -65,8 +65,8 @@ func TestRunTinyScenarioWritesCompleteResults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
 	}
-	if html, err := os.ReadFile(page); err != nil || !bytes.Contains(html, []byte("<html")) || !strings.Contains(stdout, "page: "+page) {
-		t.Errorf("--html: %v, page said: %v", err, strings.Contains(stdout, "page: "+page))
+	if html, err := os.ReadFile(page); err != nil || !bytes.Contains(html, []byte("<html")) || !strings.Contains(stdout, "wrote "+page) {
+		t.Errorf("--html: %v, said: %v", err, strings.Contains(stdout, "wrote "+page))
 	}
 	for _, col := range []string{"vus", "med", "avg", "p(90)", "p(95)", "min", "max", "req/s", "errors", "backend local"} {
 		if !strings.Contains(stdout, col) {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -209,5 +210,131 @@ func TestDeployJobsScenarioRunsWithTheJobsCapabilities(t *testing.T) {
 		if cell.Failure != "" {
 			t.Errorf("%s %v: %s", cell.Backend, cell.Params, cell.Failure)
 		}
+	}
+}
+
+// The image's build context is the source alone: every COPY source exists, every script a RUN
+// calls is there and executable, and .dockerignore keeps this machine's builds, tools and results
+// out (bin/, .tools, .venv, out/, a binary at the root, test binaries) but nothing the build uses.
+func TestDeployImageContextIsTheSourceAlone(t *testing.T) {
+	root := filepath.Join("..", "..")
+	data, err := os.ReadFile(filepath.Join(root, "deploy", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	instructions := strings.Split(strings.ReplaceAll(string(data), "\\\n", " "), "\n")
+	copies := 0
+	for _, line := range instructions {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		switch strings.ToUpper(fields[0]) {
+		case "COPY", "ADD":
+			var args []string
+			for _, f := range fields[1:] {
+				if strings.HasPrefix(f, "--from=") {
+					args = nil // another stage's files, not the context's
+					break
+				}
+				if !strings.HasPrefix(f, "--") {
+					args = append(args, f)
+				}
+			}
+			if len(args) == 0 {
+				continue
+			}
+			copies++
+			for _, src := range args[:len(args)-1] {
+				if matches, _ := filepath.Glob(filepath.Join(root, src)); len(matches) == 0 {
+					t.Errorf("Dockerfile: %s: %s is not in the repository", line, src)
+				}
+			}
+		case "RUN":
+			for _, script := range regexp.MustCompile(`\bscripts/[\w.-]+`).FindAllString(line, -1) {
+				if st, err := os.Stat(filepath.Join(root, script)); err != nil || st.Mode()&0o111 == 0 {
+					t.Errorf("Dockerfile: %s: %s is missing or not executable (%v)", line, script, err)
+				}
+			}
+			if strings.Contains(line, "make build") {
+				mk, _ := os.ReadFile(filepath.Join(root, "Makefile"))
+				if !regexp.MustCompile(`(?m)^build:`).Match(mk) {
+					t.Errorf("Dockerfile: %s: the Makefile has no build target", line)
+				}
+			}
+		}
+	}
+	if copies == 0 {
+		t.Error("Dockerfile copies nothing from the repository")
+	}
+	ignore, err := os.ReadFile(filepath.Join(root, ".dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patterns []string
+	for _, line := range strings.Split(string(ignore), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "!"):
+			t.Errorf(".dockerignore: %s takes a file back in: this test reads no exceptions", line)
+		default:
+			patterns = append(patterns, strings.Trim(filepath.Clean(line), "/"))
+		}
+	}
+	excluded := func(path string) bool {
+		for _, p := range patterns {
+			if ok, _ := filepath.Match(p, path); ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, path := range []string{"bin", ".tools", ".venv", "out", "persistlab", "persistlab.test"} {
+		if !excluded(path) {
+			t.Errorf(".dockerignore does not keep %s out of the image's context", path)
+		}
+	}
+	for _, path := range []string{"scripts", "Makefile", "go.mod", "go.sum", "cmd", "examples", "deploy"} {
+		if excluded(path) {
+			t.Errorf(".dockerignore keeps %s, which the build uses, out", path)
+		}
+	}
+}
+
+// The image builds, and its persistlab runs, wherever a container engine answers; the build
+// installs everything scripts/setup does (many minutes, and the network).
+func TestDeployImageBuilds(t *testing.T) {
+	var engine string
+	var why []string
+	for _, name := range []string{"docker", "podman"} {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			why = append(why, name+": not installed")
+			continue
+		}
+		if out, err := exec.Command(path, "info").CombinedOutput(); err != nil {
+			why = append(why, name+": "+proc.Tail(strings.TrimSpace(string(out)), 1))
+			continue
+		}
+		engine = path
+		break
+	}
+	if engine == "" {
+		t.Skipf("no container engine answers here (%s): the image build is untested, as deploy/Dockerfile says", strings.Join(why, "; "))
+	}
+	if testing.Short() {
+		t.Skip("-short: the image build installs everything scripts/setup does")
+	}
+	tag := "persistlab-test-" + strconv.Itoa(os.Getpid())
+	build := exec.Command(engine, "build", "-f", "deploy/Dockerfile", "-t", tag, ".")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("%s build: %v\n%s", engine, err, proc.Tail(string(out), 30))
+	}
+	defer exec.Command(engine, "rmi", "-f", tag).Run() // the image this test made
+	out, err := exec.Command(engine, "run", "--rm", tag, "scenarios").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "cloudrun-sqlite") {
+		t.Errorf("persistlab scenarios in the image: %v\n%s", err, out)
 	}
 }

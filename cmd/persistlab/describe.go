@@ -14,7 +14,7 @@ import (
 )
 
 // cmdBackends prints every backend with what it is and every option it takes, from the backends'
-// own declarations (backend.Info): aligned text, or with --markdown the tables README.md holds.
+// own declarations (backend.Info): aligned text, or with --markdown the tables docs/backends.md holds.
 func cmdBackends(args []string, w io.Writer) error {
 	markdown, err := describeFlags("backends", args)
 	if err != nil {
@@ -35,7 +35,7 @@ func cmdBackends(args []string, w io.Writer) error {
 
 // cmdWorkloads prints every workload with what one cell runs, its parameters, its sections and
 // the metrics it reports, from the workloads' own declarations (workload.Info): aligned text, or
-// with --markdown the tables README.md holds.
+// with --markdown the tables docs/workloads.md holds.
 func cmdWorkloads(args []string, w io.Writer) error {
 	markdown, err := describeFlags("workloads", args)
 	if err != nil {
@@ -75,7 +75,7 @@ func metricTable(metrics []workload.Metric) table {
 
 func describeFlags(name string, args []string) (markdown bool, err error) {
 	fs := newFlags(name)
-	md := fs.Bool("markdown", false, "Markdown tables (README.md holds them) instead of aligned columns")
+	md := fs.Bool("markdown", false, "Markdown tables (docs/"+name+".md holds them) instead of aligned columns")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return false, err

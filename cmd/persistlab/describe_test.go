@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -107,14 +108,9 @@ func TestUsageComesFromTheCommandTable(t *testing.T) {
 	}
 }
 
-// README.md holds the tables `persistlab backends --markdown` and `persistlab workloads
-// --markdown` print, between marker comments.
-func TestReadmeHoldsTheBackendsAndWorkloadsTables(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(data)
+// docs/backends.md and docs/workloads.md hold the tables `persistlab backends --markdown` and
+// `persistlab workloads --markdown` print, between marker comments.
+func TestDocsHoldTheBackendsAndWorkloadsTables(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		run  func([]string, io.Writer) error
@@ -123,15 +119,33 @@ func TestReadmeHoldsTheBackendsAndWorkloadsTables(t *testing.T) {
 		if err := c.run([]string{"--markdown"}, &b); err != nil {
 			t.Fatal(err)
 		}
+		path := "../../docs/" + c.name + ".md"
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
 		command := "persistlab " + c.name + " --markdown"
-		begin, end := "<!-- begin: "+command+" -->", "<!-- end: "+command+" -->"
-		i, j := strings.Index(readme, begin), strings.Index(readme, end)
-		if i < 0 || j < i {
-			t.Errorf("README.md lacks the markers %s and %s around the output of `%s`", begin, end, command)
+		if err := checkGenerated(string(data), command, b.String()); err != nil {
+			t.Errorf("docs/%s.md: %v", c.name, err)
 			continue
 		}
-		if got := strings.TrimSpace(readme[i+len(begin) : j]); got != strings.TrimSpace(b.String()) {
-			t.Errorf("README.md's %s tables differ from the code's: paste the output of `bin/persistlab %s` between %s and %s", c.name, command, begin, end)
+		// The same check must catch a page one cell off the code's tables.
+		changed := strings.Replace(string(data), "| `", "| `x", 1)
+		if checkGenerated(changed, command, b.String()) == nil {
+			t.Errorf("docs/%s.md with a changed table passes the check", c.name)
 		}
 	}
+}
+
+// checkGenerated says whether doc holds want, the output of command, between its marker comments.
+func checkGenerated(doc, command, want string) error {
+	begin, end := "<!-- begin: "+command+" -->", "<!-- end: "+command+" -->"
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		return fmt.Errorf("no markers %s and %s around the output of `%s`", begin, end, command)
+	}
+	if strings.TrimSpace(doc[i+len(begin):j]) != strings.TrimSpace(want) {
+		return fmt.Errorf("the tables differ from the code's: paste the output of `bin/%s` between %s and %s", command, begin, end)
+	}
+	return nil
 }

@@ -40,6 +40,9 @@ func commands() []command {
 			"persistlab run cloudrun-sqlite-rails --quick          # seed 000's app on gcsfuse and Litestream, a short plan",
 			"persistlab run my-app.yaml --threshold 'p95_ms < 200ms'  # your own app; exits 4 if a row is slower",
 			"persistlab run ebs-git --shard 0/7 --shard-by backend --out shard-0.json",
+			"persistlab run gcsfuse-cache --quick --format json > summary.json   # a summary for scripts on stdout, the rest on stderr",
+			"persistlab run cloudrun-sqlite --quick --samples samples.jsonl --openmetrics metrics.txt",
+			"persistlab run gcsfuse-cache --quick --fio-json fio-reports/   # fio's own JSON of every cell, for fio's tools",
 		}},
 		{name: "scenarios", args: "[show NAME [--provenance]]", summary: "list the built-in scenarios, print one, or where its figures come from", run: withoutCtx(cmdScenarios), examples: []string{
 			"persistlab scenarios show cloudrun-sqlite > my-app.yaml   # a scenario to edit",
@@ -47,15 +50,24 @@ func commands() []command {
 		}},
 		{name: "backends", args: "[--markdown]", summary: "every backend and its options: kind, default, unit, what each does", run: toStdout(cmdBackends)},
 		{name: "workloads", args: "[--markdown]", summary: "every workload: its parameters, sections and metrics", run: toStdout(cmdWorkloads)},
-		{name: "report", args: "RESULTS.json [--html F] [--csv F] [--force]", summary: "tables again; an HTML page with charts; CSV", run: withoutCtx(cmdReport), exits: runExitStatuses, examples: []string{
+		{name: "report", args: "RESULTS.json|SHARD.json... [--format json|markdown] [flags]", summary: "tables again, a JSON summary or Markdown, a seed's scoreboard; HTML, CSV, samples, OpenMetrics", run: withoutCtx(cmdReport), exits: runExitStatuses, examples: []string{
 			"persistlab report results.json --html results.html",
 			"persistlab report results.json --threshold 'error_rate < 1%'",
+			"persistlab report results.json --format json | jq '.rows[] | {backend, point, p95: .median.p95_ms}'",
+			"persistlab report results.json --format markdown > comment.md   # the tables for a pull request's comment",
+			"persistlab report results.json --samples samples.jsonl   # one {metric, value, unit, labels, timestamp} per line",
+			"persistlab report results.json --openmetrics metrics.txt   # a gauge per metric, for a CI dashboard",
+			"persistlab report --scoreboard --format markdown docs/runs/ebs-git-def3e16/shard-*.json   # a seed's scoreboard from a run's shards, as docs/fidelity.md holds it",
 		}},
 		{name: "compare", args: "A.json B.json", summary: "B against A, cell by cell, with verdicts where runs allow", run: withoutCtx(cmdCompare), examples: []string{
 			"persistlab compare before.json after.json",
 		}},
 		{name: "merge", args: "SHARD.json... --out F", summary: "join the results of a run's shards (run --shard I/N)", run: withoutCtx(cmdMerge), examples: []string{
 			"persistlab merge shard-*.json --out all.json",
+		}},
+		{name: "version", args: "[--json]", summary: "persistlab's commit and Go, and the versions of the programs it drives", run: toStdout(cmdVersion), examples: []string{
+			"persistlab version",
+			"persistlab version --json | jq -r .programs.fio.version",
 		}},
 		{name: "clean", args: "[DIR...] [--dry-run]", summary: "remove what killed runs left: mounts, processes, work dirs", run: withoutCtx(cmdClean), examples: []string{
 			"persistlab clean --dry-run        # what killed runs left in the temporary directory",
@@ -77,6 +89,10 @@ func commands() []command {
 		}},
 		{name: "lab volumes", args: "[--probe 512MiB]", summary: "which volume types the emulator gives at their published maximum here", run: cmdLabVolumes},
 		{name: "lab model", args: "[app|bucket|prices|volume|all] [--markdown]", summary: "each model figure: published, assumed or fitted", run: toStdout(cmdLabModel)},
+		{name: "completion", args: "bash|zsh", summary: "a shell completion script for commands, flags and scenarios", run: toStdout(cmdCompletion), examples: []string{
+			"source <(persistlab completion bash)   # in ~/.bashrc",
+			"source <(persistlab completion zsh)    # in ~/.zshrc, after compinit",
+		}},
 	}
 }
 

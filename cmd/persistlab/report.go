@@ -19,49 +19,54 @@ func cmdReport(args []string) error {
 	fs := newFlags("report")
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	csvOut := fs.String("csv", "", "also write every cell's summary as CSV to this file")
-	force := fs.Bool("force", false, "replace existing --html and --csv files")
+	exports := addExportFlags(fs)
+	force := fs.Bool("force", false, "replace existing --html, --csv, --samples and --openmetrics files")
 	view := viewFlags(fs)
 	var added listFlag
 	fs.Var(&added, "threshold", `judge the file's rows by one more criterion, e.g. "p95 < 200ms" (repeatable); a crossed threshold exits 4, as run does`)
+	scoreboard := fs.Bool("scoreboard", false, "print the seed's scoreboard alone (its headline figures beside ours, and the tally) as --format asks: the tables docs/fidelity.md carries")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(positional) != 1 {
-		return fmt.Errorf("want one results file, e.g. persistlab report results.json --html report.html")
+	if len(positional) == 0 {
+		return fmt.Errorf("want a results file, or the files of one run's shards, e.g. persistlab report results.json --html report.html")
 	}
 	v, err := view()
 	if err != nil {
 		return err
 	}
-	type output struct {
-		flag, path string
-		write      func(io.Writer) error
+	if *scoreboard && (v != report.ViewTables || len(added) > 0) {
+		return fmt.Errorf("--scoreboard prints the scoreboard alone: want no --brief, --detail or --threshold beside it")
 	}
-	var outputs []output
-	for _, o := range []output{{"--html", *htmlOut, nil}, {"--csv", *csvOut, nil}} {
-		if o.path == "" {
-			continue
-		}
-		if sameFile(o.path, positional[0]) {
-			return fmt.Errorf("%s %s is the results file being read: want another path for the output", o.flag, o.path)
-		}
-		if o.path, err = results.OutputPath(o.flag, o.path, *force); err != nil {
-			return err
-		}
-		for _, other := range outputs {
-			if other.path == o.path {
-				return fmt.Errorf("%s and %s name one file, %s: want a file each", other.flag, o.flag, o.path)
-			}
-		}
-		outputs = append(outputs, o)
+	if err := exports.check(); err != nil {
+		return err
 	}
-	r, err := report.Load(positional[0])
+	files := append([]output{
+		{"--html", *htmlOut, report.WriteHTML},
+		{"--csv", *csvOut, report.WriteCSV},
+	}, exports.files()...)
+	read := map[string]string{"the results file being read": positional[0]}
+	if len(positional) > 1 {
+		read = map[string]string{}
+		for i, p := range positional {
+			read[fmt.Sprintf("the results file being read (%d of %d)", i+1, len(positional))] = p
+		}
+	}
+	outputs, err := checkOutputs(files, *force, read)
 	if err != nil {
 		return err
 	}
-	if r.Scenario == nil {
-		return fmt.Errorf("%s: the results file records no scenario", positional[0])
+	r, err := loadResults(positional)
+	if err != nil {
+		return err
+	}
+	declareUnits(r)
+	if *scoreboard {
+		if err := writeScoreboard(terminalSafe(os.Stdout), r, exports.format); err != nil {
+			return err
+		}
+		return writeOutputs(outputs, r, exports.said())
 	}
 	for _, text := range added {
 		t, err := scenario.ParseThreshold(text)
@@ -76,21 +81,58 @@ func cmdReport(args []string) error {
 			return j.Err
 		}
 	}
-	report.WriteView(terminalSafe(os.Stdout), r, v)
-	for _, o := range outputs {
-		write := func(w io.Writer) error { return report.WriteHTML(w, r) }
-		if o.flag == "--csv" {
-			write = func(w io.Writer) error { return report.WriteCSV(w, r) }
-		}
-		if err := writeWhole(o.path, write); err != nil {
-			return fmt.Errorf("%s %s: %w", o.flag, o.path, err)
-		}
-		fmt.Printf("wrote %s\n", o.path)
+	if err := exports.writeFormat(terminalSafe(os.Stdout), r, v); err != nil {
+		return err
+	}
+	if err := writeOutputs(outputs, r, exports.said()); err != nil {
+		return err
 	}
 	if _, crossed := report.Verdict(r); len(crossed) > 0 {
 		return &exitError{code: exitThreshold, err: fmt.Errorf("thresholds crossed:\n  %s", strings.Join(crossed, "\n  "))}
 	}
 	return nil
+}
+
+// loadResults reads a results file, or joins the files of one run's shards in memory as
+// persistlab merge would.
+func loadResults(paths []string) (*results.Results, error) {
+	if len(paths) == 1 {
+		r, err := report.Load(paths[0])
+		if err != nil {
+			return nil, err
+		}
+		if r.Scenario == nil {
+			return nil, fmt.Errorf("%s: the results file records no scenario", paths[0])
+		}
+		return r, nil
+	}
+	r, err := results.MergeFiles(paths)
+	if err != nil {
+		return nil, fmt.Errorf("%d results files: want one file, or the shards of one run: %w", len(paths), err)
+	}
+	report.Summarize(r)
+	return r, nil
+}
+
+// writeScoreboard prints the run's scoreboard in format, or says that its scenario scores no seed.
+func writeScoreboard(w io.Writer, r *results.Results, format string) error {
+	if len(report.Scoreboard(r)) == 0 {
+		seed := "no seed"
+		if r.Scenario.Seed != "" {
+			seed = "seed " + r.Scenario.Seed
+		}
+		return fmt.Errorf("--scoreboard: %s (%s) has no scoreboard: want a run of a scenario of seed %s", r.Scenario.Name, seed, strings.Join(report.ScoredSeeds(), ", "))
+	}
+	switch format {
+	case "json":
+		return report.WriteScoreboardJSON(w, r)
+	case "markdown":
+		return report.WriteScoreboardMarkdown(w, r)
+	}
+	var b strings.Builder
+	report.WriteScoreboard(&b, r)
+	_, err := io.WriteString(w, strings.TrimPrefix(b.String(), "\n"))
+	return err
 }
 
 // writeWhole writes path through a temporary file renamed over it only when write succeeded: a

@@ -45,7 +45,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.Quick, "quick", false, "the scenario's short variant (for demos and smoke tests)")
 	fs.BoolVar(&o.ShareBackend, "share-backend", false, "start each backend once per repeat and run its cells on it in order (later cells find earlier ones' cache)")
 	out := fs.String("out", "", "results file, rewritten as cells finish and at the end (an existing one only with --force; default: a new out/SCENARIO-TIME.json)")
-	force := fs.Bool("force", false, "replace an existing results file (and --html page)")
+	force := fs.Bool("force", false, "replace an existing results file, and the --html, --samples and --openmetrics files")
 	htmlOut := fs.String("html", "", "also write the results as a self-contained HTML page with charts to this file at the end (persistlab report FILE --html does it later)")
 	view := viewFlags(fs)
 	maxErrorRate := fs.Float64("max-error-rate", -1, "share of failed requests above which a row is marked and the run exits 4 (default: the scenario's, else 0.01)")
@@ -54,9 +54,18 @@ func cmdRun(ctx context.Context, args []string) error {
 	shardFlag := fs.String("shard", "", "run this machine's share I/N of the plan (I from 0, as a Kubernetes Indexed Job's JOB_COMPLETION_INDEX); persistlab merge joins the shards' files")
 	shardBy := fs.String("shard-by", scenario.ShardByPoint, "how --shard deals the plan out: point (every backend of a sweep point on one machine) or backend (every cell of a backend entry)")
 	beside := fs.String("beside", "", "first run this scenario too, with the same flags, and compare the two (e.g. cloudrun-sqlite beside cloudrun-sqlite-rails); its results go to OUT's name with .beside")
+	exports := addExportFlags(fs)
+	fioJSON := fs.String("fio-json", "", "keep fio's own JSON report (json+) of every cell in this directory, as CELL.json named like the cell's work directory (cell-003-local-r1.json); each cell's facts.fio_json names its file")
+	dryRun := fs.Bool("dry-run", false, "print the plan (cells, backends, sweep, estimated length) and exit without running anything")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
+	}
+	if err := exports.check(); err != nil {
+		return err
+	}
+	if *beside != "" && !exports.text() {
+		return &scenario.FieldError{Field: "--format", Value: exports.format, Allowed: "text with --beside (its comparison is a table of two runs): run report --format " + exports.format + " on each results file"}
 	}
 	if len(positional) != 1 {
 		return fmt.Errorf("want one scenario name or YAML file (built-ins: %s)", strings.Join(scenario.Builtins(), ", "))
@@ -109,27 +118,6 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *out == "" {
-		*out = defaultOut(spec.Name, time.Now())
-	}
-	outPath, err := results.OutPath(*out, *force)
-	if err != nil {
-		return err
-	}
-	unlockOut, err := results.Lock(outPath)
-	if err != nil {
-		return fmt.Errorf("--out %s: %w", *out, err)
-	}
-	defer unlockOut()
-	htmlPath := ""
-	if *htmlOut != "" {
-		if htmlPath, err = results.OutputPath("--html", *htmlOut, *force); err != nil {
-			return err
-		}
-		if htmlPath == outPath {
-			return fmt.Errorf("--html %s is the results file: want another path for the page", *htmlOut)
-		}
-	}
 	// The scenario run beside this one: read, checked and given a results file before either runs.
 	var besideSpec *scenario.Spec
 	var besidePlan *scenario.Plan
@@ -147,6 +135,23 @@ func cmdRun(ctx context.Context, args []string) error {
 		if !report.Comparable(besideSpec.Workload.Type, spec.Workload.Type) {
 			return &scenario.FieldError{Field: "--beside", Value: *beside, Allowed: "a scenario whose cells measure what " + spec.Name + "'s do (workload " + spec.Workload.Type + ", not " + besideSpec.Workload.Type + ")"}
 		}
+	}
+	if *dryRun {
+		return writeDryRun(terminalSafe(os.Stdout), plan, besidePlan, positional[0], o)
+	}
+	if *out == "" {
+		*out = defaultOut(spec.Name, time.Now())
+	}
+	outPath, err := results.OutPath(*out, *force)
+	if err != nil {
+		return err
+	}
+	unlockOut, err := results.Lock(outPath)
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", *out, err)
+	}
+	defer unlockOut()
+	if *beside != "" {
 		if besideOut, err = results.OutPath(strings.TrimSuffix(outPath, ".json")+".beside.json", *force); err != nil {
 			return fmt.Errorf("--beside: %w", err)
 		}
@@ -155,6 +160,23 @@ func cmdRun(ctx context.Context, args []string) error {
 			return fmt.Errorf("--beside %s: %w", besideOut, err)
 		}
 		defer unlockBeside()
+	}
+	taken := map[string]string{"--out": outPath}
+	if besideOut != "" {
+		taken["--beside's results"] = besideOut
+	}
+	outputs, err := checkOutputs(append([]output{{"--html", *htmlOut, report.WriteHTML}}, exports.files()...), *force, taken)
+	if err != nil {
+		return err
+	}
+	var toolOutputDir string
+	if *fioJSON != "" {
+		if toolOutputDir, err = fioJSONDir(*fioJSON, spec, *force); err != nil {
+			return err
+		}
+	}
+	if err := writePlan(terminalSafe(os.Stderr), plan, besidePlan, positional[0], o); err != nil {
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -188,8 +210,9 @@ func cmdRun(ctx context.Context, args []string) error {
 		}
 	}()
 	var progress io.Writer
+	var progressWidth int
 	if isTerminal(os.Stderr) && os.Getenv("CI") == "" {
-		progress = os.Stderr
+		progress, progressWidth = os.Stderr, terminalWidth(os.Stderr)
 	}
 	failed, crossed := 0, []string(nil)
 	var besideRes *results.Results
@@ -199,7 +222,14 @@ func cmdRun(ctx context.Context, args []string) error {
 			return err
 		}
 		var besideErr error
-		besideRes, besideErr = runner.RunPlan(ctx, besidePlan, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize})
+		besideTools := ""
+		if toolOutputDir != "" {
+			besideTools = filepath.Join(toolOutputDir, "beside") // its cells' names are the run's own
+			if err := os.MkdirAll(besideTools, 0o755); err != nil {
+				return fmt.Errorf("--fio-json: %w", err)
+			}
+		}
+		besideRes, besideErr = runner.RunPlan(ctx, besidePlan, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, ProgressWidth: progressWidth, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: besideTools})
 		if besideRes != nil {
 			failed, _ = report.Verdict(besideRes)
 		}
@@ -210,29 +240,28 @@ func cmdRun(ctx context.Context, args []string) error {
 	var res *results.Results
 	runErr := context.Cause(ctx)
 	if ctx.Err() == nil {
-		res, runErr = runner.RunPlan(ctx, plan, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, Command: os.Args, Keep: *keep, Derive: report.Summarize})
+		res, runErr = runner.RunPlan(ctx, plan, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, ProgressWidth: progressWidth, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: toolOutputDir})
 	} else if besideRes != nil { // interrupted beside: what it measured is all there is
 		report.WriteView(terminalSafe(os.Stdout), besideRes, v)
 		fmt.Printf("\nresults: %s\n", besideOut)
 	}
+	var exportErr error
 	if res != nil {
-		report.WriteView(terminalSafe(os.Stdout), res, v)
+		if err := exports.writeFormat(terminalSafe(os.Stdout), res, v); err != nil {
+			exportErr = fmt.Errorf("--format %s: %w", exports.format, err)
+		}
+		if err := writeOutputs(outputs, res, exports.said()); err != nil && exportErr == nil {
+			exportErr = err
+		}
 		var saveErr *runner.SaveError
 		if besideRes != nil {
 			fmt.Printf("\n%s beside %s\n", spec.Name, besideSpec.Name)
 			report.WriteComparison(terminalSafe(os.Stdout), besideOut, outPath, besideRes, res)
 		}
 		if _, err := os.Stat(outPath); err == nil && !errors.As(runErr, &saveErr) {
-			fmt.Printf("\nresults: %s\n", outPath)
+			fmt.Fprintf(exports.said(), "\nresults: %s\n", outPath)
 			if besideRes != nil {
 				fmt.Printf("beside: %s\n", besideOut)
-			}
-			if htmlPath != "" {
-				if err := writeWhole(htmlPath, func(w io.Writer) error { return report.WriteHTML(w, res) }); err != nil {
-					fmt.Fprintf(terminalSafe(os.Stderr), "persistlab run: --html %s: %v\n", htmlPath, err)
-				} else {
-					fmt.Printf("page: %s\n", htmlPath)
-				}
 			}
 			if v == report.ViewBrief {
 				fmt.Printf("tables: persistlab report %s (--detail for every analysis)\n", report.ShellWord(outPath))
@@ -246,7 +275,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	// and its lock, for clean: RemoveAll must never walk into it.
 	keepDir := *keep || !temporary || failed > 0
 	if keepDir || lock.Release() {
-		fmt.Printf("logs and databases: %s\n", dir)
+		fmt.Fprintf(exports.said(), "logs and databases: %s\n", dir)
 	} else {
 		os.RemoveAll(dir)
 	}
@@ -259,12 +288,39 @@ func cmdRun(ctx context.Context, args []string) error {
 		return &exitError{code: code, err: runErr}
 	case runErr != nil:
 		return runErr
+	case exportErr != nil:
+		return exportErr
 	case failed > 0:
 		return &exitError{code: exitCellsFailed, err: fmt.Errorf("%d cell(s) failed; their logs are in %s", failed, dir)}
 	case len(crossed) > 0:
 		return &exitError{code: exitThreshold, err: fmt.Errorf("thresholds crossed:\n  %s", strings.Join(crossed, "\n  "))}
 	}
 	return nil
+}
+
+// fioJSONDir checks and makes run --fio-json's directory: for a fio scenario, a new or empty
+// directory, or one with files only with --force (the cells' files replace those of their
+// names). It returns the directory's absolute path, which the cells' facts record.
+func fioJSONDir(dir string, spec *scenario.Spec, force bool) (string, error) {
+	if spec.Workload.Type != "fio" {
+		return "", &scenario.FieldError{Field: "--fio-json", Value: dir, Allowed: "a fio scenario's flag (" + spec.Name + "'s workload is " + spec.Workload.Type + ", which writes no fio report)"}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("--fio-json %s: %w", dir, err)
+	}
+	entries, err := os.ReadDir(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return "", fmt.Errorf("--fio-json %s: %w", dir, err)
+		}
+	case err != nil:
+		return "", fmt.Errorf("--fio-json %s: %w (want a directory)", dir, err)
+	case len(entries) > 0 && !force:
+		return "", fmt.Errorf("--fio-json %s: the directory holds %d file(s): want a new or empty directory, or --force to replace the cells' files", dir, len(entries))
+	}
+	return abs, nil
 }
 
 // makeWorkDir creates the run's own work directory and locks it: a new temporary directory, or
@@ -343,4 +399,90 @@ func defaultOut(name string, now time.Time) string {
 		safe = "run"
 	}
 	return filepath.Join("out", safe+"-"+now.UTC().Format("20060102-150405")+".json")
+}
+
+// writePlan says, before a run starts, how many cells it runs and about how long it takes (the
+// scenario run beside it first), and for a long run how to shorten it.
+func writePlan(w io.Writer, plan, besidePlan *scenario.Plan, name string, o scenario.Overrides) error {
+	var total time.Duration
+	known := true
+	for _, p := range []*scenario.Plan{besidePlan, plan} {
+		if p == nil {
+			continue
+		}
+		e, err := runner.EstimatePlan(p)
+		if err != nil {
+			return err
+		}
+		if besidePlan != nil {
+			fmt.Fprintf(w, "%s: ", p.Spec.Name)
+		}
+		fmt.Fprintln(w, e)
+		total += e.Total()
+		known = known && e.Known()
+	}
+	if known && total <= runner.LongRun {
+		return nil
+	}
+	if !plan.Spec.QuickRun && plan.Shard == nil {
+		if quick, derived, err := quickEstimate(name, o); err == nil && (quick.Total() < total || !known) {
+			variant := "the scenario's short variant"
+			if derived {
+				variant = fmt.Sprintf("every point once, for at most %s each", scenario.QuickDuration)
+			}
+			fmt.Fprintf(w, "a shorter run: --quick, %s (%s)\n", variant, quick.Brief())
+			return nil
+		}
+	}
+	hint := "a shorter run: fewer cells with --backend, --sweep or --repeat 1"
+	if plan.Spec.Crash != nil {
+		hint = "a shorter run: fewer crash runs with --crash N, an earlier --crash-after, or fewer cells with --backend or --sweep"
+	}
+	if e, err := runner.EstimatePlan(plan); err == nil && e.Timed && plan.Spec.Crash == nil {
+		hint += ", or a shorter --duration"
+	}
+	fmt.Fprintln(w, hint)
+	return nil
+}
+
+// quickEstimate is the estimate of the scenario name with o and --quick, and whether its quick
+// variant is derived (the scenario has no quick section).
+func quickEstimate(name string, o scenario.Overrides) (e runner.Estimate, derived bool, err error) {
+	spec, err := scenario.Load(name)
+	if err != nil {
+		return e, false, err
+	}
+	o.Quick = true
+	if err := spec.Apply(o); err != nil {
+		return e, false, err
+	}
+	plan, err := scenario.NewPlan(spec, runner.Known())
+	if err != nil {
+		return e, false, err
+	}
+	e, err = runner.EstimatePlan(plan)
+	return e, spec.Quick != nil && spec.Quick.Derived, err
+}
+
+// writeDryRun prints what run would do, and nothing is run: the plan, its backends and sweep.
+func writeDryRun(w io.Writer, plan, besidePlan *scenario.Plan, name string, o scenario.Overrides) error {
+	if err := writePlan(w, plan, besidePlan, name, o); err != nil {
+		return err
+	}
+	for _, p := range []*scenario.Plan{besidePlan, plan} {
+		if p == nil {
+			continue
+		}
+		var backends []string
+		for _, b := range p.Spec.Backends {
+			backends = append(backends, b.ID())
+		}
+		fmt.Fprintf(w, "%s: backends %s", p.Spec.Name, strings.Join(backends, ", "))
+		if len(p.Spec.Sweep) > 0 {
+			fmt.Fprintf(w, "; sweep %s", sweepSummary(p.Spec.Sweep))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "nothing was run (--dry-run)")
+	return nil
 }

@@ -126,7 +126,7 @@ func bulkloadTables(w io.Writer, r *results.Results) {
 	}
 	p := report.FixedParams(r)
 	fmt.Fprintf(w, "bulkload: LOAD DATA LOCAL INFILE of %s rows of %s bytes per loader; rates are means over the steady middle of the load (its first and last tenth left out)\n", p["rows"], p["row_bytes"])
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := report.NewTable(w, tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\tdisk GB\tloaders\twrite IOPS limit\twrite ops/s\tof limit\tpages/s\tpages MB/s\tdata MiB/s\tredo MiB/s\tdisk MiB/s\theld by disk\tredo age MiB\treceived MiB/s\tserver cpu\ttotal s\trows/s\twarnings\ttable MiB\t$/month\t")
 	for _, row := range rows {
 		m := row.m
@@ -164,7 +164,7 @@ func writeBulkloadDoublings(w io.Writer, rows []bulkRow) {
 		return
 	}
 	fmt.Fprintln(w, "\ngrowth of write ops/s with the disk (one loader), beside seed 001's")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := report.NewTable(w, tabwriter.AlignRight)
 	fmt.Fprintln(tw, "from\tto\tours\tseed\tdisk limit grew\textra $/month\t$ per 1,000 write IOPS gained\tat the larger size\t")
 	var plateau []string
 	for i := 1; i < len(one); i++ {

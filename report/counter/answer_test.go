@@ -3,6 +3,7 @@ package counter
 import (
 	"bytes"
 	"fmt"
+	"html/template"
 	"strings"
 	"testing"
 
@@ -153,5 +154,51 @@ func TestSeed000ClaimsFlipWithTheFigures(t *testing.T) {
 	}
 	if got := findings(1, 0, map[string]float64{"gcsfuse": 8, "local": 4}); !strings.Contains(got, "seed 000 claims that Litestream answers writes about 1.7x faster") || !strings.HasSuffix(got, "not judged: the run has no litestream") {
 		t.Errorf("a run without Litestream: want its claims not judged:\n%s", got)
+	}
+}
+
+// The page opens with the run's answer, once: above the charts, and not again among the tables.
+func TestThePageOpensWithTheAnswer(t *testing.T) {
+	r := slopeRun(1, 0, map[string]float64{"gcsfuse": 8, "litestream": 4}, "gcsfuse", "litestream")
+	var b bytes.Buffer
+	if err := report.WriteHTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	question, charts := strings.Index(html, template.HTMLEscapeString(report.AnswerOf(r).Question)), strings.Index(html, `<div id="charts">`)
+	if question < 0 || charts < 0 || question > charts {
+		t.Errorf("question at %d, charts at %d", question, charts)
+	}
+	if strings.Count(html, "answer fastest as load grows")+strings.Count(html, "answers fastest as load grows") != 1 || strings.Contains(html, "ANSWER") {
+		t.Errorf("the answer is not on the page exactly once")
+	}
+}
+
+// The answer's bucket figures are the bucket table's pooled ones: the month's price and the bytes
+// written per 1,000 requests, for each backend, and a backend too thin to price says so.
+func TestTheAnswersCostIsTheTablesPooledCost(t *testing.T) {
+	r := &results.Results{Schema: results.Schema, Scenario: counterSpec("gcsfuse", "litestream"), Cells: []results.Cell{
+		bucketCell("gcsfuse", "2", 5, 500, 0, 0), bucketCell("gcsfuse", "4", 5, 600, 3, 0),
+		bucketCell("litestream", "2", 30, 3000, 30, 0), bucketCell("litestream", "4", 5, 400, 4, 0),
+	}}
+	r.Cells[0].BackendStats["bucket_bytes_in"] = 4 << 20
+	r.Cells[2].BackendStats["bucket_bytes_in"] = 34 << 10
+	r.Cells[3].BackendStats["bucket_bytes_in"] = 0
+	report.Summarize(r)
+	var out bytes.Buffer
+	report.WriteTables(&out, r)
+	text := strings.Join(strings.Fields(out.String()), " ")
+	answer, tables, _ := strings.Cut(text, "backend gcsfuse")
+	// litestream: 34 uploads over 35 s, $12.59 a month; 34 KiB over 3,400 requests, 10 KiB per
+	// 1,000; gcsfuse: 4 MiB over 1,100 requests, 3.64 MiB per 1,000.
+	for _, want := range []string{"litestream $12.59/month", "gcsfuse: too few bucket operations in this run to price", "gcsfuse 3.64 MiB and litestream 10 KiB"} {
+		if !strings.Contains(answer, want) {
+			t.Errorf("answer lacks %q:\n%s", want, answer)
+		}
+	}
+	for _, want := range []string{"$12.59/month GCS; 10 KiB up per 1,000 app requests", "too few to price even pooled (under 10); run longer; 3.64 MiB up per 1,000 app requests"} {
+		if !strings.Contains(tables, want) {
+			t.Errorf("the table lacks %q:\n%s", want, tables)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"text/tabwriter"
 
+	"persistlab/report"
 	"persistlab/results"
 )
 
@@ -41,7 +42,7 @@ func slopesBeside(w io.Writer, a, b *results.Results) {
 		return
 	}
 	fmt.Fprintf(w, "\nslope of avg latency against VUs, ms per VU (least squares through 0, every run)\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := report.NewTable(w, tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\tA\tB\tseed\tB/A\t")
 	seedOf := func(fa, fb results.Fit) float64 { return max(fa.Published, fb.Published) }
 	for _, name := range both {

@@ -13,8 +13,9 @@ import (
 // counterCharts: latency against VUs (med, avg, p95 per backend, with the seed's as dashed lines),
 // requests/s against VUs, and the latency distribution of the busiest cell of each backend.
 func counterCharts(r *results.Results) ([]report.Chart, error) {
-	latency := report.Chart{ID: "latency", Title: "Latency against virtual users (median over runs)", XLabel: "virtual users", YLabel: "ms"}
-	rate := report.Chart{ID: "rate", Title: "Requests per second against virtual users", XLabel: "virtual users", YLabel: "requests/s"}
+	latency := report.Chart{ID: "latency", Title: "Latency against virtual users (median over runs)", XLabel: "virtual users", XUnit: report.UnitCount,
+		YLabel: "latency", YUnit: report.UnitMs}
+	rate := report.Chart{ID: "rate", Title: "Requests per second against virtual users", XLabel: "virtual users", XUnit: report.UnitCount, YLabel: "requests/s"}
 	for _, b := range r.BackendOrder() {
 		med, avg, p95 := report.Series{Name: b + " med", Group: b, Style: "solid"}, report.Series{Name: b + " avg", Group: b, Style: "thick"}, report.Series{Name: b + " p95", Group: b, Style: "dotted"}
 		rps := report.Series{Name: b, Group: b, Style: "thick"}
@@ -37,7 +38,8 @@ func counterCharts(r *results.Results) ([]report.Chart, error) {
 			latency.Series = append(latency.Series, publishedSeries(p, "avg_ms", "seed "+b+" avg", b)...)
 		}
 	}
-	dist := report.Chart{ID: "distribution", Title: "Latency distribution at the highest VU level (first run)", XLabel: "percentile", YLabel: "ms", LogX: true}
+	dist := report.Chart{ID: "distribution", Title: "Latency distribution at the highest VU level (first run)", XLabel: "percentile", YLabel: "latency",
+		YUnit: report.UnitMs, LogX: true, XTicks: spectrumTicks}
 	for _, b := range r.BackendOrder() {
 		cell := busiestCell(r, b)
 		if cell == nil || cell.Histograms["latency"] == "" {
@@ -56,11 +58,12 @@ func counterCharts(r *results.Results) ([]report.Chart, error) {
 			}
 			s.Points = append(s.Points, [2]float64{1 / (1 - p/100), v})
 		}
-		s.Points = append(s.Points, [2]float64{1e5, cell.M("max_ms")})
+		s.Points = append(s.Points, [2]float64{spectrumMax, cell.M("max_ms")})
 		dist.Series = append(dist.Series, s)
 	}
-	lost := report.Chart{ID: "crash-lost", Title: "Acknowledged writes lost per crash", XLabel: "crash", YLabel: "writes lost"}
-	reach := report.Chart{ID: "crash-reach", Title: "How far back the loss reaches (first lost acknowledgement before the kill)", XLabel: "crash", YLabel: "ms"}
+	lost := report.Chart{ID: "crash-lost", Title: "Acknowledged writes lost per crash", XLabel: "crash", XUnit: report.UnitCount, YLabel: "writes lost", YUnit: report.UnitCount}
+	reach := report.Chart{ID: "crash-reach", Title: "How far back the loss reaches (first lost acknowledgement before the kill)", XLabel: "crash", XUnit: report.UnitCount,
+		YLabel: "reach", YUnit: report.UnitMs}
 	for _, b := range r.BackendOrder() {
 		sl, sr := report.Series{Name: b, Group: b, Style: "points"}, report.Series{Name: b, Group: b, Style: "points"}
 		for _, c := range r.Crashes {
@@ -86,6 +89,14 @@ func counterCharts(r *results.Results) ([]report.Chart, error) {
 	}
 	return charts, nil
 }
+
+// spectrumMax is where a percentile spectrum draws the maximum: past p99.99 (x = 1e4).
+const spectrumMax = 1e5
+
+// spectrumTicks label a percentile spectrum's x = 1/(1-p) as p; its ends are the fastest and the
+// slowest answer, not percentiles.
+var spectrumTicks = []report.Tick{{V: 1, Label: "min"}, {V: 2, Label: "50%"}, {V: 10, Label: "90%"}, {V: 100, Label: "99%"},
+	{V: 1000, Label: "99.9%"}, {V: 1e4, Label: "99.99%"}, {V: spectrumMax, Label: "max"}}
 
 // publishedSeries is a published table's column against its first column, as a dashed line.
 func publishedSeries(p *scenario.Published, column, name, group string) []report.Series {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 
 	"persistlab/measure"
 	"persistlab/report"
@@ -52,9 +51,8 @@ func counterTables(w io.Writer, r *results.Results) {
 		if len(rows) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\nbackend %s\n", b)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "vus\tmed\tavg\tp(90)\tp(95)\tp(99)\tmin\tmax\treq/s\terrors\tlost\tapp cpu\t"+b+" cpu\t")
+		t := report.Table{Title: "backend " + b,
+			Columns: []string{"vus", "med", "avg", "p(90)", "p(95)", "p(99)", "min", "max", "req/s", "errors", "lost", "app cpu", b + " cpu", ""}}
 		for _, a := range rows {
 			m := a.Median
 			helper := "-"
@@ -65,11 +63,11 @@ func counterTables(w io.Writer, r *results.Results) {
 			if v, ok := a.Total["lost_updates"]; ok {
 				lost = fmt.Sprintf("%.0f", v)
 			}
-			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.0f\t%s\t%.0f%%\t%s\t%s\n",
-				a.Params["vus"], m["med_ms"], m["avg_ms"], m["p90_ms"], m["p95_ms"], m["p99_ms"], m["min_ms"], m["max_ms"], m["rate"],
-				a.Total["errors"], lost, m["app_cpu_util"]*100, helper, rowMark(a, r.Scenario.ErrorRateLimit(), judged))
+			t.Rows = append(t.Rows, []string{a.Params["vus"], ms(m["med_ms"]), ms(m["avg_ms"]), ms(m["p90_ms"]), ms(m["p95_ms"]), ms(m["p99_ms"]),
+				ms(m["min_ms"]), ms(m["max_ms"]), fmt.Sprintf("%.1f", m["rate"]), fmt.Sprintf("%.0f", a.Total["errors"]), lost,
+				fmt.Sprintf("%.0f%%", m["app_cpu_util"]*100), helper, rowMark(a, r.Scenario.ErrorRateLimit(), judged)})
 		}
-		tw.Flush()
+		report.WriteTable(w, t)
 	}
 	if len(r.Fits) > 0 {
 		fmt.Fprintf(w, "\nslope of avg latency against VUs (least squares through 0, every run)\n")
@@ -94,6 +92,9 @@ func counterTables(w io.Writer, r *results.Results) {
 	writeInstancesNote(w, r)
 	writeMoments(w, r)
 }
+
+// ms writes a latency in the tables' precision.
+func ms(v float64) string { return fmt.Sprintf("%.2f", v) }
 
 // rowMark flags a row whose share of failed requests passed the threshold, that crossed one of
 // the scenario's thresholds, or whose k6 script's own checks failed.

@@ -82,8 +82,16 @@ func TestCrashResultsChartAndSummarize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(charts) != 2 || charts[0].ID != "crash-lost" || len(charts[0].Series) != 2 || len(charts[0].Series[0].Points) != 3 {
-		t.Errorf("crash charts %+v", charts)
+	if len(charts) != 3 || charts[0].ID != "crash-lost" || len(charts[0].Series) != 2 || len(charts[0].Series[0].Points) != 3 {
+		t.Fatalf("crash charts %+v", charts)
+	}
+	// Lost writes against cost: local (no bucket) at $0 losing all 100 in every crash; litestream
+	// at its crash runs' $259.20 a month, from its median 8 to its max 9 lost.
+	if c := charts[2]; c.ID != "lost-against-cost" || len(c.Series) != 2 ||
+		c.Series[0].Group != "local" || len(c.Series[0].Points) != 1 || c.Series[0].Points[0] != [2]float64{0, 100} ||
+		c.Series[1].Group != "litestream" || len(c.Series[1].Points) != 2 || c.Series[1].Points[0][1] != 8 || c.Series[1].Points[1][1] != 9 ||
+		math.Abs(c.Series[1].Points[0][0]-259.2) > 1e-9 || c.Series[1].Points[1][0] != c.Series[1].Points[0][0] || !strings.Contains(c.Note, "local") {
+		t.Errorf("lost against cost %+v", c)
 	}
 	var out bytes.Buffer
 	report.WriteTables(&out, r)

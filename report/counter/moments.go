@@ -173,7 +173,7 @@ func writeMoments(w io.Writer, r *results.Results) {
 	fmt.Fprintln(w, "  answer (ms) over those with a write and over the rest ('-': no such window). Slow windows, whose slowest answer")
 	fmt.Fprintln(w, "  is above the cell's p99: how many, and of them those a write overlaps, those with CPU-limit waiting within a")
 	fmt.Fprintln(w, "  sample of them ('-': no limit), those with neither, and by what was written")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := report.NewTable(w, tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\tpoint\twindows\twith a write\tmedian slowest, write\tmedian slowest, none\tslow\tslow, write\tslow, throttled\tslow, neither\t  slow windows by what was written")
 	for _, row := range rows {
 		fmt.Fprintln(tw, row)
@@ -200,7 +200,7 @@ func momentsChart(r *results.Results, b string) (report.Chart, bool) {
 	}
 	ch := report.Chart{ID: "moments-" + strings.ReplaceAll(b, " ", "-"),
 		Title:  fmt.Sprintf("%s at %s over time: slowest answer per window, writes to the bucket, CPU-limit waits (p90 %.1fx the median)", b, best.Point(r.Scenario.Sweep), best.M("p90_ms")/best.M("med_ms")),
-		XLabel: "seconds into the cell", YLabel: "ms"}
+		XLabel: "time into the cell", XUnit: report.UnitSeconds, YLabel: "duration", YUnit: report.UnitMs}
 	line := report.Series{Name: "slowest answer per window", Group: b, Style: "solid"}
 	for _, p := range best.Series[seriesLatencyMax] {
 		line.Points = append(line.Points, [2]float64{p.T, p.V})

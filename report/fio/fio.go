@@ -7,11 +7,12 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"persistlab/report"
 	"persistlab/results"
+	"persistlab/scenario"
 )
 
 // The fio workload's presentation: the seeds' columns (MiB/s, IOPS, average and p99 latency) per
@@ -39,29 +40,24 @@ func fioTables(w io.Writer, r *results.Results) {
 		if len(rows) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\nbackend %s\n", b)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		header := ""
-		for _, name := range r.Scenario.Sweep.ParamNames() {
-			header += name + "\t"
-		}
-		fmt.Fprintln(tw, header+"MiB/s\tIOPS\tavg ms\tread p99\twrite p99\tfsync avg\tGiB\tfio cpu\t"+b+" cpu\tmachine\t")
+		t := report.Table{Title: "backend " + b, Columns: append(slices.Clone(r.Scenario.Sweep.ParamNames()),
+			"MiB/s", "IOPS", "avg ms", "read p99", "write p99", "fsync avg", "GiB", "fio cpu", b+" cpu", "machine")}
 		for _, a := range rows {
 			m := a.Median
-			line := ""
+			var row []string
 			for _, name := range r.Scenario.Sweep.ParamNames() {
-				line += a.Params[name] + "\t"
+				row = append(row, a.Params[name])
 			}
-			line += fmt.Sprintf("%.1f\t%.0f\t%.3f\t%s\t%s\t%s\t%.2f\t%.0f%%\t%s\t", m["mib_s"], m["iops"], m["lat_avg_ms"],
-				optMs(m, "read_lat_p99_ms"), optMs(m, "write_lat_p99_ms"), optMs(m, "fsync_avg_ms"), m["bytes"]/(1<<30),
-				m["cpu_util"]*100, report.OptPct(m, "helper_cpu_util"))
-			line += report.OptPct(m, "machine_cpu_util")
+			machine := report.OptPct(m, "machine_cpu_util")
 			if report.BoundBy(r, a) != "" {
-				line += " bound"
+				machine += " bound"
 			}
-			fmt.Fprintln(tw, line+"\t")
+			row = append(row, fmt.Sprintf("%.1f", m["mib_s"]), fmt.Sprintf("%.0f", m["iops"]), fmt.Sprintf("%.3f", m["lat_avg_ms"]),
+				optMs(m, "read_lat_p99_ms"), optMs(m, "write_lat_p99_ms"), optMs(m, "fsync_avg_ms"), fmt.Sprintf("%.2f", m["bytes"]/(1<<30)),
+				fmt.Sprintf("%.0f%%", m["cpu_util"]*100), report.OptPct(m, "helper_cpu_util"), machine)
+			t.Rows = append(t.Rows, row)
 		}
-		tw.Flush()
+		report.WriteTable(w, t)
 	}
 	writeSeed002Hypotheses(w, r)
 	writeScaledRatios(w, r)
@@ -131,6 +127,19 @@ func writeScaledRatios(w io.Writer, r *results.Results) {
 	if len(lines) > 0 {
 		fmt.Fprintf(w, "\nratios that survive scaling the benchmark down (MiB/s over MiB/s)\n  %s\n", strings.Join(lines, "\n  "))
 	}
+}
+
+// isSize says whether a swept parameter's values are sizes (4KiB, 1GiB): some carry a size's unit.
+func isSize(r *results.Results, name string) bool {
+	for _, a := range r.Aggregates {
+		v := a.Params[name]
+		if _, err := strconv.ParseFloat(v, 64); err != nil && results.ParamNumber(v) > 0 {
+			if _, err := scenario.ParseSize(v); err == nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func formatBytes(v float64) string {
@@ -325,6 +334,10 @@ func fioCharts(r *results.Results) ([]report.Chart, error) {
 	if xAxis == "" {
 		return nil, nil
 	}
+	xUnit := report.UnitCount
+	if isSize(r, xAxis) {
+		xUnit = report.UnitBytes
+	}
 	charts := map[string]*report.Chart{}
 	var order []string
 	for _, a := range r.Aggregates {
@@ -348,7 +361,7 @@ func fioCharts(r *results.Results) ([]report.Chart, error) {
 			if key != "" {
 				title += " at " + key
 			}
-			c = &report.Chart{ID: "mib-s-" + fmt.Sprint(len(order)), Title: title, XLabel: xAxis, YLabel: "MiB/s", LogX: true}
+			c = &report.Chart{ID: "mib-s-" + fmt.Sprint(len(order)), Title: title, XLabel: xAxis, XUnit: xUnit, YLabel: "MiB/s", LogX: true}
 			charts[key] = c
 			order = append(order, key)
 		}

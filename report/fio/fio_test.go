@@ -135,3 +135,39 @@ func TestSeed003RatiosAndChartsOverALinkedAxis(t *testing.T) {
 		t.Errorf("first chart %+v", charts[0])
 	}
 }
+
+// The file-size axis reads in binary units (it read as percentiles, "99.999%", when every log
+// axis was drawn as a latency spectrum), a tick at each size swept; a swept count (jobs) stays a
+// plain number.
+func TestChartAxesReadInTheirUnit(t *testing.T) {
+	for _, c := range []struct {
+		axis   scenario.Axis
+		unit   report.Unit
+		labels []string
+	}{
+		{scenario.Axis{Name: "file_size", Values: []string{"4KiB", "1MiB", "1GiB"}}, report.UnitBytes, []string{"4 KiB", "1 MiB", "1 GiB"}},
+		{scenario.Axis{Name: "numjobs", Values: []string{"1", "4", "16"}}, report.UnitCount, []string{"1", "4", "16"}},
+	} {
+		r := fioResults(t, []scenario.BackendSpec{{Name: "local"}}, scenario.Sweep{c.axis}, func(string, map[string]string) float64 { return 1 })
+		charts, err := report.ChartsFor(r)
+		if err != nil || len(charts) != 1 {
+			t.Fatalf("%s: charts %+v, %v", c.axis.Name, charts, err)
+		}
+		ch := charts[0]
+		labels := map[string]bool{}
+		for _, tk := range ch.X.Ticks {
+			labels[tk.Label] = true
+			if strings.Contains(tk.Label, "%") {
+				t.Errorf("%s tick %q", c.axis.Name, tk.Label)
+			}
+		}
+		for _, want := range c.labels {
+			if !labels[want] {
+				t.Errorf("%s: no tick %q among %+v", c.axis.Name, want, ch.X.Ticks)
+			}
+		}
+		if ch.XUnit != c.unit || !ch.X.Log {
+			t.Errorf("%s: unit %q, log %v", c.axis.Name, ch.XUnit, ch.X.Log)
+		}
+	}
+}

@@ -33,7 +33,7 @@ func writeVolumeModel(w io.Writer, r *results.Results) {
 			header = true
 		}
 		fmt.Fprintf(w, "\nbackend %s: %s\n", b.ID(), m.Limits)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw := report.NewTable(w, tabwriter.AlignRight)
 		fmt.Fprintln(tw, "point\tIOPS\tmodel IOPS\tratio\tMiB/s\tmodel MiB/s\t")
 		for _, a := range rows {
 			p := report.RowParams(r, a)

@@ -40,7 +40,7 @@ func gitcommitTables(w io.Writer, r *results.Results) {
 	p := report.FixedParams(r)
 	fmt.Fprintf(w, "gitcommit: %s files, %s changes, git add --all + git commit after each; %d run(s) per row, each column the median over runs\n",
 		p["files"], p["changes"], r.Scenario.Repeat)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := report.NewTable(w, tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\tlayout\tchanges/s\ttotal s\tfirst window\tlast window\tslowest window\tp50 ms\tp99 ms\tcommits\tunchanged\tgit MiB\tfiles MiB\tas files MiB\tgit cpu\tmachine\tvolume $/month\t")
 	for _, b := range r.BackendOrder() {
 		for _, a := range r.AggregatesOf(b) {
@@ -170,7 +170,7 @@ func writeGitcommitRatios(w io.Writer, r *results.Results) {
 // gitcommitCharts draws the seed's chart: changes per second in each window against the change
 // number the window ended at, a line per backend (first repeat).
 func gitcommitCharts(r *results.Results) ([]report.Chart, error) {
-	ch := report.Chart{ID: "gitcommit-pace", Title: "changes per second, per window of changes", XLabel: "changes done", YLabel: "changes/s"}
+	ch := report.Chart{ID: "gitcommit-pace", Title: "changes per second, per window of changes", XLabel: "changes done", XUnit: report.UnitCount, YLabel: "changes/s"}
 	for _, c := range r.Cells {
 		if c.Failure != "" || c.Repeat > 1 {
 			continue

@@ -52,7 +52,7 @@ func writeVolumeUnits(w io.Writer, r *results.Results) {
 	}
 	fmt.Fprintln(w, "\nvolume I/O units billed per change, read and write (EBS: a unit is 256 KiB on SSD, 1 MiB on HDD, where")
 	fmt.Fprintln(w, "every I/O not merged with the one before it costs a whole unit); from the volume's counters sampled during the first run")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := report.NewTable(w, tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\ttype\tfirst window read\twrite\tlast window read\twrite\twhole run read\twrite\t")
 	for _, row := range rows {
 		fmt.Fprintln(tw, row)

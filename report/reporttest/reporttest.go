@@ -4,8 +4,11 @@
 package reporttest
 
 import (
+	"bytes"
+	"os/exec"
 	"strconv"
 	"testing"
+	"time"
 
 	"persistlab/measure"
 	"persistlab/results"
@@ -98,4 +101,53 @@ func Gitcommit(files, changes, repeats int, backends []scenario.BackendSpec, met
 		r.Cells = append(r.Cells, results.Cell{Cell: c, Metrics: metrics(c.Backend, c.Repeat)})
 	}
 	return r
+
+}
+
+// CrashRuns adds three crashes at 2 VUs to r (not summarized): local loses all 100 acknowledged
+// writes in each, litestream 9, 8 and 7 while uploading 40 objects in each crash's 2 s of load.
+func CrashRuns(r *results.Results) {
+	for i := 1; i <= 3; i++ {
+		for _, b := range []string{"local", "litestream"} {
+			c := results.CrashRun{Cell: scenario.Cell{Backend: b, Params: map[string]string{"vus": "2"}, Repeat: i},
+				MaxAcked: 100, Lost: 100, Integrity: "ok", LoadS: 2, OKBeforeKill: 100}
+			if b == "litestream" {
+				c.Lost, c.Recovered = int64(10-i), int64(90+i)
+				c.BackendStats = map[string]float64{"bucket_class_a": 40, "bucket_class_b": 0}
+			}
+			r.Crashes = append(r.Crashes, c)
+		}
+	}
+}
+
+// Chromium runs Debian's headless Chromium (installed by scripts/setup) with the flags that keep
+// it off the network on its own account, and returns what it printed.
+func Chromium(t *testing.T, args ...string) []byte {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium not installed: run scripts/setup")
+	}
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+		"--user-data-dir=" + t.TempDir()}
+	cmd := exec.Command(bin, append(base, args...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("chromium: %v\n%s", err, errOut.String())
+		}
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("chromium did not finish in 90 s")
+	}
+	return out.Bytes()
 }

@@ -1,6 +1,7 @@
 package fio
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -90,8 +91,20 @@ func init() {
 		Metrics:     Metrics,
 		Needs:       backend.Needs{},
 		New:         New,
+		MaxLength:   maxLength,
 		Sections:    map[string]string{"extra": "a mapping of further fio options, like {rwmixread: 70}"},
 	})
+}
+
+// maxLength is how long a job runs at most: its ramp time and runtime, when it has a runtime (fio
+// stops there, or earlier when size is done); 0 when only size ends it.
+func maxLength(p workload.Params) time.Duration {
+	runtime, err1 := time.ParseDuration(p["runtime"])
+	ramp, err2 := time.ParseDuration(p["ramp_time"])
+	if err1 != nil || err2 != nil || runtime <= 0 || ramp < 0 {
+		return 0
+	}
+	return ramp + runtime
 }
 
 // Workload is fio, found and configured.
@@ -313,7 +326,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		if err != nil {
 			return nil, err
 		}
-		return &instance{w: w, bin: bin, userJob: text, dir: env.CellDir}, nil
+		return &instance{w: w, bin: bin, userJob: text, dir: env.CellDir, keepDir: env.ToolOutputDir}, nil
 	}
 	j, servers, err := w.job(env.Params, env.Target.Dir)
 	if err != nil {
@@ -322,7 +335,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	if err := disk.Room(env.Target.Dir, j.LaidOut(), "the job's files"); err != nil {
 		return nil, err
 	}
-	in := &instance{w: w, bin: bin, job: j, dir: env.CellDir}
+	in := &instance{w: w, bin: bin, job: j, dir: env.CellDir, keepDir: env.ToolOutputDir}
 	if prefill, _ := scenario.ParseBool(env.Params["prefill"]); prefill {
 		if err := Prefill(ctx, bin, j, env.CellDir); err != nil {
 			return nil, err
@@ -351,6 +364,7 @@ type instance struct {
 	job     Job
 	userJob string // a user's own job file, pointed at the target; "" for job
 	dir     string
+	keepDir string // where fio's JSON is kept beyond the work directory (run --fio-json); "" for none
 	servers []*Server
 }
 
@@ -372,14 +386,26 @@ func (in *instance) Drive(ctx context.Context, _ time.Duration) (*workload.Resul
 		}
 		out, raw, err = RunClients(ctx, in.w.bin, in.job, in.dir, addrs)
 	}
+	var kept string
+	var keepErr error
 	if len(raw) > 0 {
 		_ = os.WriteFile(filepath.Join(in.dir, "fio.json"), raw, 0o644) // kept with --keep, for fio's own tools
+		if in.keepDir != "" {
+			kept = filepath.Join(in.keepDir, filepath.Base(in.dir)+".json")
+			keepErr = keepJSON(kept, raw)
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	res := Result(out)
 	res.Elapsed = time.Since(start)
+	switch {
+	case keepErr != nil: // the measurement stands; the copy's loss is said with it
+		res.Errors = append(res.Errors, "--fio-json: "+keepErr.Error())
+	case kept != "":
+		res.Facts["fio_json"] = kept
+	}
 	res.Facts["job"] = in.job.File()
 	if in.userJob != "" {
 		res.Facts["job"] = in.userJob
@@ -447,4 +473,13 @@ func (in *instance) Stop(ctx context.Context) error {
 	}
 	in.servers = nil
 	return errors.Join(errs...)
+}
+
+// keepJSON writes fio's report to path as fio's own tools read it: from its first '{', without
+// the notes fio may print before the JSON.
+func keepJSON(path string, raw []byte) error {
+	if i := bytes.IndexByte(raw, '{'); i > 0 {
+		raw = raw[i:]
+	}
+	return os.WriteFile(path, raw, 0o644)
 }

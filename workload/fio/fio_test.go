@@ -1,6 +1,7 @@
 package fio
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,7 +34,8 @@ func TestCellMatchesFiosOwnJSON(t *testing.T) {
 	if err := w.Check(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	in, err := w.Start(context.Background(), workload.Env{Target: backend.Target{Dir: target}, CellDir: cellDir, Params: p})
+	kept := t.TempDir() // run --fio-json
+	in, err := w.Start(context.Background(), workload.Env{Target: backend.Target{Dir: target}, CellDir: cellDir, Params: p, ToolOutputDir: kept})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +47,13 @@ func TestCellMatchesFiosOwnJSON(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(cellDir, "fio.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The copy kept beyond the work directory is fio's JSON alone, named after the cell, and the
+	// cell's facts name it.
+	want := filepath.Join(kept, filepath.Base(cellDir)+".json")
+	copied, err := os.ReadFile(want)
+	if err != nil || res.Facts["fio_json"] != want || !json.Valid(copied) || !bytes.HasSuffix(raw, copied) {
+		t.Errorf("kept %s (%v), fact %q, valid JSON %v", want, err, res.Facts["fio_json"], json.Valid(copied))
 	}
 	var fio struct {
 		Jobs []struct {
@@ -61,13 +70,13 @@ func TestCellMatchesFiosOwnJSON(t *testing.T) {
 	if err := json.Unmarshal(raw[strings.IndexByte(string(raw), '{'):], &fio); err != nil || len(fio.Jobs) != 1 {
 		t.Fatalf("fio's JSON: %v, %d jobs (group_reporting gives one)", err, len(fio.Jobs))
 	}
-	want := fio.Jobs[0].Write
+	wantW := fio.Jobs[0].Write
 	m := res.Metrics
-	if m["write_bytes"] != want.IOBytes || m["write_bytes"] != 2*4<<20 || m["bytes"] != m["write_bytes"] || m["read_bytes"] != 0 {
-		t.Errorf("bytes %v, fio %v", m["write_bytes"], want.IOBytes)
+	if m["write_bytes"] != wantW.IOBytes || m["write_bytes"] != 2*4<<20 || m["bytes"] != m["write_bytes"] || m["read_bytes"] != 0 {
+		t.Errorf("bytes %v, fio %v", m["write_bytes"], wantW.IOBytes)
 	}
-	if math.Abs(m["write_mib_s"]-want.BW/(1<<20)) > 1e-9 || m["write_iops"] != want.IOPS || m["mib_s"] != m["write_mib_s"] {
-		t.Errorf("MiB/s %v IOPS %v; fio %v %v", m["write_mib_s"], m["write_iops"], want.BW/(1<<20), want.IOPS)
+	if math.Abs(m["write_mib_s"]-wantW.BW/(1<<20)) > 1e-9 || m["write_iops"] != wantW.IOPS || m["mib_s"] != m["write_mib_s"] {
+		t.Errorf("MiB/s %v IOPS %v; fio %v %v", m["write_mib_s"], m["write_iops"], wantW.BW/(1<<20), wantW.IOPS)
 	}
 	if m["fsyncs"] < 1 || m["write_lat_p99_ms"] < m["write_lat_p50_ms"] || m["write_lat_avg_ms"] <= 0 {
 		t.Errorf("fsyncs %v, p50 %v p99 %v avg %v", m["fsyncs"], m["write_lat_p50_ms"], m["write_lat_p99_ms"], m["write_lat_avg_ms"])
@@ -75,7 +84,7 @@ func TestCellMatchesFiosOwnJSON(t *testing.T) {
 	// Percentiles come from fio's histogram bins, the same fio reports its own from.
 	for key, pct := range map[string]string{"write_lat_p50_ms": "50.000000", "write_lat_p99_ms": "99.000000"} {
 		ours, ok := m[key]
-		theirs := want.Lat.Percentile[pct] / 1e6
+		theirs := wantW.Lat.Percentile[pct] / 1e6
 		if !ok || theirs <= 0 || math.Abs(ours-theirs) > 0.02*theirs {
 			t.Errorf("%s: ours %v (present %v), fio's %v", key, ours, ok, theirs)
 		}

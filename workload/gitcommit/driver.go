@@ -43,9 +43,10 @@ type DriverConfig struct {
 	Git  string // git executable
 	Dir  string // the target directory; the repositories go under Dir/Root
 	Plan Plan
-	// InitFsync syncs what each `git init` wrote (HEAD, config and their directories) before the
-	// first change: git's core.fsync does not cover them, and a repository without them on disk
-	// is no repository after a crash.
+	// InitFsync makes each `git init` durable and whole before the first change: git's core.fsync
+	// does not cover what it writes, and a repository without it on disk is no repository after a
+	// crash. The repository is made beside its place, synced, and renamed into it, so a crash in
+	// the middle of an init leaves no half-written .git (a config git cannot read).
 	InitFsync bool
 }
 
@@ -78,13 +79,8 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 			return err
 		}
 		if _, err := os.Stat(repo + "/.git"); errors.Is(err, os.ErrNotExist) {
-			if err := git(repo, "init"); err != nil {
+			if err := initRepo(repo, cfg.InitFsync, git); err != nil {
 				return err
-			}
-			if cfg.InitFsync {
-				if err := syncInit(repo); err != nil {
-					return err
-				}
 			}
 		}
 	}
@@ -99,13 +95,8 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 				if err := os.MkdirAll(repo, 0o755); err != nil {
 					return err
 				}
-				if err := git(repo, "init"); err != nil {
+				if err := initRepo(repo, cfg.InitFsync, git); err != nil {
 					return err
-				}
-				if cfg.InitFsync {
-					if err := syncInit(repo); err != nil {
-						return err
-					}
 				}
 			}
 		}
@@ -137,6 +128,56 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 		}
 		if err := w.Flush(); err != nil { // the workload times each change as it ends
 			return err
+		}
+	}
+	return nil
+}
+
+// initSuffix names the directory beside a repository where its git init is made whole before it
+// takes its place (init_fsync).
+const initSuffix = ".persistlab-init"
+
+// initRepo runs git init in repo. Durable (init_fsync), it runs in a directory of its own beside
+// repo, syncs what git wrote, renames the .git into repo and syncs repo: a crash leaves repo with
+// a whole .git or none, which the next run makes. What an interrupted init left beside it is the
+// driver's own, and removed first.
+func initRepo(repo string, durable bool, git func(dir string, args ...string) error) error {
+	if !durable {
+		return git(repo, "init")
+	}
+	staging := repo + initSuffix
+	if err := os.RemoveAll(staging); err != nil {
+		return err
+	}
+	if err := os.Mkdir(staging, 0o755); err != nil {
+		return err
+	}
+	if err := git(staging, "init"); err != nil {
+		return err
+	}
+	if err := syncInit(staging); err != nil {
+		return err
+	}
+	if err := os.Rename(filepath.Join(staging, ".git"), filepath.Join(repo, ".git")); err != nil {
+		return err
+	}
+	if err := syncDirs(repo, staging); err != nil {
+		return err
+	}
+	return os.Remove(staging)
+}
+
+// syncDirs syncs each directory: the names a rename moved between them.
+func syncDirs(dirs ...string) error {
+	for _, d := range dirs {
+		f, err := os.Open(d)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("fsync %s: %w", d, err)
 		}
 	}
 	return nil

@@ -289,3 +289,52 @@ func TestTargetTooSmallIsRefused(t *testing.T) {
 		t.Errorf("2 changes on 1 MiB: %v", err)
 	}
 }
+
+// A durable init (init_fsync) is whole or absent after a crash: what a crash in the middle of
+// one left (a staging directory holding a .git whose config git cannot read; a repository's
+// directory made but empty) is not taken for a repository, and the next run makes the repository
+// anew and commits in it.
+func TestAnInterruptedDurableInitLeavesNoBrokenRepository(t *testing.T) {
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	plan := Plan{Files: 3, Changes: 30, Layout: LayoutDistributed, Seed: 1}
+	for file := 1; file <= plan.Files; file++ {
+		repo := plan.RepoDir(dir, file)
+		staging := repo + initSuffix
+		if err := os.MkdirAll(filepath.Join(staging, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(staging, ".git", "config"), []byte("\x00\x00"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(repo, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if list, err := repos(dir); err != nil || len(list) != 0 {
+		t.Fatalf("after a crash in every init, repositories %v (%v): want none", list, err)
+	}
+	var out strings.Builder
+	if err := Drive(context.Background(), DriverConfig{Git: gitBin, Dir: dir, Plan: plan, InitFsync: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	failed, err := fsck(context.Background(), gitBin, append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"), dir)
+	if err != nil || len(failed) > 0 {
+		t.Errorf("fsck after the next run: %v %v", failed, err)
+	}
+	list, _ := repos(dir)
+	var commits int64
+	for _, repo := range list {
+		n, _ := strconv.ParseInt(git(t, repo, "rev-list", "--count", "HEAD"), 10, 64)
+		commits += n
+	}
+	if len(list) != plan.Files || commits == 0 {
+		t.Errorf("%d repositories, %d commits: want %d repositories with commits", len(list), commits, plan.Files)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, Root, "*"+initSuffix)); len(left) > 0 {
+		t.Errorf("staging directories left: %v", left)
+	}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"persistlab/report"
+	"persistlab/results"
+)
+
+// readmeBlocks are README.md's fenced blocks of one language, in order, each with the heading it
+// sits under.
+func readmeBlocks(t *testing.T, lang string) (blocks, headings []string) {
+	t.Helper()
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	heading := ""
+	var block []string
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case !in && strings.HasPrefix(line, "## "):
+			heading = strings.TrimPrefix(line, "## ")
+		case !in && line == "```"+lang:
+			in, block = true, nil
+		case in && line == "```":
+			in = false
+			blocks, headings = append(blocks, strings.Join(block, "\n")), append(headings, heading)
+		case in:
+			block = append(block, line)
+		}
+	}
+	return blocks, headings
+}
+
+// Every command README.md shows runs as written, in order, in a directory laid out as a checkout
+// (bin/persistlab, examples/): the own-app example verbatim on local, gcsfuse and Litestream, and
+// the commands after it. `make demo` and `make test` are left out: a test cannot run the tests, and
+// the demo is the make target itself.
+func TestREADMECommandsRunAsWritten(t *testing.T) {
+	yamls, yamlHeadings := readmeBlocks(t, "yaml")
+	if len(yamls) != 1 || yamlHeadings[0] != "Your own app" {
+		t.Fatalf("README.md: %d yaml blocks under %q, want the own-app scenario alone", len(yamls), yamlHeadings)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	examples, _ := filepath.Abs("../../examples")
+	for link, target := range map[string]string{"bin/persistlab": binary, "examples": examples} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "my-app.yaml"), []byte(yamls[0]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blocks, _ := readmeBlocks(t, "sh")
+	var commands []string
+	for _, b := range blocks {
+		for _, line := range strings.Split(b, "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "make ") {
+				commands = append(commands, line)
+			}
+		}
+	}
+	if len(commands) < 5 {
+		t.Fatalf("README.md's commands: %q", commands)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	ownApp := false
+	for _, c := range commands {
+		cmd := exec.CommandContext(ctx, "bash", "-c", c)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c, err, out)
+		}
+		if strings.Contains(c, "run my-app.yaml") {
+			checkOwnApp(t, dir, string(out))
+			ownApp = true
+		}
+	}
+	if !ownApp {
+		t.Errorf("README.md runs no my-app.yaml: %q", commands)
+	}
+	if left := processesUsing(dir); len(left) > 0 {
+		t.Errorf("left running: %v", left)
+	}
+}
+
+// checkOwnApp reads the own-app run's results: every cell of local, gcsfuse and Litestream
+// answered, and the run said what its answer was.
+func checkOwnApp(t *testing.T, dir, output string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "out", "my-app-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("the own-app run's results: %v\n%s", files, output)
+	}
+	r, err := report.Load(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != results.StatusComplete || !r.Scenario.QuickRun || len(r.Cells) == 0 {
+		t.Fatalf("own app: status %s, quick %v, %d cells\n%s", r.Status, r.Scenario.QuickRun, len(r.Cells), output)
+	}
+	ran := map[string]bool{}
+	for _, c := range r.Cells {
+		if c.Failure != "" || c.M("ok") == 0 {
+			t.Errorf("own app: cell %d on %s: %q, %v answers", c.Index, c.Backend, c.Failure, c.M("ok"))
+		}
+		ran[c.Backend] = true
+	}
+	if !ran["local"] || !ran["gcsfuse"] || !ran["litestream"] || len(ran) != 3 {
+		t.Errorf("own app ran on %v, want local, gcsfuse and litestream", ran)
+	}
+	if !regexp.MustCompile(`(?m)^ANSWER$`).MatchString(output) {
+		t.Errorf("the own-app run printed no answer:\n%s", output)
+	}
+}
