@@ -17,8 +17,39 @@ import (
 type Answer struct {
 	Question string   `json:"question,omitempty"`
 	Findings []string `json:"findings"`
+	// Seed and Claims are what the seed's blog concludes, each judged from the run's figures.
+	Seed     string   `json:"seed,omitempty"`
+	Claims   []Claim  `json:"claims,omitempty"`
 	Caveats  []string `json:"caveats,omitempty"`
 	Fidelity string   `json:"fidelity,omitempty"`
+}
+
+// AddClaims records the seed's claims, judged.
+func (a *Answer) AddClaims(seed string, claims ...Claim) {
+	a.Seed = seed
+	a.Claims = append(a.Claims, claims...)
+}
+
+// ClaimLines are the claims as lines of the answer.
+func (a Answer) ClaimLines() []string { return ClaimFindings(a.Seed, a.Claims) }
+
+// ClaimTally is the claims in one line: "seed 000's claims, judged by this run: 2 TRUE, 1 PARTLY,
+// 1 FALSE, 1 not judged".
+func (a Answer) ClaimTally() string {
+	counts := map[string]int{}
+	for _, c := range a.Claims {
+		counts[c.Verdict]++
+	}
+	var parts []string
+	for _, v := range []string{True, Partly, False} {
+		if counts[v] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
+		}
+	}
+	if counts[""] > 0 {
+		parts = append(parts, fmt.Sprintf("%d not judged", counts[""]))
+	}
+	return fmt.Sprintf("seed %s's %d claims, judged by this run: %s", a.Seed, len(a.Claims), strings.Join(parts, ", "))
 }
 
 // OneRunMargin is how far apart two figures from one run each must be before the answer ranks
@@ -66,7 +97,10 @@ func AnswerOf(r *results.Results) Answer {
 }
 
 // WriteAnswer prints the answer as a block of short lines.
-func WriteAnswer(w io.Writer, r *results.Results) {
+func WriteAnswer(w io.Writer, r *results.Results) { writeAnswer(w, r, ViewTables) }
+
+// writeAnswer prints the answer; the brief view gives the seed's claims as their tally.
+func writeAnswer(w io.Writer, r *results.Results, view View) {
 	a := AnswerOf(r)
 	if a.Question == "" && len(a.Findings) == 0 {
 		return
@@ -81,6 +115,15 @@ func WriteAnswer(w io.Writer, r *results.Results) {
 	}
 	for _, f := range a.Findings {
 		fmt.Fprintln(w, wrapLines(f, "  - "))
+	}
+	if len(a.Claims) > 0 {
+		if view == ViewBrief {
+			fmt.Fprintln(w, wrapLines(a.ClaimTally()+" (each: without --brief)", "  - "))
+		} else {
+			for _, c := range a.ClaimLines() {
+				fmt.Fprintln(w, wrapLines(c, "  - "))
+			}
+		}
 	}
 	for _, c := range a.Caveats {
 		fmt.Fprintln(w, wrapLines(c, "  ! "))
@@ -97,7 +140,7 @@ func (a Answer) Lines() []string {
 	if a.Question != "" {
 		out = append(out, a.Question)
 	}
-	for _, f := range a.Findings {
+	for _, f := range append(slices.Clone(a.Findings), a.ClaimLines()...) {
 		out = append(out, "• "+f)
 	}
 	for _, c := range a.Caveats {

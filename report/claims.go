@@ -18,9 +18,9 @@ const (
 // Claim is one thing a seed's blog concludes, judged from the run's figures: a verdict with the
 // figures it rests on, or no verdict and why the run cannot judge it.
 type Claim struct {
-	Text    string // the claim, short, in the blog's sense
-	Verdict string // True, False, Partly; "" when not judged
-	Why     string // the figures, or why it is not judged
+	Text    string `json:"text"`              // the claim, short, in the blog's sense
+	Verdict string `json:"verdict,omitempty"` // True, False, Partly; "" when not judged
+	Why     string `json:"why,omitempty"`     // the figures, or why it is not judged
 }
 
 // NotJudged is a claim the run cannot judge, and why.

@@ -293,7 +293,7 @@ func (m *markdown) answer(a Answer) {
 	if a.Question != "" {
 		m.print("**" + escapeMarkup(a.Question) + "**\n\n")
 	}
-	for _, f := range a.Findings {
+	for _, f := range append(append([]string(nil), a.Findings...), a.ClaimLines()...) {
 		m.print("- " + escapeMarkup(f) + "\n")
 	}
 	for _, c := range a.Caveats {

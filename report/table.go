@@ -35,7 +35,7 @@ func WriteTables(w io.Writer, r *results.Results) { WriteView(w, r, ViewDetail) 
 func WriteView(w io.Writer, r *results.Results, view View) {
 	writeHeader(w, r)
 	fmt.Fprintln(w)
-	WriteAnswer(w, r)
+	writeAnswer(w, r, view)
 	if view == ViewBrief {
 		writeFailures(w, r)
 		writeThresholds(w, r)

@@ -90,7 +90,7 @@ func bulkloadAnswer(r *results.Results, a *report.Answer) {
 			stop[0].gib, stop[1].gib, growth(stop[0], stop[1]), stop[1].writeIOPS/stop[0].writeIOPS, stop[1].price-stop[0].price, boundOf(stop[1])))
 	}
 	if r.Scenario.Seed == "001" {
-		a.Findings = append(a.Findings, report.ClaimFindings("001", seed001Claims(rows, one))...)
+		a.AddClaims("001", seed001Claims(rows, one)...)
 	}
 }
 

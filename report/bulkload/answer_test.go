@@ -46,7 +46,7 @@ var (
 
 func answerOf(r *results.Results) string {
 	a := report.AnswerOf(r)
-	return strings.Join(strings.Fields(strings.Join(append(a.Findings, a.Caveats...), "\n")), " ")
+	return strings.Join(strings.Fields(strings.Join(append(append(a.Findings, a.ClaimLines()...), a.Caveats...), "\n")), " ")
 }
 
 // The answer gives each disk's load time, write ops/s and price as the tables print them, ranks

@@ -35,7 +35,7 @@ func counterAnswer(r *results.Results, a *report.Answer) {
 	}
 	a.Findings = append(a.Findings, instancesNotes(r)...)
 	if r.Scenario.Seed == "000" && len(r.Cells) > 0 && !instancesRun(r) {
-		a.Findings = append(a.Findings, report.ClaimFindings("000", seed000Claims(r, slopes))...)
+		a.AddClaims("000", seed000Claims(r, slopes)...)
 	}
 	if len(r.Crashes) == 0 && len(r.Cells) > 0 && !instancesRun(r) {
 		switch crash := r.Scenario.Name + "-crash"; {

@@ -127,7 +127,8 @@ func TestSeed000ClaimsFlipWithTheFigures(t *testing.T) {
 		r := slopeRun(repeats, jitter, slopes, order...)
 		r.Scenario.Seed = "000"
 		report.Summarize(r)
-		return strings.Join(report.AnswerOf(r).Findings, "\n")
+		a := report.AnswerOf(r)
+		return strings.Join(append(a.Findings, a.ClaimLines()...), "\n")
 	}
 	const headline = "seed 000 claims Litestream answers writes about 1.7x faster than gcsfuse as load grows: "
 	const lower = "seed 000 claims Litestream's average latency is lower at every load: "
@@ -200,5 +201,26 @@ func TestTheAnswersCostIsTheTablesPooledCost(t *testing.T) {
 		if !strings.Contains(tables, want) {
 			t.Errorf("the table lacks %q:\n%s", want, tables)
 		}
+	}
+}
+
+// The brief view gives the seed's claims as their tally; the tables' view gives each claim.
+func TestTheBriefViewTalliesTheSeedsClaims(t *testing.T) {
+	r := slopeRun(1, 0, map[string]float64{"gcsfuse": 8, "litestream": 4}, "gcsfuse", "litestream")
+	r.Scenario.Seed = "000"
+	a := report.AnswerOf(r)
+	if len(a.Claims) == 0 {
+		t.Fatal("seed 000's run judges no claim")
+	}
+	var brief, tables bytes.Buffer
+	report.WriteView(&brief, r, report.ViewBrief)
+	report.WriteView(&tables, r, report.ViewTables)
+	flat := func(b bytes.Buffer) string { return strings.Join(strings.Fields(b.String()), " ") }
+	first := a.ClaimLines()[0]
+	if !strings.Contains(flat(brief), fmt.Sprintf("seed 000's %d claims, judged by this run:", len(a.Claims))) || strings.Contains(flat(brief), first) {
+		t.Errorf("brief:\n%s", brief.String())
+	}
+	if !strings.Contains(flat(tables), first) || strings.Contains(flat(tables), "judged by this run:") {
+		t.Errorf("tables view lacks the claim %q:\n%s", first, tables.String())
 	}
 }

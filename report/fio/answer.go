@@ -26,15 +26,14 @@ func fioAnswer(r *results.Results, a *report.Answer) {
 		a.Question = "Does gcsfuse's file cache make reads faster, and does it leave writes alike?"
 		for _, on := range ons {
 			for _, v := range seed002Verdicts(r, off, on) {
-				claim := report.Counted(fmt.Sprintf("%s (%s against %s)", v.claim, on, off), v.held)
-				a.Findings = append(a.Findings, claim.Finding("002"))
+				a.AddClaims("002", report.Counted(fmt.Sprintf("%s (%s against %s)", v.claim, on, off), v.held))
 			}
 		}
 	case r.Scenario.Sweep.Has("file_size") && len(r.BackendOrder()) == 1:
 		a.Question = "How fast does " + r.BackendOrder()[0] + " read and write files of each size?"
 		a.Findings = append(a.Findings, bySizeFindings(r)...)
 		if r.Scenario.Seed == "003" {
-			a.Findings = append(a.Findings, report.ClaimFindings("003", seed003Claims(r))...)
+			a.AddClaims("003", seed003Claims(r)...)
 		}
 	default:
 		a.Question = "How fast is each backend under these fio jobs?"

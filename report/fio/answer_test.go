@@ -16,7 +16,7 @@ import (
 
 func findingsOf(r *results.Results) string {
 	a := report.AnswerOf(r)
-	return strings.Join(strings.Fields(strings.Join(append(a.Findings, a.Caveats...), "\n")), " ")
+	return strings.Join(strings.Fields(strings.Join(append(append(a.Findings, a.ClaimLines()...), a.Caveats...), "\n")), " ")
 }
 
 // Seed 002's verdicts open the answer as the table below gives them, and flip with the figures.

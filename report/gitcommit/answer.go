@@ -69,7 +69,7 @@ func gitcommitAnswer(r *results.Results, a *report.Answer) {
 		a.Findings = append(a.Findings, paceFindings(r, layout, volumes, others)...)
 	}
 	if r.Scenario.Seed == "004" {
-		a.Findings = append(a.Findings, report.ClaimFindings("004", seed004Claims(r, rows))...)
+		a.AddClaims("004", seed004Claims(r, rows)...)
 	}
 	if hdd := smallPlanHDD(r, rows); hdd != "" {
 		a.Caveats = append(a.Caveats, hdd)

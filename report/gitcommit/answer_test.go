@@ -43,7 +43,7 @@ var seed004Paces = map[string]pace{"local": {155.7, 124.5, 174.9}, "io1": {103.8
 	"st1": {10.0, 63.4, 6.4}, "sc1": {2.3, 54.2, 1.8}, "io1-mono": {45.4, 93.5, 35.1}}
 
 func answerText(r *results.Results) string {
-	return strings.Join(strings.Fields(strings.Join(append(report.AnswerOf(r).Findings, report.AnswerOf(r).Caveats...), "\n")), " ")
+	return strings.Join(strings.Fields(strings.Join(append(append(report.AnswerOf(r).Findings, report.AnswerOf(r).ClaimLines()...), report.AnswerOf(r).Caveats...), "\n")), " ")
 }
 
 // The answer gives each volume's changes/s and price as the table prints them, ranks the
