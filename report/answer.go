@@ -78,7 +78,7 @@ func AnswerOf(r *results.Results) Answer {
 		a.Findings = append(a.Findings, row+": its latency describes failures, not storage")
 	}
 	a.Findings = append(a.Findings, thresholdFindings(r)...)
-	if len(a.Findings) == 0 {
+	if len(a.Findings)+len(a.Claims) == 0 {
 		a.Findings = append(a.Findings, "no cell measured anything: the failures below say why")
 	}
 	a.Caveats = append(append(genericCaveats(r), burstCaveats(r)...), a.Caveats...)
@@ -184,8 +184,8 @@ func genericCaveats(r *results.Results) []string {
 	rerun := RerunCommand(r)
 	switch {
 	case s.QuickRun && s.Quick != nil && s.Quick.Derived:
-		out = append(out, fmt.Sprintf("a quick run the scenario does not define (%d run of %s per row): figures within %.0f%% of each other cannot be told apart; settle them with the full plan: %s",
-			s.Repeat, s.Duration, 100*OneRunMargin, rerun))
+		out = append(out, fmt.Sprintf("a quick run persistlab derived, the scenario defining none (one run per row, each at most %s of load where the scenario sets a duration): figures within %.0f%% of each other cannot be told apart; settle them with the full plan: %s",
+			scenario.QuickDuration, 100*OneRunMargin, rerun))
 	case s.QuickRun:
 		out = append(out, fmt.Sprintf("a quick run (%s): figures within %.0f%% of each other cannot be told apart; settle them with the full plan: %s",
 			runsText(s), 100*OneRunMargin, rerun))
@@ -257,7 +257,7 @@ func RerunCommand(r *results.Results) string {
 		switch name {
 		case "quick", "force", "brief", "detail", "dry-run":
 			continue
-		case "repeat", "duration", "out", "html", "csv", "format", "samples", "openmetrics", "fio-json":
+		case "repeat", "duration", "out", "html", "csv", "format", "samples", "openmetrics", "fio-json", "shard", "shard-by":
 			if !hasValue {
 				i++
 			}
@@ -307,11 +307,11 @@ func crashFindings(r *results.Results) []string {
 		var text string
 		switch {
 		case everything == runs:
-			text = fmt.Sprintf("%s lost every acknowledged write in all %d", b, runs)
+			text = fmt.Sprintf("%s lost every acknowledged write in all %d crash(es)", b, runs)
 		case lostMax == 0:
-			text = fmt.Sprintf("%s lost none in %d", b, runs)
+			text = fmt.Sprintf("%s lost none in %d crash(es)", b, runs)
 		default:
-			text = fmt.Sprintf("%s lost up to %d (median %s) in %d, written up to %s before the kill", b, lostMax, medianText(medians), runs, msText(reach))
+			text = fmt.Sprintf("%s lost up to %d (median %s) in %d crash(es), written up to %s before the kill", b, lostMax, medianText(medians), runs, msText(reach))
 			if everything > 0 {
 				text += fmt.Sprintf(", everything in %d", everything)
 			}
@@ -324,7 +324,7 @@ func crashFindings(r *results.Results) []string {
 	if len(parts) == 0 {
 		return nil
 	}
-	return []string{"acknowledged writes lost when the instance died: " + strings.Join(parts, "; ") + " crash(es)"}
+	return []string{"acknowledged writes lost when the instance died: " + strings.Join(parts, "; ")}
 }
 
 func medianText(medians []float64) string {
@@ -377,8 +377,12 @@ func costFindings(r *results.Results, work WorkUnit) []string {
 	var out []string
 	if len(priced) > 0 {
 		prices := priceLists(r)
-		out = append(out, fmt.Sprintf("bucket requests at this run's rate of work, at %s list prices: %s (another rate costs otherwise: --rate N prices yours)",
-			prices[0].Name, ListAnd(priced)))
+		hint := ""
+		if _, open := r.Defaults["rate"]; open {
+			hint = " (another rate costs otherwise: run --rate N prices yours)"
+		}
+		out = append(out, fmt.Sprintf("bucket requests at this run's rate of work, at %s list prices: %s%s",
+			prices[0].Name, ListAnd(priced), hint))
 	}
 	if len(thin) > 0 {
 		out = append(out, ListAnd(thin)+": too few bucket operations in this run to price")
@@ -433,7 +437,7 @@ type Ranked struct {
 // Tiers groups ranked figures, best first, into tiers a run can tell apart: with several runs
 // each, two backends are apart when their ranges over the runs do not overlap; with one run, when
 // they differ by more than OneRunMargin. A backend joins a tier when it cannot be told apart from
-// the tier's best.
+// one of its members, so each tier is told apart from the next.
 func Tiers(figures []Ranked, lowerBetter bool) [][]Ranked {
 	sorted := slices.Clone(figures)
 	slices.SortStableFunc(sorted, func(a, b Ranked) int {
@@ -444,7 +448,7 @@ func Tiers(figures []Ranked, lowerBetter bool) [][]Ranked {
 	})
 	var tiers [][]Ranked
 	for _, f := range sorted {
-		if n := len(tiers); n > 0 && !Apart(tiers[n-1][0], f) {
+		if n := len(tiers); n > 0 && slices.ContainsFunc(tiers[n-1], func(m Ranked) bool { return !Apart(m, f) }) {
 			tiers[n-1] = append(tiers[n-1], f)
 			continue
 		}
@@ -459,6 +463,9 @@ func Apart(a, b Ranked) bool {
 		return a.Hi < b.Lo || b.Hi < a.Lo
 	}
 	lo, hi := math.Min(a.Value, b.Value), math.Max(a.Value, b.Value)
+	if lo == 0 {
+		return hi > 0 // nothing against something
+	}
 	return lo > 0 && hi/lo > 1+OneRunMargin
 }
 

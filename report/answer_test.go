@@ -11,7 +11,7 @@ import (
 // what a second run could not reuse, and with every word a shell would split quoted.
 func TestRerunCommandKeepsTheRunsOwnFlags(t *testing.T) {
 	r := &results.Results{Scenario: &scenario.Spec{Name: "s"}, Command: []string{"/tmp/x/bin/persistlab", "run", "my app.yaml", "--quick", "--out", "o.json",
-		"--repeat=1", "--duration", "5s", "--backend", "gcsfuse,local", "--force", "--threshold", "p95 < 200ms", "--brief", "--html", "p.html", "--format=json"}}
+		"--repeat=1", "--duration", "5s", "--backend", "gcsfuse,local", "--force", "--threshold", "p95 < 200ms", "--brief", "--html", "p.html", "--format=json", "--shard", "0/3", "--shard-by=backend"}}
 	if got, want := RerunCommand(r), "persistlab run 'my app.yaml' --backend gcsfuse,local --threshold 'p95 < 200ms'"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
@@ -24,9 +24,12 @@ func TestRerunCommandKeepsTheRunsOwnFlags(t *testing.T) {
 // not overlap; a backend joins the tier of the best it cannot be told from.
 func TestTiers(t *testing.T) {
 	one := func(b string, v float64) Ranked { return Ranked{Backend: b, Value: v, Lo: v, Hi: v, Runs: 1} }
-	tiers := Tiers([]Ranked{one("c", 10), one("a", 4), one("b", 4.9), one("d", 5.1)}, true)
-	if len(tiers) != 3 || len(tiers[0]) != 2 || tiers[0][0].Backend != "a" || tiers[0][1].Backend != "b" || tiers[1][0].Backend != "d" || tiers[2][0].Backend != "c" {
-		t.Errorf("tiers %+v: want [a b] [d] [c] (d is over 25%% from a, b within)", tiers)
+	tiers := Tiers([]Ranked{one("c", 10), one("a", 4), one("b", 4.9), one("d", 5.1), one("e", 7)}, true)
+	if len(tiers) != 3 || len(tiers[0]) != 3 || tiers[0][0].Backend != "a" || tiers[0][2].Backend != "d" || tiers[1][0].Backend != "e" || tiers[2][0].Backend != "c" {
+		t.Errorf("tiers %+v: want [a b d] [e] [c] (d within 25%% of b though not of a: no tier is told from the next by less)", tiers)
+	}
+	if !Apart(one("x", 0), one("y", 3)) || Apart(one("x", 0), one("y", 0)) {
+		t.Error("nothing against something is apart; nothing against nothing is not")
 	}
 	if up := Tiers([]Ranked{one("a", 100), one("b", 300)}, false); up[0][0].Backend != "b" {
 		t.Errorf("higher better: %+v", up)

@@ -272,7 +272,15 @@ func withOption(r *results.Results, backends []string, option string) string {
 // scenarioFile is the scenario file a run read ("" for a built-in scenario or a merged run).
 func scenarioFile(r *results.Results) string {
 	args := r.Command
-	if len(args) < 3 || args[1] != "run" || strings.HasPrefix(args[2], "-") || slices.Contains(scenario.Builtins(), args[2]) {
+	if len(args) < 3 || args[1] != "run" {
+		return ""
+	}
+	for _, a := range args[2:] { // flags may come first (run --quick my.yaml)
+		if !strings.HasPrefix(a, "-") && (strings.HasSuffix(a, ".yaml") || strings.HasSuffix(a, ".yml")) {
+			return a
+		}
+	}
+	if strings.HasPrefix(args[2], "-") || slices.Contains(scenario.Builtins(), args[2]) {
 		return ""
 	}
 	return args[2]

@@ -116,8 +116,11 @@ func Ahead(text string, a, b Ranked, lowerBetter bool, figures string) Claim {
 }
 
 // Finding is the claim as a line of the answer: "seed 004 claims st1 commits slower than gp2:
-// TRUE (5.9 vs 72.4 changes/s)".
+// TRUE (5.9 vs 72.4 changes/s)"; without a seed, "hypothesis: ...".
 func (c Claim) Finding(seed string) string {
+	if seed == "" {
+		return "hypothesis: " + strings.TrimPrefix(c.Finding("-"), "seed - claims ")
+	}
 	if c.Verdict == "" {
 		return fmt.Sprintf("seed %s claims %s: not judged: %s", seed, c.Text, c.Why)
 	}

@@ -140,7 +140,11 @@ func cmdRun(ctx context.Context, args []string) error {
 		return writeDryRun(terminalSafe(os.Stdout), plan, besidePlan, positional[0], o)
 	}
 	if *out == "" {
-		*out = defaultOut(spec.Name, time.Now())
+		name := spec.Name
+		if *shardFlag != "" { // shards of one plan on one machine write apart
+			name += "-shard-" + strings.ReplaceAll(*shardFlag, "/", "-of-")
+		}
+		*out = defaultOut(name, time.Now())
 	}
 	outPath, err := results.OutPath(*out, *force)
 	if err != nil {
@@ -264,7 +268,7 @@ func cmdRun(ctx context.Context, args []string) error {
 				fmt.Printf("beside: %s\n", besideOut)
 			}
 			if v == report.ViewBrief {
-				fmt.Printf("tables: persistlab report %s (--detail for every analysis)\n", report.ShellWord(outPath))
+				fmt.Fprintf(exports.said(), "tables: persistlab report %s (--detail for every analysis)\n", report.ShellWord(outPath))
 			}
 		}
 		var failedHere int

@@ -96,7 +96,7 @@ func TestCrashesAndInstancesAreAnswered(t *testing.T) {
 	}
 	report.Summarize(r)
 	text := strings.Join(report.AnswerOf(r).Findings, "\n")
-	for _, want := range []string{"local lost every acknowledged write in all 3", "litestream lost up to 9 (median 8) in 3, written up to 900 ms before the kill"} {
+	for _, want := range []string{"local lost every acknowledged write in all 3", "litestream lost up to 9 (median 8) in 3 crash(es), written up to 900 ms before the kill"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("crash answer lacks %q:\n%s", want, text)
 		}

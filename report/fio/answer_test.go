@@ -48,6 +48,12 @@ func TestSeed002VerdictsOpenTheAnswer(t *testing.T) {
 	if got := findingsOf(run(0.5)); !strings.Contains(got, "seed 002 claims read is faster with the cache (cache against nocache): FALSE (0 of 2") {
 		t.Errorf("the cache halving reads: want FALSE in:\n%s", got)
 	}
+	// The same cases in a scenario of no seed's are hypotheses, not seed 002's claims.
+	other := run(3)
+	other.Scenario.Seed = ""
+	if got := findingsOf(other); strings.Contains(got, "seed 002") || !strings.Contains(got, "hypothesis: read is faster with the cache (cache against nocache): TRUE") {
+		t.Errorf("a scenario of no seed: want hypotheses in:\n%s", got)
+	}
 	// 14% faster in one run each is within what one run can tell apart: not a verdict.
 	if got := findingsOf(run(1.14)); !strings.Contains(got, "seed 002 claims read is faster with the cache (cache against nocache): not judged: every case within the 25% one run cannot tell apart") {
 		t.Errorf("the cache 14%% faster in one run: want not judged in:\n%s", got)

@@ -92,9 +92,6 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 		if cfg.Plan.Layout == LayoutDistributed {
 			// A directory left without its .git (a crash between mkdir and git init) is made one.
 			if _, err := os.Stat(filepath.Join(repo, ".git")); errors.Is(err, os.ErrNotExist) {
-				if err := os.MkdirAll(repo, 0o755); err != nil {
-					return err
-				}
 				if err := initRepo(repo, cfg.InitFsync, git); err != nil {
 					return err
 				}
@@ -137,12 +134,16 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 // takes its place (init_fsync).
 const initSuffix = ".persistlab-init"
 
-// initRepo runs git init in repo. Durable (init_fsync), it runs in a directory of its own beside
-// repo, syncs what git wrote, renames the .git into repo and syncs repo: a crash leaves repo with
-// a whole .git or none, which the next run makes. What an interrupted init left beside it is the
-// driver's own, and removed first.
+// initRepo makes repo and runs git init in it. Durable (init_fsync), the init runs in a directory
+// of its own beside repo and is synced, then takes repo's place (the whole directory, or its .git
+// where repo exists) and the rename is synced: a crash leaves no repo or a whole one, never an
+// empty directory or a half-written .git. What an interrupted init left beside it is the driver's
+// own, and removed first.
 func initRepo(repo string, durable bool, git func(dir string, args ...string) error) error {
 	if !durable {
+		if err := os.MkdirAll(repo, 0o755); err != nil {
+			return err
+		}
 		return git(repo, "init")
 	}
 	staging := repo + initSuffix
@@ -157,6 +158,12 @@ func initRepo(repo string, durable bool, git func(dir string, args ...string) er
 	}
 	if err := syncInit(staging); err != nil {
 		return err
+	}
+	if _, err := os.Stat(repo); errors.Is(err, os.ErrNotExist) {
+		if err := os.Rename(staging, repo); err != nil {
+			return err
+		}
+		return syncDirs(filepath.Dir(repo))
 	}
 	if err := os.Rename(filepath.Join(staging, ".git"), filepath.Join(repo, ".git")); err != nil {
 		return err

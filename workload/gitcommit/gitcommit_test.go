@@ -291,9 +291,9 @@ func TestTargetTooSmallIsRefused(t *testing.T) {
 }
 
 // A durable init (init_fsync) is whole or absent after a crash: what a crash in the middle of
-// one left (a staging directory holding a .git whose config git cannot read; a repository's
-// directory made but empty) is not taken for a repository, and the next run makes the repository
-// anew and commits in it.
+// one left (a staging directory holding a .git whose config git cannot read) is not taken for a
+// repository, and the next run makes the repository anew, whether its directory is there (the
+// monolithic layout's, or one a run without init_fsync made) or not, and commits in it.
 func TestAnInterruptedDurableInitLeavesNoBrokenRepository(t *testing.T) {
 	gitBin, err := exec.LookPath("git")
 	if err != nil {
@@ -310,12 +310,14 @@ func TestAnInterruptedDurableInitLeavesNoBrokenRepository(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(staging, ".git", "config"), []byte("\x00\x00"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Mkdir(repo, 0o755); err != nil {
-			t.Fatal(err)
+		if file == 1 { // a directory without its .git
+			if err := os.Mkdir(repo, 0o755); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	if list, err := repos(dir); err != nil || len(list) != 0 {
-		t.Fatalf("after a crash in every init, repositories %v (%v): want none", list, err)
+	if list, err := repos(dir); err != nil || len(list) != 1 {
+		t.Fatalf("after a crash in every init, repositories %v (%v): want the one directory alone, not the staging ones", list, err)
 	}
 	var out strings.Builder
 	if err := Drive(context.Background(), DriverConfig{Git: gitBin, Dir: dir, Plan: plan, InitFsync: true}, &out); err != nil {

@@ -37,11 +37,7 @@ func repos(dir string) ([]string, error) {
 		if !e.IsDir() || strings.HasSuffix(e.Name(), initSuffix) {
 			continue // a durable init's staging directory is the driver's, not a repository
 		}
-		repo := filepath.Join(root, e.Name())
-		if inside, err := os.ReadDir(repo); err == nil && len(inside) == 0 {
-			continue // made, and the instance lost before git init ran in it: nothing to check
-		}
-		out = append(out, repo)
+		out = append(out, filepath.Join(root, e.Name()))
 	}
 	sort.Strings(out)
 	return out, nil

@@ -54,9 +54,17 @@ func TestARelativePathBesideTheScenarioIsRefusedWithTheFix(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Field != "workload.command[1]" || !strings.Contains(fe.Allowed, "{scenario_dir}/app.py") {
 		t.Fatalf("python3 app.py beside the scenario: %v; want workload.command[1] refused, naming {scenario_dir}/app.py", err)
 	}
-	// A word that names no file there (a subcommand, a data file the app makes) is the app's.
-	if _, err := New(scenario.Workload{Type: Name, Dir: dir, Sections: map[string]any{"command": []any{"python3", "-m", "http.server", "{port}", "--directory", "data"}}}); err != nil {
-		t.Errorf("words naming no file beside the scenario: %v", err)
+	// A word that names no file there (a subcommand, a data file the app makes), a directory, or
+	// the module after -m, is the app's.
+	for _, name := range []string{"data", "myapp"} {
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, command := range [][]any{{"python3", "-m", "http.server", "{port}", "--directory", "data"}, {"python3", "-m", "myapp", "{port}"}} {
+		if _, err := New(scenario.Workload{Type: Name, Dir: dir, Sections: map[string]any{"command": command}}); err != nil {
+			t.Errorf("%v beside a directory of its words' names: %v", command, err)
+		}
 	}
 	bin := filepath.Join(dir, "bin")
 	if err := os.Mkdir(bin, 0o755); err != nil {

@@ -233,8 +233,8 @@ func (w *Workload) checkRelativeWords(field string, args []string) error {
 		bases = append(bases, wd)
 	}
 	for i, a := range args {
-		if a == "" || filepath.IsAbs(a) || strings.HasPrefix(a, "-") || strings.ContainsAny(a, "={}") {
-			continue
+		if a == "" || filepath.IsAbs(a) || strings.HasPrefix(a, "-") || strings.ContainsAny(a, "={}") || (i > 0 && args[i-1] == "-m") {
+			continue // a flag, a placeholder, or a module name (python3 -m NAME)
 		}
 		if i == 0 && !strings.Contains(a, "/") {
 			continue // a program found on PATH
@@ -244,8 +244,8 @@ func (w *Workload) checkRelativeWords(field string, args []string) error {
 				continue
 			}
 			p := filepath.Join(base, a)
-			if _, err := os.Stat(p); err != nil {
-				continue
+			if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+				continue // a directory may as well be one the app makes in {dir}
 			}
 			if i == 0 {
 				args[0] = p
