@@ -193,17 +193,7 @@ func genericCaveats(r *results.Results) []string {
 		out = append(out, fmt.Sprintf("one run per row: no spread over repeats, so figures within %.0f%% of each other cannot be told apart; %s --repeat 3 gives one",
 			100*OneRunMargin, rerun))
 	}
-	cells, failed := len(r.Cells)+len(r.Crashes), 0
-	for _, c := range r.Cells {
-		if c.Failure != "" {
-			failed++
-		}
-	}
-	for _, c := range r.Crashes {
-		if c.Failure != "" {
-			failed++
-		}
-	}
+	cells, failed := len(r.Cells)+len(r.Crashes), failedCells(r)
 	if failed > 0 {
 		out = append(out, fmt.Sprintf("%d of %d cells failed (listed below): the findings rest on the others", failed, cells))
 	}

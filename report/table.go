@@ -389,10 +389,9 @@ func SameParam(r *results.Results, backend, name, ours, theirs string) bool {
 	return x != 0 && x == y
 }
 
-// Verdict is how a run ended, for its exit status: cells that failed, and what crossed a
-// threshold: rows whose share of failed requests passed the scenario's max_error_rate, and the
-// scenario's thresholds that a row crossed or no row could judge.
-func Verdict(r *results.Results) (failed int, crossed []string) {
+// failedCells counts the run's cells and crash runs that failed.
+func failedCells(r *results.Results) int {
+	failed := 0
 	for _, c := range r.Cells {
 		if c.Failure != "" {
 			failed++
@@ -403,6 +402,14 @@ func Verdict(r *results.Results) (failed int, crossed []string) {
 			failed++
 		}
 	}
+	return failed
+}
+
+// Verdict is how a run ended, for its exit status: cells that failed, and what crossed a
+// threshold: rows whose share of failed requests passed the scenario's max_error_rate, and the
+// scenario's thresholds that a row crossed or no row could judge.
+func Verdict(r *results.Results) (failed int, crossed []string) {
+	failed = failedCells(r)
 	for _, row := range errorRateCrossed(r) {
 		crossed = append(crossed, "max_error_rate "+strconv.FormatFloat(r.Scenario.ErrorRateLimit(), 'g', -1, 64)+": "+row)
 	}
