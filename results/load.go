@@ -2,6 +2,7 @@ package results
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,13 +52,24 @@ func load(path string) (*Results, error) {
 	return nil, fmt.Errorf("schema %q: this persistlab reads %q and %q", schema, Schema, schemaV1)
 }
 
-// openObject opens path and reads its opening brace: a results file is one JSON object.
+// openObject opens path and reads its opening brace: a results file is one JSON object, as
+// written or gzip-compressed (results kept in the repository are), read through the same bound.
 func openObject(path string) (*json.Decoder, io.Closer, error) {
 	f, err := readfile.Open(path, MaxResultsBytes)
 	if err != nil {
 		return nil, nil, err
 	}
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16)) // the decoder alone reads in pieces of a few hundred bytes
+	in := bufio.NewReaderSize(f, 1<<16) // the decoder alone reads in pieces of a few hundred bytes
+	var body io.Reader = in
+	if magic, _ := in.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		z, err := gzip.NewReader(in)
+		if err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("not a results file: gzip: %w", err)
+		}
+		body = bufio.NewReaderSize(&boundedReader{r: z, left: MaxResultsBytes}, 1<<16)
+	}
+	dec := json.NewDecoder(body)
 	tok, err := dec.Token()
 	switch {
 	case err == io.EOF:
@@ -243,4 +255,23 @@ func skipValue(dec *json.Decoder) error {
 			return nil
 		}
 	}
+}
+
+// boundedReader fails once more than left bytes came through: a compressed file is held to the
+// bound of what it decompresses to.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("decompressed, larger than %d MiB", MaxResultsBytes>>20)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

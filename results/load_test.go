@@ -2,7 +2,9 @@ package results
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -123,5 +125,40 @@ func TestLoadRefusesAFileOverAGiB(t *testing.T) {
 	}
 	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "larger than 1048576 KiB") {
 		t.Errorf("%v", err)
+	}
+}
+
+// A gzip-compressed results file (as the repository keeps them) loads as the file it holds; what
+// it decompresses to is held to the same bound, and a damaged one is refused as not a results file.
+func TestLoadReadsAGzippedFile(t *testing.T) {
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "saved.json")
+	if err := rich(t).Save(saved, nil); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(saved)
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(data)
+	w.Close()
+	zipped := filepath.Join(dir, "saved.json.gz")
+	os.WriteFile(zipped, z.Bytes(), 0o644)
+	want, err := Load(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(zipped)
+	if err != nil || !reflect.DeepEqual(got, want) || len(got.Cells) == 0 {
+		t.Errorf("gzipped: %v, %d cells, not what the plain file loads", err, len(got.Cells))
+	}
+	damaged := filepath.Join(dir, "damaged.json.gz")
+	os.WriteFile(damaged, z.Bytes()[:z.Len()/2], 0o644)
+	if _, err := Load(damaged); err == nil || !strings.Contains(err.Error(), damaged) {
+		t.Errorf("half a gzip file: %v", err)
+	}
+	b := &boundedReader{r: bytes.NewReader(make([]byte, 100)), left: 60}
+	n, err := io.Copy(io.Discard, b)
+	if n != 60 || err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("bounded at 60 of 100 bytes: read %d, %v", n, err)
 	}
 }
