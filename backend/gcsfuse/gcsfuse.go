@@ -58,7 +58,8 @@ type Backend struct {
 	rangeRead bool     // --file-cache-cache-file-for-range-read (option file_cache_for_range_read)
 	cacheArgs []string // the metadata cache options' flags, in metadataCacheOptions' order
 	flags     []string
-	endpoint  string // an external JSON API endpoint; "" to serve the lab bucket in-process
+	eraArgs   []string // the flags of option defaults: v2.4, for the version in use
+	endpoint  string   // an external JSON API endpoint; "" to serve the lab bucket in-process
 	bucket    string
 
 	endpointInUse string
@@ -84,6 +85,10 @@ var Options = []param.Param{
 	{Name: "file_cache_for_range_read", Kind: param.KindEnum, Default: "false", Allowed: onOff, Help: "with file_cache on: a read that does not start at offset 0 downloads the whole file into the cache (false, gcsfuse's default and seed 002's: it goes to the bucket and caches nothing)"},
 	metadataCacheOptions[0].param(),
 	metadataCacheOptions[1].param(),
+	{Name: "version", Kind: param.KindString,
+		Help: OldestVersion + " (the oldest v3 the Go module proxy serves, built by scripts/setup as gcsfuse-" + OldestVersion + ") or the installed gcsfuse's own version; unset: the installed gcsfuse"},
+	{Name: "defaults", Kind: param.KindEnum, Default: "current", Allowed: []string{"current", EraV24},
+		Help: "current: the gcsfuse's own defaults; " + EraV24 + ": flags that give v2.4.0's behaviour where later releases changed a default (staged writes, no parallel downloads, the old reader; docs/backends.md lists them)"},
 	{Name: "flags", Kind: param.KindString, Help: "further gcsfuse flags, split at spaces, e.g. \"--kernel-list-cache-ttl-secs=60\"; not --custom-endpoint, --token-url, --key-file or --anonymous-access, which the backend sets"},
 	{Name: "endpoint", Kind: param.KindString, Help: "a GCS JSON API endpoint to mount from instead of the lab bucket (no lab model, no bucket accounting, no ceiling probe)"},
 	{Name: "bucket", Kind: param.KindString, Default: BucketName, Help: "the bucket to mount"},
@@ -117,7 +122,11 @@ func (o metadataCacheOption) param() param.Param {
 func New(env backend.Env) (backend.Backend, error) {
 	g := &Backend{env: env, bucket: BucketName}
 	var err error
-	if g.bin, err = tools.Find("gcsfuse"); err != nil {
+	program := "gcsfuse"
+	if env.Options["version"] == OldestVersion {
+		program += "-" + OldestVersion
+	}
+	if g.bin, err = tools.Find(program); err != nil {
 		return nil, fmt.Errorf("backend %q: %w", Name, err)
 	}
 	if _, err := exec.LookPath("fusermount3"); err != nil {
@@ -158,11 +167,26 @@ func New(env backend.Env) (backend.Backend, error) {
 		}
 		g.cacheArgs = append(g.cacheArgs, fmt.Sprintf("%s=%d", o.flag, n))
 	}
+	g.version = sysinfo.ProgramVersion(g.bin, "--version")
+	if v := env.Options["version"]; v != "" && versionNumber(g.version) != v {
+		return nil, fmt.Errorf("backend %q: option version %q: want %s (built as gcsfuse-%s by scripts/setup) or the installed gcsfuse's own %s, or leave it unset for that one",
+			Name, v, OldestVersion, OldestVersion, versionNumber(g.version))
+	}
+	switch era := env.Options["defaults"]; era {
+	case "", "current":
+	case EraV24:
+		g.eraArgs = v24Flags(versionNumber(g.version), env.Options)
+	default:
+		return nil, fmt.Errorf("backend %q: option defaults %q: want current or %s", Name, era, EraV24)
+	}
 	g.flags = strings.Fields(env.Options["flags"])
 	for _, f := range g.flags {
 		name, _, _ := strings.Cut(f, "=")
 		if slices.Contains(ownFlags, name) {
 			return nil, fmt.Errorf("backend %q: option flags %q: %s is set by persistlab (the bucket it mounts and how it authenticates); use option endpoint for another bucket", Name, env.Options["flags"], name)
+		}
+		if slices.ContainsFunc(g.eraArgs, func(a string) bool { n, _, _ := strings.Cut(a, "="); return n == name }) {
+			return nil, fmt.Errorf("backend %q: option flags %q: %s is set by option defaults %s; drop it from flags, or set defaults: current", Name, env.Options["flags"], name, EraV24)
 		}
 	}
 	g.endpoint = env.Options["endpoint"]
@@ -175,7 +199,6 @@ func New(env backend.Env) (backend.Backend, error) {
 			return nil, fmt.Errorf("backend %q: option ceiling_probe %q: want a size like 256MiB (0: do not probe)", Name, v)
 		}
 	}
-	g.version = sysinfo.ProgramVersion(g.bin, "--version")
 	return g, nil
 }
 
@@ -248,6 +271,7 @@ func (g *Backend) mountInstance(ctx context.Context, wrap []string) (backend.Tar
 		}
 	}
 	args = append(args, g.cacheFlags(in.cache)...)
+	args = append(args, g.eraArgs...)
 	args = append(args, g.flags...)
 	args = append(args, g.bucket, in.mount)
 	log := filepath.Join(g.env.WorkDir, "gcsfuse.log")
