@@ -89,6 +89,9 @@ func AnswerOf(r *results.Results) Answer {
 		if t.Calibration > 0 {
 			a.Fidelity += fmt.Sprintf(", %d calibration", t.Calibration)
 		}
+		if t.Reported > 0 {
+			a.Fidelity += fmt.Sprintf(", %d reported, not tallied", t.Reported)
+		}
 		if t.Unmeasured > 0 {
 			a.Fidelity += fmt.Sprintf(", %d not measured by this run", t.Unmeasured)
 		}

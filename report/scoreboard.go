@@ -25,6 +25,9 @@ type Score struct {
 	Measured    bool    `json:"measured"`              // false: the run holds no rows for it
 	Calibration string  `json:"calibration,omitempty"` // the figure fitted from this seed that sets it
 	Note        string  `json:"note,omitempty"`        // where the seed's value comes from, when not its table
+	// Reported says why a measured figure is shown beside the seed's but kept out of the tally: an
+	// absolute level set by the target's speed, which this machine does not share.
+	Reported string `json:"reported,omitempty"`
 	// DependsOn names the model figures (provenance's Go names) that set the figure's level; one
 	// fitted from this seed and in effect in the run makes it calibration.
 	DependsOn []string `json:"-"`
@@ -44,9 +47,9 @@ func (s Score) Within() bool {
 	return s.Measured && s.Seed != 0 && !math.IsNaN(s.Ours) && math.Abs(s.Ratio()-1) <= ScoreTolerance+1e-9
 }
 
-// Prediction says whether the score counts toward the seed's tally: measured, and set by no figure
-// fitted from the same seed.
-func (s Score) Prediction() bool { return s.Measured && s.Calibration == "" }
+// Prediction says whether the score counts toward the seed's tally: measured, set by no figure
+// fitted from the same seed, and not merely reported.
+func (s Score) Prediction() bool { return s.Measured && s.Calibration == "" && s.Reported == "" }
 
 var (
 	scoresMu sync.RWMutex
@@ -125,8 +128,9 @@ func sameValue(a, b string) bool {
 	return a == b
 }
 
-// ScoreTally counts a scoreboard: predictions, those within tolerance, calibration and unmeasured.
-type ScoreTally struct{ Predictions, Within, Calibration, Unmeasured int }
+// ScoreTally counts a scoreboard: predictions, those within tolerance, calibration, reported only
+// and unmeasured.
+type ScoreTally struct{ Predictions, Within, Calibration, Reported, Unmeasured int }
 
 // Tally counts the scores.
 func Tally(scores []Score) ScoreTally {
@@ -137,6 +141,8 @@ func Tally(scores []Score) ScoreTally {
 			t.Unmeasured++
 		case s.Calibration != "":
 			t.Calibration++
+		case s.Reported != "":
+			t.Reported++
 		default:
 			t.Predictions++
 			if s.Within() {
@@ -160,6 +166,9 @@ func (t ScoreTally) String() string {
 	if t.Calibration > 0 {
 		parts = append(parts, fmt.Sprintf("%d calibration", t.Calibration))
 	}
+	if t.Reported > 0 {
+		parts = append(parts, fmt.Sprintf("%d reported, not tallied", t.Reported))
+	}
 	if t.Unmeasured > 0 {
 		parts = append(parts, fmt.Sprintf("%d not measured by this run", t.Unmeasured))
 	}
@@ -181,8 +190,9 @@ func WriteScoreboard(w io.Writer, r *results.Results) {
 	tw := NewTable(w, 0)
 	fmt.Fprintln(tw, "  figure\tseed\tours\tours/seed\tjudged\t")
 	var notes []string
-	var calibrated []string
+	var calibrated, reasons []string
 	calibration := ""
+	reported := map[string][]string{} // figures by the reason they are not tallied
 	for _, s := range scores {
 		ours, ratio := "-", "-"
 		if s.Measured {
@@ -191,12 +201,20 @@ func WriteScoreboard(w io.Writer, r *results.Results) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t\n", s.Figure, formatScore(s.Seed), ours, ratio, s.Judged())
 		if s.Calibration != "" && s.Measured {
 			calibrated, calibration = append(calibrated, s.Figure), s.Calibration
+		} else if s.Reported != "" && s.Measured {
+			if reported[s.Reported] == nil {
+				reasons = append(reasons, s.Reported)
+			}
+			reported[s.Reported] = append(reported[s.Reported], s.Figure)
 		}
 		if s.Note != "" {
 			notes = append(notes, fmt.Sprintf("%s: %s", s.Figure, s.Note))
 		}
 	}
 	tw.Flush()
+	for i := len(reasons) - 1; i >= 0; i-- {
+		notes = append([]string{fmt.Sprintf("reported, not tallied (%s): %s", strings.Join(reported[reasons[i]], "; "), reasons[i])}, notes...)
+	}
 	if len(calibrated) > 0 {
 		notes = append([]string{fmt.Sprintf("calibration (%s): %s", strings.Join(calibrated, "; "), calibration)}, notes...)
 	}
@@ -206,14 +224,16 @@ func WriteScoreboard(w io.Writer, r *results.Results) {
 	fmt.Fprintf(w, "  seed %s: %s\n", r.Scenario.Seed, Tally(scores))
 }
 
-// Judged is the score's verdict as the scoreboard prints it: within, miss, calibration or not
-// measured.
+// Judged is the score's verdict as the scoreboard prints it: within, miss, calibration, reported
+// or not measured.
 func (s Score) Judged() string {
 	switch {
 	case !s.Measured:
 		return "not measured"
 	case s.Calibration != "":
 		return "calibration"
+	case s.Reported != "":
+		return "reported"
 	case s.Within():
 		return "within"
 	}
@@ -254,6 +274,7 @@ type ScoreSummary struct {
 	Ratio       *float64 `json:"ratio"`
 	Judged      string   `json:"judged"`
 	Calibration string   `json:"calibration,omitempty"`
+	Reported    string   `json:"reported,omitempty"`
 	Note        string   `json:"note,omitempty"`
 }
 
@@ -262,6 +283,7 @@ type TallySummary struct {
 	Predictions int  `json:"predictions"`
 	Within      int  `json:"within"`
 	Calibration int  `json:"calibration"`
+	Reported    int  `json:"reported"`
 	Unmeasured  int  `json:"unmeasured"`
 	Met         bool `json:"met"`
 }
@@ -271,7 +293,7 @@ func WriteScoreboardJSON(w io.Writer, r *results.Results) error {
 	scores := Scoreboard(r)
 	t := Tally(scores)
 	out := ScoreboardSummary{Seed: r.Scenario.Seed, Scenario: r.Scenario.Name, Tolerance: ScoreTolerance, Goal: ScoreGoal, Scores: []ScoreSummary{},
-		Tally: TallySummary{Predictions: t.Predictions, Within: t.Within, Calibration: t.Calibration, Unmeasured: t.Unmeasured, Met: t.Met()}}
+		Tally: TallySummary{Predictions: t.Predictions, Within: t.Within, Calibration: t.Calibration, Reported: t.Reported, Unmeasured: t.Unmeasured, Met: t.Met()}}
 	finite := func(v float64) *float64 {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil
@@ -279,7 +301,7 @@ func WriteScoreboardJSON(w io.Writer, r *results.Results) error {
 		return &v
 	}
 	for _, s := range scores {
-		sum := ScoreSummary{Figure: s.Figure, Seed: s.Seed, Judged: s.Judged(), Calibration: s.Calibration, Note: s.Note}
+		sum := ScoreSummary{Figure: s.Figure, Seed: s.Seed, Judged: s.Judged(), Calibration: s.Calibration, Reported: s.Reported, Note: s.Note}
 		if s.Measured {
 			sum.Ours, sum.Ratio = finite(s.Ours), finite(s.Ratio())
 		}

@@ -88,11 +88,74 @@ func TestSeed000ScoresMarkFittedSlopesAsCalibration(t *testing.T) {
 		}
 	}
 
-	// Without the fitted cost (the real app, or --cpu-per-request 0s) every level is a prediction;
-	// a row the run lacks is not measured, never a zero.
+	// Without the fitted cost (the real app, or --cpu-per-request 0s) every level is set by this
+	// machine's CPU: shown, judged "reported", kept out of the tally; the scale-free figures stay
+	// predictions. A row the run lacks is not measured, never a zero.
 	delete(ours, "gcsfuse@4")
 	r = seed000Run("0s", ours, map[string]float64{"gcsfuse": 5.6, "litestream": 4})
-	if tally := report.Tally(report.Scoreboard(r)); tally != (report.ScoreTally{Predictions: 8, Within: 4, Unmeasured: 1}) {
+	scores := report.Scoreboard(r)
+	if tally := report.Tally(scores); tally != (report.ScoreTally{Predictions: 3, Within: 1, Reported: 5, Unmeasured: 1}) {
 		t.Errorf("without a fitted cost: tally %+v", tally)
+	}
+	for _, s := range scores {
+		level := strings.Contains(s.Figure, "ms per VU") || strings.Contains(s.Figure, "max at") || strings.Contains(s.Figure, "requests/s")
+		if s.Measured && (level != (s.Judged() == "reported") || (s.Judged() == "reported") == s.Prediction()) {
+			t.Errorf("%s: judged %s, prediction %v", s.Figure, s.Judged(), s.Prediction())
+		}
+	}
+	out.Reset()
+	report.WriteScoreboard(&out, r)
+	for _, want := range []string{"seed 000: 1 of 3 predictions within 25%, 5 reported, not tallied, 1 not measured by this run",
+		"reported, not tallied (gcsfuse slope (ms per VU); Litestream slope (ms per VU); gcsfuse max at 20 VUs (ms); Litestream max at 20 VUs (ms); gcsfuse requests/s at 2 VUs): an absolute level"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("want %q in:\n%s", want, out.String())
+		}
+	}
+}
+
+// Each other pairing of a gcsfuse entry and a Litestream entry scored against the seed's tables
+// (named variants: another release, other defaults) gets its slope ratio, judged "reported" and
+// out of the tally; a variant the run left out gets none.
+func TestSeed000VariantsAreReportedNotTallied(t *testing.T) {
+	r := seed000Run("0s", map[string]map[string]float64{"gcsfuse@2": {"med_ms": 10}}, map[string]float64{"gcsfuse": 8, "gcsfuse-v2.4": 6, "litestream": 4, "litestream-0.5": 3})
+	gcs, ls := r.Scenario.Published[0], r.Scenario.Published[1]
+	for _, v := range []struct{ name, label string }{{"gcsfuse", "gcsfuse-v2.4"}, {"gcsfuse", "gcsfuse-3.11"}, {"litestream", "litestream-0.5"}} {
+		r.Scenario.Backends = append(r.Scenario.Backends, scenario.BackendSpec{Name: v.name, Label: v.label})
+		p := gcs
+		if v.name == "litestream" {
+			p = ls
+		}
+		p.Backend = v.label
+		r.Scenario.Published = append(r.Scenario.Published, p)
+	}
+	r.Scenario.Backends = append([]scenario.BackendSpec{{Name: "gcsfuse"}, {Name: "litestream"}}, r.Scenario.Backends...)
+	scores := report.Scoreboard(r)
+	got := map[string]report.Score{}
+	for _, s := range scores {
+		got[s.Figure] = s
+	}
+	for figure, ours := range map[string]float64{
+		"gcsfuse / litestream-0.5 slope of avg latency":      8.0 / 3,
+		"gcsfuse-v2.4 / litestream slope of avg latency":     6.0 / 4,
+		"gcsfuse-v2.4 / litestream-0.5 slope of avg latency": 6.0 / 3,
+	} {
+		s, ok := got[figure]
+		if !ok || s.Seed != 2 || s.Ours != ours || s.Judged() != "reported" || s.Prediction() {
+			t.Errorf("%s: %+v (found %v), want seed 2, ours %v, reported", figure, s, ok, ours)
+		}
+	}
+	for figure := range got {
+		if strings.HasPrefix(figure, "gcsfuse-3.11") {
+			t.Errorf("%s: a variant with no rows in the run has no figure", figure)
+		}
+	}
+	// The seed's own pairing stays the prediction.
+	if s := got["gcsfuse / Litestream slope of avg latency"]; !s.Prediction() || s.Ours != 2 {
+		t.Errorf("the seed's pairing: %+v", s)
+	}
+	var out bytes.Buffer
+	report.WriteScoreboard(&out, r)
+	if !strings.Contains(out.String(), "reported, not tallied (gcsfuse / litestream-0.5 slope of avg latency; gcsfuse-v2.4 / litestream slope of avg latency; gcsfuse-v2.4 / litestream-0.5 slope of avg latency): a named variant") {
+		t.Errorf("the variants' note:\n%s", out.String())
 	}
 }
