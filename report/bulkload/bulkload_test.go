@@ -37,6 +37,13 @@ func TestBulkloadReportFindsThePlateauAndItsBound(t *testing.T) {
 	if got := r.Aggregates[0].Median["volume_write_ops_per_s"]; got != 1500 {
 		t.Fatalf("steady write ops of the 50 GB disk: %v, want 1500", got)
 	}
+	// The server's CPU in use is a level of this machine's CPU: shown beside the seed's, not tallied.
+	for _, s := range seed001Scores(r) {
+		if cpu := strings.HasPrefix(s.Figure, "server CPUs in use"); cpu && (s.Judged() != "reported" || s.Ours != 0.7 || s.Prediction()) ||
+			!cpu && s.Judged() == "reported" {
+			t.Errorf("%s: judged %s, ours %v, prediction %v", s.Figure, s.Judged(), s.Ours, s.Prediction())
+		}
+	}
 	var out bytes.Buffer
 	report.WriteTables(&out, r)
 	text := out.String()
