@@ -89,6 +89,15 @@ type InstanceWrapper interface {
 	WrapsInstance() bool
 }
 
+// InstanceMemory is a backend whose emulated instance's page cache is charged to a memory cgroup
+// of its own (a volume's bounded instance memory), where the runner reads how much of it was read
+// again after it was evicted.
+type InstanceMemory interface {
+	// InstanceMemoryCgroup is the cgroup's directory; "" while there is none (the instance has
+	// this machine's memory).
+	InstanceMemoryCgroup() string
+}
+
 // CeilingProber is a backend whose lab part (the emulated bucket or volume) runs on this machine:
 // it measures what that part moves with the cloud model off, so a result near it can be flagged
 // as bound by this machine rather than by the model. A backend on a real cloud service has no

@@ -180,7 +180,7 @@ func wrapLines(text, prefix string) string {
 }
 
 // genericCaveats are what any run cannot support: a quick or single run's closeness, failed
-// cells, an interrupted run, rows bound by this machine.
+// cells, an interrupted run, rows bound by this machine or its page-out (host-bound).
 func genericCaveats(r *results.Results) []string {
 	var out []string
 	s := r.Scenario
@@ -215,6 +215,14 @@ func genericCaveats(r *results.Results) []string {
 			which, their = bound[0]+" was", "its"
 		}
 		out = append(out, which+" bound by this machine (its CPU, or the lab's own ceiling), not by the cloud model: read "+their+" figures as this machine's limit")
+	}
+	if host := hostBoundRows(r); len(host) > 0 {
+		which, their := fmt.Sprintf("%d of %d rows were", len(host), len(r.Aggregates)), "their"
+		if len(host) == 1 {
+			which, their = host[0]+" was", "its"
+		}
+		out = append(out, fmt.Sprintf("%s host-bound: %.0f%% or more of what %s volume read was page cache this machine took back (its page-out) and read again, where a cloud instance would still hold it: read %s reads, I/O units and credits as this machine's",
+			which, 100*HostBoundShare, their, their))
 	}
 	return out
 }

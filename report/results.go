@@ -57,6 +57,7 @@ func Summarize(r *results.Results) {
 			a.Median["helper_cpu_util"] = measure.Median(helper)
 		}
 		labRates(&a, cells, r.Ceilings[k.Backend])
+		refaultShare(&a, cells)
 		a.Bucket = bucketUse(cells, priceLists(r), pres.Work)
 		r.Aggregates = append(r.Aggregates, a)
 	}
@@ -86,5 +87,25 @@ func labRates(a *results.Aggregate, cells []results.Cell, c backend.Ceiling) {
 		if len(vals) > 0 {
 			a.Median[d.metric] = measure.Median(vals)
 		}
+	}
+}
+
+// RefaultShareMetric is a row's page cache read again (results.RefaultBytesMetric) as a share of
+// what its volume read meanwhile: the median over the cells that measured both. Absent where no
+// cell did (not measured, as in files of earlier versions), or where the volume read nothing.
+const RefaultShareMetric = "refault_share"
+
+// refaultShare adds the row's RefaultShareMetric.
+func refaultShare(a *results.Aggregate, cells []results.Cell) {
+	var vals []float64
+	for _, c := range cells {
+		refaults, measured := c.Metrics[results.RefaultBytesMetric]
+		reads, counted := c.BackendStats[backend.VolumeReadBytes]
+		if measured && counted && reads > 0 {
+			vals = append(vals, refaults/reads)
+		}
+	}
+	if len(vals) > 0 {
+		a.Median[RefaultShareMetric] = measure.Median(vals)
 	}
 }

@@ -68,8 +68,10 @@ type SummaryRow struct {
 	// than one run.
 	Spread map[string]Range `json:"spread,omitempty"`
 	// ErrorRate is the share of the row's requests that failed, where the workload counts them.
-	ErrorRate *float64       `json:"error_rate,omitempty"`
-	BoundBy   string         `json:"bound_by,omitempty"`
+	ErrorRate *float64 `json:"error_rate,omitempty"`
+	BoundBy   string   `json:"bound_by,omitempty"`
+	// HostBound says why the row's volume reads are this machine's page-out's (HostBound).
+	HostBound string         `json:"host_bound,omitempty"`
 	Crossed   []string       `json:"crossed,omitempty"`
 	Bucket    *SummaryBucket `json:"bucket,omitempty"`
 }
@@ -134,7 +136,7 @@ func Summarized(r *results.Results) Summary {
 	spreads := rowSpreads(r)
 	for _, a := range r.Aggregates {
 		row := SummaryRow{Backend: a.Backend, Point: a.Point, Params: a.Params, Runs: a.Runs, Median: finite(a.Median),
-			BoundBy: BoundBy(r, a), Crossed: CrossedBy(judged, a)}
+			BoundBy: BoundBy(r, a), HostBound: HostBound(a), Crossed: CrossedBy(judged, a)}
 		if row.Params == nil {
 			row.Params = map[string]string{}
 		}

@@ -74,6 +74,7 @@ func writeSections(w io.Writer, r *results.Results, view View) {
 	writeBurstTable(w, r)
 	if view == ViewDetail {
 		writeMachineBound(w, r)
+		writeRefaults(w, r)
 	}
 	writeBucketTable(w, r, pres.Work)
 	writeCrashTable(w, r)

@@ -63,6 +63,20 @@ type Results struct {
 	CrashSummaries []CrashSummary `json:"crash_summaries,omitempty"`
 }
 
+// What a cell on an emulated volume (its model in effect) records of its page cache while it was
+// measured, beside what the volume read (backend_stats): the file pages read again after they were
+// evicted, so that a report can tell the reads this machine's page-out caused. A cell without them
+// did not measure them (a file of an earlier version): never 0.
+const (
+	RefaultBytesMetric    = "page_refault_bytes"         // refaulted pages times the page size
+	MemoryLimitHitsMetric = "instance_memory_limit_hits" // the instance's own reclaim (from its memory cgroup only)
+	// RefaultSourceFact says where the refaults were read (RefaultsFromInstance or
+	// RefaultsFromMachine), or "not measured: why" when they could not be.
+	RefaultSourceFact    = "page_refaults_from"
+	RefaultsFromInstance = "the instance's memory cgroup (memory.stat workingset_refault_file)"
+	RefaultsFromMachine  = "/proc/vmstat workingset_refault_file (the whole machine's: the instance has no memory cgroup)"
+)
+
 // Placement records which CPUs the system under test and the load driver ran on.
 type Placement struct {
 	AppCPUs    []int `json:"app_cpus,omitempty"`

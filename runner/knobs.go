@@ -9,6 +9,7 @@ import (
 	"persistlab/backend"
 	"persistlab/cost"
 	"persistlab/internal/cgroup"
+	"persistlab/results"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -49,7 +50,7 @@ func Known() scenario.Known {
 }
 
 // RunnerMetrics are what the runner adds to a cell whatever its workload: the machine's load,
-// several instances' lost updates, a CPU limit's throttling.
+// several instances' lost updates, a CPU limit's throttling, a volume's page cache read again.
 var RunnerMetrics = []workload.Metric{
 	{Name: MachineCPUMetric, Unit: "share", Help: "the machine's busy CPU time while the cell was measured"},
 	{Name: InstancesParam, Unit: "count", Help: "instances that shared the backend (instances mode)"},
@@ -58,6 +59,8 @@ var RunnerMetrics = []workload.Metric{
 	{Name: ThrottledPeriodsMetric, Unit: "count", Help: "CFS periods in which an instance ran out of cpu_quota"},
 	{Name: ThrottledShareMetric, Unit: "share", Help: "of the periods an instance was runnable in, those it was throttled in"},
 	{Name: ThrottledSecondsMetric, Unit: "s", Help: "the instances' threads' time waiting for the next CFS period"},
+	{Name: results.RefaultBytesMetric, Unit: "bytes", Help: "page cache read again after it was evicted, while the cell was measured (a volume with its model in effect; from the instance's memory cgroup, else the whole machine's)"},
+	{Name: results.MemoryLimitHitsMetric, Unit: "count", Help: "times the instance's memory reached its limit while the cell was measured (its own reclaim, which refaults too)"},
 }
 
 // runnerUnit is the unit RunnerMetrics declares for name.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"persistlab/backend"
@@ -42,6 +43,9 @@ type Options struct {
 	// holds them for readers other than persistlab (report.Summarize); nil leaves them to the
 	// report, which derives them again on load.
 	Derive func(*results.Results)
+	// PausedPageOut are the machine's page-out policies paused for the run (run
+	// --pause-host-pageout), for the results' machine section.
+	PausedPageOut []string
 }
 
 // run is one execution of a plan.
@@ -437,6 +441,10 @@ func (r *run) newResults() error {
 		Shard: r.plan.Shard, PlanCells: r.plan.Whole,
 	}
 	res.Machine.Programs = tools.Found()
+	if len(r.opts.PausedPageOut) > 0 {
+		res.Machine.PageOutPaused = r.opts.PausedPageOut
+		res.Notes = append(res.Notes, "this machine's page-out policies were paused for this run at its owner's request (--pause-host-pageout), to be turned on again when it ends: "+strings.Join(r.opts.PausedPageOut, "; "))
+	}
 	for _, m := range info.Metrics {
 		res.Units[m.Name] = m.Unit
 	}

@@ -92,6 +92,7 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 	if err := life.warmUp(ctx, in); err != nil {
 		return fail(err)
 	}
+	pageCache := life.watchPageCache()
 	before := life.be.Stats()
 	busy0, total0, _ := proc.MachineCPU()
 	throttled0 := life.throttling()
@@ -99,6 +100,7 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 	driveStart := time.Now()
 	res, err := in.Drive(ctx, time.Duration(r.spec.Duration))
 	series := stopSampling()
+	pageCache.stop()
 	if err != nil {
 		return fail(err)
 	}
@@ -123,6 +125,7 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 	maps.Copy(out.Series, series)
 	// The whole machine's busy share: near 1, the cell measured this machine, not the cloud model.
 	out.Metrics[MachineCPUMetric] = proc.MachineBusy(busy0, total0, busy1, total1)
+	pageCache.record(&out, r.res.Units)
 	if len(life.limits) > 0 {
 		r.recordThrottling(throttled0, throttled1, out.Metrics)
 	}

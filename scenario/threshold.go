@@ -145,6 +145,7 @@ var RowMetrics = map[string]string{
 	"usd_per_unit":     "USD",   // the bucket's operations per unit of work (a request, a GiB)
 	"machine_cpu_util": "share",
 	"helper_cpu_util":  "share",
+	"refault_share":    "share", // page cache read again over what the volume read (a volume's rows)
 }
 
 // CrashMetrics are the figures of a crash run's row (a backend at one sweep point, over its crashes).

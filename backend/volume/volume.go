@@ -24,9 +24,10 @@ const Name = "volume"
 
 // The optional capabilities the runner finds by type assertion, checked at compile time.
 var (
-	_ backend.Crasher       = (*Backend)(nil)
-	_ backend.CeilingProber = (*Backend)(nil)
-	_ backend.Sampler       = (*Backend)(nil)
+	_ backend.Crasher        = (*Backend)(nil)
+	_ backend.CeilingProber  = (*Backend)(nil)
+	_ backend.Sampler        = (*Backend)(nil)
+	_ backend.InstanceMemory = (*Backend)(nil)
 )
 
 func init() {
@@ -68,6 +69,15 @@ type Backend struct {
 // WrapsInstance implements backend.InstanceWrapper: with the instance's memory bounded, its
 // programs run in a memory cgroup.
 func (b *Backend) WrapsInstance() bool { return b.cfg.MemoryBytes > 0 }
+
+// InstanceMemoryCgroup implements backend.InstanceMemory: the started volume's instance memory
+// cgroup, "" with unbounded memory or before Start.
+func (b *Backend) InstanceMemoryCgroup() string {
+	if b.vol == nil {
+		return ""
+	}
+	return b.vol.MemoryCgroup()
+}
 
 // New reads the options into a volume and checks it, the programs it runs and the rights it
 // needs, starting nothing.

@@ -62,6 +62,9 @@ func describe(w io.Writer, d leftover.Dead) {
 	if len(d.Cgroups) > 0 {
 		fmt.Fprintf(w, ", cgroup(s) %v (what runs in them is stopped)", d.Cgroups)
 	}
+	if len(d.PageOut) > 0 {
+		fmt.Fprintf(w, ", page-out policies it paused and did not turn on again: %s", strings.Join(d.PageOut, "; "))
+	}
 	if len(d.Strays) > 0 {
 		fmt.Fprintf(w, ", %d process(es) %v left running: in the process group of a recorded process that has ended, whose id may be another's by now", len(d.Strays), d.Strays)
 	}
@@ -124,6 +127,10 @@ func warnOfLeftovers(workDir string) error {
 		}
 		if d.Made {
 			others++
+		}
+		if d.Made && len(d.PageOut) > 0 { // this run would measure a machine its owner did not leave so
+			fmt.Fprintf(terminalSafe(os.Stderr), "persistlab: warning: a killed run (%s) paused this machine's page-out policies and did not turn them on again: %s; persistlab clean restores them\n",
+				d.Dir, strings.Join(d.PageOut, "; "))
 		}
 		d.Close()
 	}

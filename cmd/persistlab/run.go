@@ -17,8 +17,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	_ "persistlab/backend/all" // every backend
+	"persistlab/internal/damon"
 	"persistlab/internal/leftover"
 	"persistlab/internal/proc"
+	"persistlab/internal/sysinfo"
 	"persistlab/report"
 	"persistlab/results"
 	"persistlab/runner"
@@ -56,6 +58,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	beside := fs.String("beside", "", "first run this scenario too, with the same flags, and compare the two (e.g. cloudrun-sqlite beside cloudrun-sqlite-rails); its results go to OUT's name with .beside")
 	exports := addExportFlags(fs)
 	fioJSON := fs.String("fio-json", "", "keep fio's own JSON report (json+) of every cell in this directory, as CELL.json named like the cell's work directory (cell-003-local-r1.json); each cell's facts.fio_json names its file")
+	pausePageOut := fs.Bool("pause-host-pageout", false, "for a machine's owner: turn off this machine's running DAMON page-out policies (kdamonds with a pageout scheme) before the first cell and on again after the run (persistlab clean does it after a kill); recorded in the results; needs root. Never done without this flag")
 	dryRun := fs.Bool("dry-run", false, "print the plan (cells, backends, sweep, estimated length) and exit without running anything")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -139,6 +142,11 @@ func cmdRun(ctx context.Context, args []string) error {
 	if *dryRun {
 		return writeDryRun(terminalSafe(os.Stdout), plan, besidePlan, positional[0], o)
 	}
+	if *pausePageOut {
+		if err := damon.Check(sysinfo.DamonAdmin, os.Geteuid()); err != nil {
+			return fmt.Errorf("--pause-host-pageout: %w", err)
+		}
+	}
 	if *out == "" {
 		name := spec.Name
 		if *shardFlag != "" { // shards of one plan on one machine write apart
@@ -213,6 +221,22 @@ func cmdRun(ctx context.Context, args []string) error {
 			cancel(fmt.Errorf("interrupted by %v", sig))
 		}
 	}()
+	var paused []string // the page-out policies this run paused, restored after it
+	if *pausePageOut {
+		rec, err := damon.Pause(sysinfo.DamonAdmin, dir)
+		if _, left := damon.Recorded(dir); err != nil && left {
+			return fmt.Errorf("--pause-host-pageout: %w (persistlab clean %s turns on what it turned off)", err, dir)
+		} else if err != nil {
+			return fmt.Errorf("--pause-host-pageout: %w", err)
+		}
+		paused = rec.Policies()
+		defer restorePageOut(dir) // a second restore does nothing: this one is for a panic
+		if len(paused) == 0 {
+			fmt.Fprintln(os.Stderr, "persistlab run: --pause-host-pageout: no DAMON page-out policy runs on this machine: nothing paused")
+		} else {
+			fmt.Fprintf(terminalSafe(os.Stderr), "persistlab run: --pause-host-pageout: paused until the run ends: %s\n", strings.Join(paused, "; "))
+		}
+	}
 	var progress io.Writer
 	var progressWidth int
 	if isTerminal(os.Stderr) && os.Getenv("CI") == "" {
@@ -233,7 +257,7 @@ func cmdRun(ctx context.Context, args []string) error {
 				return fmt.Errorf("--fio-json: %w", err)
 			}
 		}
-		besideRes, besideErr = runner.RunPlan(ctx, besidePlan, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, ProgressWidth: progressWidth, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: besideTools})
+		besideRes, besideErr = runner.RunPlan(ctx, besidePlan, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, ProgressWidth: progressWidth, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: besideTools, PausedPageOut: paused})
 		if besideRes != nil {
 			failed, _ = report.Verdict(besideRes)
 		}
@@ -244,10 +268,14 @@ func cmdRun(ctx context.Context, args []string) error {
 	var res *results.Results
 	runErr := context.Cause(ctx)
 	if ctx.Err() == nil {
-		res, runErr = runner.RunPlan(ctx, plan, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, ProgressWidth: progressWidth, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: toolOutputDir})
+		res, runErr = runner.RunPlan(ctx, plan, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, ProgressWidth: progressWidth, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: toolOutputDir, PausedPageOut: paused})
 	} else if besideRes != nil { // interrupted beside: what it measured is all there is
 		report.WriteView(terminalSafe(os.Stdout), besideRes, v)
 		fmt.Printf("\nresults: %s\n", besideOut)
+	}
+	var restoreErr error
+	if len(paused) > 0 {
+		restoreErr = restorePageOut(dir)
 	}
 	var exportErr error
 	if res != nil {
@@ -277,7 +305,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	}
 	// A mount or loop device still attached (a backend that failed to stop) keeps the directory
 	// and its lock, for clean: RemoveAll must never walk into it.
-	keepDir := *keep || !temporary || failed > 0
+	keepDir := *keep || !temporary || failed > 0 || restoreErr != nil
 	if keepDir || lock.Release() {
 		fmt.Fprintf(exports.said(), "logs and databases: %s\n", dir)
 	} else {
@@ -292,12 +320,27 @@ func cmdRun(ctx context.Context, args []string) error {
 		return &exitError{code: code, err: runErr}
 	case runErr != nil:
 		return runErr
+	case restoreErr != nil:
+		return restoreErr
 	case exportErr != nil:
 		return exportErr
 	case failed > 0:
 		return &exitError{code: exitCellsFailed, err: fmt.Errorf("%d cell(s) failed; their logs are in %s", failed, dir)}
 	case len(crossed) > 0:
 		return &exitError{code: exitThreshold, err: fmt.Errorf("thresholds crossed:\n  %s", strings.Join(crossed, "\n  "))}
+	}
+	return nil
+}
+
+// restorePageOut turns on again the page-out policies the run paused (recorded in dir), says so,
+// and says how to finish it if it cannot.
+func restorePageOut(dir string) error {
+	done, err := damon.Restore(dir)
+	for _, line := range done {
+		fmt.Fprintf(terminalSafe(os.Stderr), "persistlab run: --pause-host-pageout: %s\n", line)
+	}
+	if err != nil {
+		return fmt.Errorf("--pause-host-pageout: not every page-out policy could be restored: %w (persistlab clean %s tries again)", err, dir)
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"persistlab/internal/cgroup"
+	"persistlab/internal/damon"
 	"persistlab/internal/loopdev"
 	"persistlab/internal/mounts"
 	"persistlab/internal/proc"
@@ -119,7 +120,7 @@ func hold(made string, run Run) (*Lock, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is in use by another persistlab run (lock %s)", dir, path)
 	}
-	run.Made, run.Boot = dir, bootID()
+	run.Made, run.Boot = dir, proc.BootID()
 	l := &Lock{dir: dir, f: f, run: run}
 	if err := l.write(); err != nil {
 		f.Close()
@@ -171,8 +172,9 @@ func (l *Lock) write() error {
 }
 
 // Release unlocks the directory. The lock file goes with it unless something of the run is
-// still mounted or attached there, or a cgroup recorded there is still there: then it stays, so
-// that clean finds the directory, and Release says so (kept): the directory must not be removed.
+// still mounted or attached there, a cgroup recorded there is still there, or page-out policies
+// it paused are still recorded there (not restored): then it stays, so that clean finds the
+// directory, and Release says so (kept): the directory must not be removed.
 func (l *Lock) Release() (kept bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -180,7 +182,7 @@ func (l *Lock) Release() (kept bool) {
 		return l.kept
 	}
 	l.done = true
-	if len(mounts.Under(l.dir)) > 0 || len(loopdev.Under(l.dir)) > 0 || len(cgroup.Recorded(l.dir)) > 0 {
+	if len(mounts.Under(l.dir)) > 0 || len(loopdev.Under(l.dir)) > 0 || len(cgroup.Recorded(l.dir)) > 0 || pausedPageOut(l.dir) {
 		l.kept = true
 	} else {
 		os.Remove(filepath.Join(l.dir, LockName))
@@ -202,6 +204,9 @@ type Dead struct {
 	Loops  []string // loop devices whose backing file is under Dir (an emulated volume's)
 	// Cgroups are the cgroups recorded under Dir that are still there: an instance's, an app's.
 	Cgroups []string
+	// PageOut are the page-out policies the run paused (run --pause-host-pageout) and did not
+	// restore: Clean turns their kdamonds on again.
+	PageOut []string
 	lock    *os.File // held from Find until Close: no run takes the directory meanwhile
 }
 
@@ -289,6 +294,9 @@ func inspect(dir string) (Dead, bool) {
 	d.Processes, d.Strays = d.Run.alive()
 	d.Loops = loopdev.Under(dir)
 	d.Cgroups = cgroup.Recorded(dir)
+	if rec, ok := damon.Recorded(dir); ok {
+		d.PageOut = rec.Policies()
+	}
 	for _, m := range loopMounts(d.Loops) { // a volume mounted outside the work dir (lab volume --mount)
 		if !strings.HasPrefix(m.Point, dir+"/") {
 			d.Mounts = append(d.Mounts, m.Point)
@@ -302,7 +310,7 @@ func inspect(dir string) (Dead, bool) {
 // process with another start time was reused: neither it nor its group is ours. Members of a
 // group whose leader has ended are strays: the group id may be another's by now.
 func (r Run) alive() (pids, strays []int) {
-	if len(r.Processes) == 0 || r.Boot == "" || r.Boot != bootID() {
+	if len(r.Processes) == 0 || r.Boot == "" || r.Boot != proc.BootID() {
 		return nil, nil
 	}
 	leaders := map[int]bool{}  // recorded and still itself
@@ -335,13 +343,16 @@ func (r Run) alive() (pids, strays []int) {
 
 // Clean stops the dead run's recorded processes (SIGKILL by pid), detaches its mounts and loop
 // devices, stops what is in its recorded cgroups (SIGKILL: every process there is one the run
-// started, or one of theirs) and removes them, and removes its work directory: only when
-// persistlab made that directory.
+// started, or one of theirs) and removes them, turns on again the kdamonds the run paused
+// (damon.Restore), and removes its work directory: only when persistlab made that directory.
 func (d Dead) Clean() error {
 	if !d.Made {
 		return fmt.Errorf("%s: its lock file does not say persistlab made this directory (an older persistlab's run?): nothing removed; remove %s yourself once nothing uses it", d.Dir, LockName)
 	}
 	var errs []error
+	if _, err := damon.Restore(d.Dir); err != nil { // first: the machine's own policy, whatever else fails
+		errs = append(errs, err)
+	}
 	d.Processes, d.Strays = d.Run.alive() // again: time has passed since Find
 	for _, pid := range d.Processes {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -406,10 +417,8 @@ func loopMounts(loops []string) []mounts.Mount {
 	return out
 }
 
-func bootID() string {
-	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(data))
+// pausedPageOut says whether dir still records page-out policies its run paused.
+func pausedPageOut(dir string) bool {
+	_, ok := damon.Recorded(dir)
+	return ok
 }

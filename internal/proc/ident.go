@@ -109,3 +109,13 @@ func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	}
 	return cmd
 }
+
+// BootID is the kernel's id of this boot ("" if it cannot be read): what a record of process
+// start times or of the kernel's state meant holds only within the boot that wrote it.
+func BootID() string {
+	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}

@@ -29,6 +29,10 @@ type Machine struct {
 	FileSystems map[string]string `json:"file_systems,omitempty"` // directory -> "fstype on mountpoint (device)"
 	// PageOut: the kernel's running policies that page out idle memory (PageOutPolicies).
 	PageOut []string `json:"page_out,omitempty"`
+	// PageOutPaused: the page-out policies the run paused before its first cell and restored
+	// after it (run --pause-host-pageout), as they read while they ran; PageOut, read once they
+	// were paused, no longer lists them.
+	PageOutPaused []string `json:"page_out_paused,omitempty"`
 	// Programs: the path of each program persistlab found and ran (gcsfuse, k6, ...), by name,
 	// beside its version in the results' versions.
 	Programs map[string]string `json:"programs,omitempty"`

@@ -74,6 +74,14 @@ func (v *Volume) Wrap() []string {
 	return v.memory.Wrap()
 }
 
+// MemoryCgroup is the directory of the instance's memory cgroup, "" with no bound.
+func (v *Volume) MemoryCgroup() string {
+	if v.memory == nil {
+		return ""
+	}
+	return v.memory.Dir
+}
+
 // Paths inside a volume's work directory.
 const (
 	imageFile = "volume.img" // the backing file on this machine's disk

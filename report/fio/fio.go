@@ -52,6 +52,9 @@ func fioTables(w io.Writer, r *results.Results) {
 			if report.BoundBy(r, a) != "" {
 				machine += " bound"
 			}
+			if report.HostBound(a) != "" {
+				machine += " host-bound"
+			}
 			row = append(row, fmt.Sprintf("%.1f", m["mib_s"]), fmt.Sprintf("%.0f", m["iops"]), fmt.Sprintf("%.3f", m["lat_avg_ms"]),
 				optMs(m, "read_lat_p99_ms"), optMs(m, "write_lat_p99_ms"), optMs(m, "fsync_avg_ms"), fmt.Sprintf("%.2f", m["bytes"]/(1<<30)),
 				fmt.Sprintf("%.0f%%", m["cpu_util"]*100), report.OptPct(m, "helper_cpu_util"), machine)
