@@ -23,9 +23,10 @@ build:
 	$(GO) build -ldflags "-X persistlab/internal/sysinfo.buildCommit=$(COMMIT)" -o $(BIN) ./cmd/persistlab
 
 # Seed 000's experiment with its own Rails app and k6 script, quick variant, on the embedded lab:
-# the answer first, the page with every table and chart, and what to try next.
+# the answer first, the page with every table and chart, and what to try next. The software of the
+# seed's day only: the other releases are named variants of the full plan.
 demo: setup build
-	@$(BIN) run cloudrun-sqlite-rails --quick --force --brief --out out/demo.json --html out/demo.html
+	@$(BIN) run cloudrun-sqlite-rails --quick --backend gcsfuse,litestream,local --force --brief --out out/demo.json --html out/demo.html
 	@echo "next: bin/persistlab report out/demo.json            # every table behind the answer"
 	@echo "      bin/persistlab run cloudrun-sqlite-rails-crash --quick   # what a crash loses on each"
 	@echo "      bin/persistlab run cloudrun-sqlite-rails           # the full plan as the seed ran it: 3 runs of 120 s per row"
