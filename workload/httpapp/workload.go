@@ -30,14 +30,14 @@ import (
 	"persistlab/measure"
 	"persistlab/scenario"
 	"persistlab/workload"
-	"persistlab/workload/counter"
+	"persistlab/workload/httpload"
 )
 
 // Name is the workload's name in scenarios.
 const Name = "http"
 
-// Params are the load's, declared as the counter declares them (one driver), and how the app is
-// started, found ready and asked what it acknowledged.
+// Params are the load's (httpload's declarations), and how the app is started, found ready and
+// asked what it acknowledged.
 var Params = append(loadParams(),
 	scenario.Param{Name: "ready", Kind: scenario.KindString, Default: "/", Help: "a path polled with GET until it answers below 500: then the app is ready"},
 	scenario.Param{Name: "ready_timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.1, Max: 3600, Help: "how long the app may take to become ready"},
@@ -48,17 +48,14 @@ var Params = append(loadParams(),
 	scenario.Param{Name: "recover", Kind: scenario.KindString, Default: "", Help: "a path answering GET with the highest persisted count, in the ack field (crash runs)"},
 )
 
-// loadParams are the counter's declarations of the load; only the request differs (any app:
-// GET / unless told otherwise).
+// loadParams are httpload's declarations of the load, with what a list of requests or a k6
+// script changes in them.
 func loadParams() []scenario.Param {
 	var out []scenario.Param
-	for _, name := range []string{"vus", "mode", "rate", "method", "path", "timeout", "network_rtt"} {
-		p, _ := scenario.FindParam(counter.Params, name)
-		switch name {
-		case "method":
-			p.Default, p.Help = "GET", "the method of every request (with a requests list, each entry has its own)"
-		case "path":
-			p.Default, p.Help = "/", "the path every request asks for (with a requests list, each entry has its own)"
+	for _, p := range httpload.Params {
+		switch p.Name {
+		case "method", "path":
+			p.Help += " (with a requests list, each entry has its own)"
 		case "rate":
 			p.Help += "; with a k6_script, iterations of its default function started per second (k6's constant-arrival-rate, vus its VUs)"
 		}
@@ -67,11 +64,8 @@ func loadParams() []scenario.Param {
 	return out
 }
 
-// Metrics are the counter's but lost_updates and count_delta, which only an app whose count
-// persistlab reads can report, and the k6 script's own checks.
-var Metrics = append(slices.DeleteFunc(slices.Clone(counter.Metrics), func(m workload.Metric) bool {
-	return m.Name == "lost_updates" || m.Name == "count_delta"
-}),
+// Metrics are the load's, and the k6 script's own checks.
+var Metrics = append(slices.Clone(httpload.Metrics),
 	workload.Metric{Name: "checks_failed", Unit: "count", Help: "check() calls of the k6 script that failed (k6_script only)"},
 	workload.Metric{Name: "checks_passed", Unit: "count", Help: "check() calls of the k6 script that passed (k6_script only)"},
 	workload.Metric{Name: "dropped", Unit: "count", Help: "iterations k6's arrival-rate executor could not start because every VU was busy (k6_script in an open loop)"})
@@ -121,7 +115,7 @@ type Workload struct {
 	sqlite           string   // the app's SQLite file in its directory, if named
 	// requests is the list of requests, if any, and requestKeys each entry's name in its
 	// counters' keys.
-	requests    []counter.Request
+	requests    []httpload.Request
 	requestKeys []string
 	// k6Version is the version of the k6 that checked the script, if any.
 	k6Version string
@@ -321,14 +315,14 @@ const (
 // requestList reads the requests section: 1 to maxRequests entries, each a mapping of method
 // (default GET), path (required), body, headers, weight (default 1) and name (default "METHOD
 // path"; unique). It returns the entries and their names as they go into counters' keys.
-func requestList(section any) ([]counter.Request, []string, error) {
+func requestList(section any) ([]httpload.Request, []string, error) {
 	const field = "workload.requests"
 	list, ok := section.([]any)
 	if !ok || len(list) == 0 || len(list) > maxRequests {
 		return nil, nil, &scenario.FieldError{Field: field, Value: fmt.Sprint(section),
 			Allowed: fmt.Sprintf("a list of 1 to %d requests, like [{method: POST, path: /count_up, weight: 9}, {path: /count}]", maxRequests)}
 	}
-	reqs, keys := make([]counter.Request, len(list)), make([]string, len(list))
+	reqs, keys := make([]httpload.Request, len(list)), make([]string, len(list))
 	names, keyOwner := map[string]int{}, map[string]int{}
 	for i, item := range list {
 		at := fmt.Sprintf("%s[%d]", field, i)
@@ -359,8 +353,8 @@ func requestList(section any) ([]counter.Request, []string, error) {
 var methodToken = regexp.MustCompile(`^[A-Z]{1,20}$`)
 
 // requestEntry reads one entry of the requests section; at names it (workload.requests[2]).
-func requestEntry(at string, item any) (counter.Request, error) {
-	r := counter.Request{Method: "GET", Weight: 1}
+func requestEntry(at string, item any) (httpload.Request, error) {
+	r := httpload.Request{Method: "GET", Weight: 1}
 	entry, ok := item.(map[string]any)
 	if !ok {
 		return r, &scenario.FieldError{Field: at, Value: fmt.Sprint(item), Allowed: "a mapping of method, path and optionally body, headers, weight and name, like {method: POST, path: /count_up, weight: 9}"}
@@ -395,9 +389,9 @@ func requestEntry(at string, item any) (counter.Request, error) {
 			for _, name := range slices.Sorted(maps.Keys(headers)) {
 				value, ok := scalarText(headers[name])
 				switch {
-				case !counter.IsToken(name):
+				case !httpload.IsToken(name):
 					return r, fail(key+"."+name, headers[name], "a header name that is an HTTP token: letters, digits and !#$%&'*+-.^_`|~")
-				case counter.ReservedHeader(name):
+				case httpload.ReservedHeader(name):
 					return r, fail(key+"."+name, headers[name], "none: persistlab sets Host, Content-Length, Transfer-Encoding and Connection itself, and sends no Expect or Upgrade (its client reads one final answer per request)")
 				case !ok || strings.ContainsAny(value, "\r\n\x00"):
 					return r, fail(key+"."+name, headers[name], "a value: text or a number, without CR, LF or NUL")
@@ -584,9 +578,9 @@ func read(p workload.Params, base string) (settings, error) {
 		return s, &scenario.FieldError{Field: "workload.sqlite", Value: name, Allowed: "a file name in the backend's directory, like app.db"}
 	}
 	switch {
-	case s.mode == counter.ModeOpen && s.rate <= 0:
+	case s.mode == httpload.ModeOpen && s.rate <= 0:
 		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "requests per second above 0 for an open-loop workload"}
-	case s.mode == counter.ModeClosed && s.rate != 0:
+	case s.mode == httpload.ModeClosed && s.rate != 0:
 		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "no rate for a closed-loop workload (its rate is what it measures)"}
 	}
 	return s, nil
@@ -657,12 +651,12 @@ func (w *Workload) CheckShare(p workload.Params, n int) error {
 	if err != nil {
 		return err
 	}
-	return counter.CheckVUsPerInstance(s.vus, p["vus"], n)
+	return httpload.CheckVUsPerInstance(s.vus, p["vus"], n)
 }
 
-// MergeShares implements workload.Merger, as the counter joins its instances' figures.
+// MergeShares implements workload.Merger, as every workload of httpload joins its instances' figures.
 func (w *Workload) MergeShares(merged *workload.Result, parts []*workload.Result) {
-	counter.JoinInstanceFigures(merged, parts)
+	httpload.JoinInstanceFigures(merged, parts)
 }
 
 func (w *Workload) Check(ctx context.Context, p workload.Params) error {
@@ -683,7 +677,7 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 	if w.k6Version == "" {
 		w.k6Version = sysinfo.ProgramVersion(bin, "version")
 	}
-	if s.mode == counter.ModeOpen { // the script must run under k6's arrival-rate executor too
+	if s.mode == httpload.ModeOpen { // the script must run under k6's arrival-rate executor too
 		dir, err := os.MkdirTemp("", "persistlab-k6-")
 		if err != nil {
 			return err
@@ -744,7 +738,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	}
 	// The preparation and the app in a cgroup of their own, inside the instance's: whatever they
 	// start is stopped with them.
-	group, noGroup := counter.NewAppGroup(env)
+	group, noGroup := httpload.NewAppGroup(env)
 	started := false
 	defer func() {
 		if !started {
@@ -840,7 +834,7 @@ type instance struct {
 	tag string
 	// requests is the list of requests, if any (then s.method and s.path are unused), and
 	// requestKeys their names in counters' keys.
-	requests    []counter.Request
+	requests    []httpload.Request
 	requestKeys []string
 	// group holds the app and all it starts; nil where no cgroup could be made (noGroup says why),
 	// and then the app's process group alone is stopped.
@@ -915,9 +909,9 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func (in *instance) config(d time.Duration, share workload.Share) counter.Config {
+func (in *instance) config(d time.Duration, share workload.Share) httpload.Config {
 	vus, rate := in.load(share)
-	return counter.Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: vus, Rate: rate,
+	return httpload.Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: vus, Rate: rate,
 		Duration: d, Timeout: in.s.timeout, NetworkRTT: in.s.networkRTT, AckField: in.s.ack, Requests: in.requests}
 }
 
@@ -945,12 +939,12 @@ func (in *instance) DriveAcked(ctx context.Context, d time.Duration) (*workload.
 	}
 	c := in.config(d, workload.Share{})
 	c.RecordAcks = true
-	r, err := counter.Run(ctx, c)
+	r, err := httpload.Run(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}
 	out := in.result(r)
-	counter.AddGroupFact(out, in.noGroup)
+	httpload.AddGroupFact(out, in.noGroup)
 	return out, measure.NewAckLog(r.Acks), nil
 }
 
@@ -984,7 +978,7 @@ func (in *instance) Count(ctx context.Context) (int64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("GET %s: HTTP %d: %.200s", in.s.recover, resp.StatusCode, body)
 	}
-	n, ok := counter.FieldValue(body, []byte(`"`+in.s.ack+`":`))
+	n, ok := httpload.FieldValue(body, []byte(`"`+in.s.ack+`":`))
 	if !ok {
 		return 0, fmt.Errorf("GET %s: no %q number in the answer: %.200s", in.s.recover, in.s.ack, body)
 	}
@@ -1017,7 +1011,7 @@ func (in *instance) DriveShare(ctx context.Context, d time.Duration, share workl
 		}
 		out, elapsed = r, r.Elapsed
 	} else {
-		r, err := counter.Run(ctx, in.config(d, share))
+		r, err := httpload.Run(ctx, in.config(d, share))
 		if err != nil {
 			return nil, err
 		}
@@ -1031,16 +1025,16 @@ func (in *instance) DriveShare(ctx context.Context, d time.Duration, share workl
 		return nil, fmt.Errorf("the app exited during the load; the end of %s:\n%s", in.log, tailFile(in.log, 10))
 	}
 	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
-	out.Metrics["app_cpu_util"] = counter.CPUUtil(cpuAfter-cpuBefore, elapsed, in.cpus)
-	counter.AddGroupFact(out, in.noGroup)
+	out.Metrics["app_cpu_util"] = httpload.CPUUtil(cpuAfter-cpuBefore, elapsed, in.cpus)
+	httpload.AddGroupFact(out, in.noGroup)
 	return out, nil
 }
 
 // result turns persistlab's driver's measurements into a workload result; an acknowledged count
 // only where the app states one; with a list of requests, each entry's 200 answers and errors
 // as counters req_NAME_ok and req_NAME_errors.
-func (in *instance) result(r *counter.Result) *workload.Result {
-	out := counter.ResultOf(r, in.s.mode == counter.ModeOpen)
+func (in *instance) result(r *httpload.Result) *workload.Result {
+	out := httpload.ResultOf(r, in.s.mode == httpload.ModeOpen)
 	if in.s.ack == "" {
 		delete(out.Metrics, "max_acked")
 	}

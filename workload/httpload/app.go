@@ -1,6 +1,9 @@
-package counter
+package httpload
 
 import (
+	"runtime"
+	"time"
+
 	"persistlab/internal/cgroup"
 	"persistlab/workload"
 )
@@ -8,8 +11,8 @@ import (
 // NewAppGroup makes the cgroup an app of one instance runs in, inside the instance's (Target.Wrap),
 // recorded in the cell's directory for clean: whatever the app starts is stopped with it. Where
 // none can be made (no cgroup hierarchy this user may write) the app runs without one, and the
-// reason returned goes into its results (AddGroupFact). Every workload that starts an app (http)
-// runs it so.
+// reason returned goes into its results (AddGroupFact). Every workload that starts an app
+// (counter, http) runs it so.
 func NewAppGroup(env workload.Env) (*cgroup.Group, string) {
 	g, err := cgroup.NewGroup(env.CellDir, env.Target.Wrap)
 	if err != nil {
@@ -26,4 +29,16 @@ func AddGroupFact(out *workload.Result, noGroup string) {
 	if noGroup != "" {
 		out.Facts[AppCgroupFact] = "none (" + noGroup + "): only the app's process group is stopped at the end, not what it started outside it"
 	}
+}
+
+// CPUUtil is CPU time over elapsed as a share of the CPUs the app was pinned to (all CPUs when it
+// was not pinned).
+func CPUUtil(cpu, elapsed time.Duration, cpus int) float64 {
+	if cpus == 0 {
+		cpus = runtime.NumCPU()
+	}
+	if elapsed <= 0 {
+		return 0
+	}
+	return cpu.Seconds() / elapsed.Seconds() / float64(cpus)
 }
