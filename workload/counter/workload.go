@@ -171,12 +171,10 @@ func read(p workload.Params) (settings, error) {
 	if err != nil {
 		return s, err
 	}
-	switch {
-	case s.mode == httpload.ModeOpen && s.rate <= 0:
-		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "requests per second above 0 for an open-loop workload"}
-	case s.mode == httpload.ModeClosed && s.rate != 0:
-		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "no rate for a closed-loop workload (its rate is what it measures)"}
-	case !strings.HasPrefix(s.path, "/"):
+	if err := httpload.CheckRate(s.mode, s.rate, p["rate"]); err != nil {
+		return s, err
+	}
+	if !strings.HasPrefix(s.path, "/") {
 		return s, &scenario.FieldError{Field: "workload.path", Value: s.path, Allowed: "a path starting with /"}
 	}
 	return s, nil
@@ -228,11 +226,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	// of their own: whatever they start is stopped with them.
 	group, noGroup := httpload.NewAppGroup(env)
 	inInstance := func(args ...string) []string { return slices.Concat(env.Target.Wrap, group.Wrap(), args) }
-	log, tag := filepath.Join(env.CellDir, "app.log"), ""
-	for i := 2; fileExists(log); i++ { // a recovered or second instance logs beside the first
-		tag = fmt.Sprintf("-%d", i)
-		log = filepath.Join(env.CellDir, "app"+tag+".log")
-	}
+	log, tag := httpload.AppLog(env.CellDir)
 	if err := prepare(ctx, inInstance(env.Self, "app", "counter", "--db", db, "--prepare"), filepath.Join(env.CellDir, "prepare"+tag+".log")); err != nil {
 		group.Close(cgroup.GroupWait)
 		return nil, fmt.Errorf("prepare %s: %w", db, err)
@@ -280,11 +274,6 @@ func prepare(ctx context.Context, args []string, logPath string) error {
 	return err
 }
 
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
 // instance is a running counter app.
 type instance struct {
 	s     settings
@@ -297,16 +286,9 @@ type instance struct {
 }
 
 func (in *instance) config(d time.Duration, share workload.Share) httpload.Config {
-	c := httpload.Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: in.s.vus, Rate: in.s.rate,
+	vus, rate := httpload.Split(in.s.vus, in.s.rate, share)
+	return httpload.Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: vus, Rate: rate,
 		Duration: d, Timeout: in.s.timeout, NetworkRTT: in.s.networkRTT}
-	if share.Of > 1 {
-		c.VUs = in.s.vus / share.Of
-		if share.Index < in.s.vus%share.Of {
-			c.VUs++
-		}
-		c.Rate = in.s.rate / float64(share.Of)
-	}
-	return c
 }
 
 // Drive runs the load for d and reads how much the counter grew meanwhile.

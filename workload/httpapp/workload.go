@@ -577,13 +577,7 @@ func read(p workload.Params, base string) (settings, error) {
 	if name := p["sqlite"]; name != "" && (name != filepath.Base(name) || name == "." || name == ".." || strings.ContainsAny(name, "{}")) {
 		return s, &scenario.FieldError{Field: "workload.sqlite", Value: name, Allowed: "a file name in the backend's directory, like app.db"}
 	}
-	switch {
-	case s.mode == httpload.ModeOpen && s.rate <= 0:
-		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "requests per second above 0 for an open-loop workload"}
-	case s.mode == httpload.ModeClosed && s.rate != 0:
-		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "no rate for a closed-loop workload (its rate is what it measures)"}
-	}
-	return s, nil
+	return s, httpload.CheckRate(s.mode, s.rate, p["rate"])
 }
 
 var ackField = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
@@ -624,7 +618,6 @@ func (w *Workload) Inspect(dir, file string) workload.Survivor {
 	return integrity(file)
 }
 
-// Check implements workload.Workload.
 // k6MinDuration is the shortest --duration k6 runs ("the duration must be at least 1s").
 const k6MinDuration = time.Second
 
@@ -659,6 +652,7 @@ func (w *Workload) MergeShares(merged *workload.Result, parts []*workload.Result
 	httpload.JoinInstanceFigures(merged, parts)
 }
 
+// Check implements workload.Workload: the parameters, and a k6 script as k6 reads it.
 func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 	if err := w.checkRequestParams(p); err != nil {
 		return err
@@ -748,11 +742,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	inInstance := func(args []string) []string {
 		return slices.Concat(env.Target.Wrap, group.Wrap(), pin, args)
 	}
-	log, tag := filepath.Join(env.CellDir, "app.log"), ""
-	for i := 2; exists(log); i++ { // a second instance logs beside the first
-		tag = fmt.Sprintf("-%d", i)
-		log = filepath.Join(env.CellDir, "app"+tag+".log")
-	}
+	log, tag := httpload.AppLog(env.CellDir)
 	if len(w.prepare) > 0 {
 		args := inInstance(substitute(w.prepare, env.Target.Dir, port))
 		if err := w.runPrepare(ctx, args, environ, env.Target.Dir, filepath.Join(env.CellDir, "prepare"+tag+".log"), s.prepareTimeout); err != nil {
@@ -803,11 +793,6 @@ func (w *Workload) runPrepare(ctx context.Context, args, environ []string, dir, 
 	}
 	// The command line named is the scenario's, without the instance's prefix.
 	return fmt.Errorf("prepare (%s): %w; %s", strings.Join(w.prepare, " "), ce.Err, end)
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
 
 // freePort is a loopback port nothing listens on now.
@@ -916,16 +901,9 @@ func (in *instance) config(d time.Duration, share workload.Share) httpload.Confi
 }
 
 // load is this instance's share of the VUs and of the rate, when several instances share a
-// backend (as the counter splits them).
+// backend.
 func (in *instance) load(share workload.Share) (vus int, rate float64) {
-	if share.Of <= 1 {
-		return in.s.vus, in.s.rate
-	}
-	vus = in.s.vus / share.Of
-	if share.Index < in.s.vus%share.Of {
-		vus++
-	}
-	return vus, in.s.rate / float64(share.Of)
+	return httpload.Split(in.s.vus, in.s.rate, share)
 }
 
 // DriveAcked implements workload.Acknowledged: persistlab's driver with every acknowledged count

@@ -1,6 +1,9 @@
 package httpload
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -19,6 +22,19 @@ func NewAppGroup(env workload.Env) (*cgroup.Group, string) {
 		return nil, err.Error()
 	}
 	return g, ""
+}
+
+// AppLog is where the app of a cell's next instance logs: app.log for the first, app-2.log beside
+// it for a recovered or second one; tag ("", "-2", ...) names that instance's other files.
+func AppLog(cellDir string) (log, tag string) {
+	log = filepath.Join(cellDir, "app.log")
+	for i := 2; ; i++ {
+		if _, err := os.Stat(log); err != nil {
+			return log, tag
+		}
+		tag = fmt.Sprintf("-%d", i)
+		log = filepath.Join(cellDir, "app"+tag+".log")
+	}
 }
 
 // AppCgroupFact is the fact of a result whose app ran without a cgroup of its own.

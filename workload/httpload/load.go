@@ -90,6 +90,32 @@ const (
 	SeriesRate       = "rate"
 )
 
+// CheckRate refuses an open loop without a rate and a closed loop with one (written is the rate
+// as given, for the message).
+func CheckRate(mode string, rate float64, written string) error {
+	switch {
+	case mode == ModeOpen && rate <= 0:
+		return &scenario.FieldError{Field: "workload.rate", Value: written, Allowed: "requests per second above 0 for an open-loop workload"}
+	case mode == ModeClosed && rate != 0:
+		return &scenario.FieldError{Field: "workload.rate", Value: written, Allowed: "no rate for a closed-loop workload (its rate is what it measures)"}
+	}
+	return nil
+}
+
+// Split is one instance's share of the VUs and of the rate when several instances share a
+// backend: the VUs as evenly as whole ones go (the first instances take the remainder, one each),
+// the rate evenly.
+func Split(vus int, rate float64, share workload.Share) (int, float64) {
+	if share.Of <= 1 {
+		return vus, rate
+	}
+	mine := vus / share.Of
+	if share.Index < vus%share.Of {
+		mine++
+	}
+	return mine, rate / float64(share.Of)
+}
+
 // CheckVUsPerInstance refuses fewer VUs than instances (vus is as written, for the message).
 func CheckVUsPerInstance(vus int, written string, n int) error {
 	if vus < n {

@@ -1,10 +1,13 @@
 package httpload
 
 import (
+	"errors"
 	"math"
+	"strconv"
 	"testing"
 	"time"
 
+	"persistlab/scenario"
 	"persistlab/workload"
 )
 
@@ -29,5 +32,37 @@ func TestJoinInstanceFiguresKeepsTheHighestAckAndTheCellsCPUShare(t *testing.T) 
 	}
 	if merged.Metrics["ok"] != 350 {
 		t.Errorf("ok %v, want the sum", merged.Metrics["ok"])
+	}
+}
+
+// Instances sharing a backend split the VUs to the last one and the rate evenly: no instance has
+// two VUs more than another.
+func TestSplitSharesEveryVUAndTheRate(t *testing.T) {
+	for vus := 1; vus <= 12; vus++ {
+		for of := 1; of <= vus; of++ {
+			sumVUs, sumRate, least, most := 0, 0.0, vus, 0
+			for i := range of {
+				v, r := Split(vus, 30, workload.Share{Index: i, Of: of})
+				sumVUs, sumRate = sumVUs+v, sumRate+r
+				least, most = min(least, v), max(most, v)
+			}
+			if sumVUs != vus || math.Abs(sumRate-30) > 1e-9 || most-least > 1 {
+				t.Errorf("%d VUs over %d instances: %d VUs (from %d to %d each) and %v requests/s in all", vus, of, sumVUs, least, most, sumRate)
+			}
+		}
+	}
+}
+
+func TestCheckRateNamesTheRateForTheWrongLoop(t *testing.T) {
+	for _, c := range []struct {
+		mode    string
+		rate    float64
+		refused bool
+	}{{ModeOpen, 0, true}, {ModeOpen, 5, false}, {ModeClosed, 5, true}, {ModeClosed, 0, false}} {
+		err := CheckRate(c.mode, c.rate, strconv.FormatFloat(c.rate, 'g', -1, 64))
+		var fe *scenario.FieldError
+		if refused := errors.As(err, &fe); refused != c.refused || (refused && (fe.Field != "workload.rate" || fe.Allowed == "")) {
+			t.Errorf("%s loop at %v requests/s: %v", c.mode, c.rate, err)
+		}
 	}
 }
