@@ -184,7 +184,7 @@ var wrkErrors = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
 
 func runWrk(work, url string, cpus []int, conns int, d time.Duration) (measurement, error) {
 	script := filepath.Join(work, "post.lua")
-	// The bytes persistlab sends (workload/counter's Request.wire): wrk adds Host itself.
+	// The bytes persistlab sends (workload/httpload's Request.wire): wrk adds Host itself.
 	lua := `wrk.method = "POST"` + "\n" + `wrk.headers["User-Agent"] = "persistlab"` + "\n" + `wrk.headers["Content-Length"] = "0"` + "\n"
 	if err := os.WriteFile(script, []byte(lua), 0o644); err != nil {
 		return measurement{}, err

@@ -18,7 +18,7 @@ import (
 
 	"persistlab/app/counter"
 	"persistlab/scenario"
-	wcounter "persistlab/workload/counter"
+	"persistlab/workload/httpload"
 )
 
 // runApp runs `persistlab app ARGS...` in this process, as main finds it in the command table.
@@ -121,12 +121,12 @@ func TestConnectionsJoiningALoadedAppAreServedInTurn(t *testing.T) {
 	var waits []string
 	busy := make(chan error, 1)
 	go func() {
-		_, err := wcounter.Run(context.Background(), wcounter.Config{URL: url, Mode: wcounter.ModeClosed, VUs: 6, Duration: rounds * time.Second})
+		_, err := httpload.Run(context.Background(), httpload.Config{URL: url, Mode: httpload.ModeClosed, VUs: 6, Duration: rounds * time.Second})
 		busy <- err
 	}()
 	time.Sleep(300 * time.Millisecond)
 	for i := range rounds {
-		res, err := wcounter.Run(context.Background(), wcounter.Config{URL: url, Mode: wcounter.ModeClosed, VUs: 14, Duration: 600 * time.Millisecond})
+		res, err := httpload.Run(context.Background(), httpload.Config{URL: url, Mode: httpload.ModeClosed, VUs: 14, Duration: 600 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}

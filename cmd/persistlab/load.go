@@ -8,8 +8,7 @@ import (
 	"os"
 	"strconv"
 
-	"persistlab/scenario"
-	"persistlab/workload/counter"
+	"persistlab/workload/httpload"
 )
 
 // cmdLoad drives load until its duration ends or ctx does (SIGINT, SIGTERM).
@@ -24,10 +23,9 @@ func cmdLoad(ctx context.Context, args []string) error {
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
-	// The flags a parameter of the counter also sets are bounded by its declaration, as a scenario's.
+	// The flags a parameter of the load also sets are bounded by its declaration, as a scenario's.
 	for _, f := range []struct{ name, value string }{{"vus", strconv.Itoa(*vus)}, {"rate", strconv.FormatFloat(*rate, 'g', -1, 64)}} {
-		p, _ := scenario.FindParam(counter.Params, f.name)
-		if err := p.Check("--"+f.name, f.value); err != nil {
+		if err := httpload.Param(f.name).Check("--"+f.name, f.value); err != nil {
 			return err
 		}
 	}
@@ -38,11 +36,11 @@ func cmdLoad(ctx context.Context, args []string) error {
 	if err := checkLoopback("--url", u.Host); err != nil {
 		return err
 	}
-	mode := counter.ModeClosed
+	mode := httpload.ModeClosed
 	if *rate > 0 {
-		mode = counter.ModeOpen
+		mode = httpload.ModeOpen
 	}
-	res, err := counter.Run(ctx, counter.Config{URL: *target, Method: *method, Mode: mode, VUs: *vus, Rate: *rate, Duration: *duration})
+	res, err := httpload.Run(ctx, httpload.Config{URL: *target, Method: *method, Mode: mode, VUs: *vus, Rate: *rate, Duration: *duration})
 	if err != nil {
 		return err
 	}

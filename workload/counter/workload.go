@@ -1,3 +1,6 @@
+// Package counter is seed 000's workload: the Rails-style counter app (persistlab app counter) on
+// SQLite in the backend's directory, under persistlab's HTTP load (workload/httpload), with the
+// count it holds read before and after the load.
 package counter
 
 import (
@@ -9,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +24,7 @@ import (
 	"persistlab/measure"
 	"persistlab/scenario"
 	"persistlab/workload"
+	"persistlab/workload/httpload"
 )
 
 // Name is the workload's name in scenarios.
@@ -30,45 +33,42 @@ const Name = "counter"
 // DBFile is the database the app keeps in the backend's directory.
 const DBFile = "counter.db"
 
-// MaxVUs bounds the virtual users of a cell and of persistlab load: each holds a connection and
-// its own recorders.
-const MaxVUs = 10000
-
-// Params are the counter's parameters: the load (k6's) and the app (seed 000's Rails app).
+// Params are the counter's parameters: the load (httpload's, sending seed 000's request) and the
+// app (seed 000's Rails app).
 var Params = []scenario.Param{
-	{Name: "vus", Kind: scenario.KindInt, Default: "1", Min: 1, Max: MaxVUs, Unit: "VUs", Help: "virtual users (closed loop) or connections (open loop)"},
-	{Name: "mode", Kind: scenario.KindEnum, Default: ModeClosed, Allowed: []string{ModeClosed, ModeOpen}, Help: "closed: k6 constant-vus; open: constant arrival rate"},
-	{Name: "rate", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1e6, Unit: "requests/s", Help: "open loop: requests started per second"},
-	{Name: "method", Kind: scenario.KindEnum, Default: "POST", Allowed: []string{"GET", "POST", "PUT", "DELETE", "PATCH"}, Help: "the method of every request (seed 000: POST)"},
-	{Name: "path", Kind: scenario.KindString, Default: "/count_up", Help: "the path every request asks for (seed 000: /count_up)"},
-	{Name: "timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.001, Max: 3600, Help: "per request (k6's default 60s)"},
+	httpload.Param("vus"), httpload.Param("mode"), httpload.Param("rate"),
+	seedRequest("method", "POST"), seedRequest("path", "/count_up"),
+	httpload.Param("timeout"),
 	{Name: "cpu_per_request", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "the app's own CPU per request besides SQLite's (a framework's cost)"},
 	{Name: "max_conns", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "SQLite connection pool (0: Rails' 5)"},
 	{Name: "threads", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "requests the app serves at once, the rest queued as in Puma (Rails 8: 3; 0: no limit)"},
-	{Name: "network_rtt", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "a constant network round trip per request, spent before it is sent and counted in its latency (a client across the internet and Cloud Run's front end; no published figure, so 0)"},
+	httpload.Param("network_rtt"),
 	{Name: "gvl", Kind: scenario.KindBool, Default: "false", Help: "one process-wide lock over each request's CPU work and SQLite statement, as Ruby's GVL"},
 }
 
-// Metrics are what a counter cell reports.
-var Metrics = []workload.Metric{
-	{Name: "med_ms", Unit: "ms"}, {Name: "avg_ms", Unit: "ms"}, {Name: "p90_ms", Unit: "ms"}, {Name: "p95_ms", Unit: "ms"},
-	{Name: "p99_ms", Unit: "ms"}, {Name: "min_ms", Unit: "ms"}, {Name: "max_ms", Unit: "ms"},
-	{Name: "rate", Unit: "requests/s", HigherBetter: true, Help: "200 answers per second"},
-	{Name: "ok", Unit: "count", Help: "200 answers"},
-	{Name: "errors", Unit: "count", Help: "answers other than 200, and requests without an answer"},
-	{Name: "lost_updates", Unit: "count", Help: "200 answers the counter does not reflect"},
-	{Name: "app_cpu_util", Unit: "share", Help: "the app's CPU time over the run, as a share of its CPUs"},
-	{Name: "app_cpu_s", Unit: "s", Help: "the app's CPU time over the run"},
-	{Name: "count", Unit: "count", Help: "answers timed in the latency figures (200 answers)"},
-	{Name: "count_delta", Unit: "count", Help: "what the counter grew by over the run, read from the database"},
-	{Name: "transport_errors", Unit: "count", Help: "requests without an answer (refused, reset, timed out)"},
-	{Name: "max_acked", Unit: "count", Help: "the highest count a 200 answer acknowledged"},
-	{Name: "late", Unit: "count", Help: "open loop: requests sent after their slot because every connection was busy (their latency counts from the slot)"},
-	{Name: "service_count", Unit: "count", Help: "open loop: answers timed from the actual send"},
-	{Name: "service_rate", Unit: "requests/s", HigherBetter: true, Help: "open loop: answers per second, timed from the actual send"},
-	{Name: "service_min_ms", Unit: "ms", Help: "open loop: service time, from the actual send (so without the wait for a free connection)"},
-	{Name: "service_med_ms", Unit: "ms"}, {Name: "service_avg_ms", Unit: "ms"}, {Name: "service_p90_ms", Unit: "ms"},
-	{Name: "service_p95_ms", Unit: "ms"}, {Name: "service_p99_ms", Unit: "ms"}, {Name: "service_max_ms", Unit: "ms"},
+// seedRequest is the load's parameter name with seed 000's value for its default.
+func seedRequest(name, seed string) scenario.Param {
+	p := httpload.Param(name)
+	p.Default, p.Help = seed, p.Help+" (seed 000: "+seed+")"
+	return p
+}
+
+// Metrics are what a counter cell reports: the load's, and what the counter's database says,
+// lost_updates (after errors) and count_delta (after count).
+var Metrics = withDatabaseFigures(httpload.Metrics)
+
+func withDatabaseFigures(load []workload.Metric) []workload.Metric {
+	var out []workload.Metric
+	for _, m := range load {
+		out = append(out, m)
+		switch m.Name {
+		case "errors":
+			out = append(out, workload.Metric{Name: "lost_updates", Unit: "count", Help: "200 answers the counter does not reflect"})
+		case "count":
+			out = append(out, workload.Metric{Name: "count_delta", Unit: "count", Help: "what the counter grew by over the run, read from the database"})
+		}
+	}
+	return out
 }
 
 func init() {
@@ -171,12 +171,10 @@ func read(p workload.Params) (settings, error) {
 	if err != nil {
 		return s, err
 	}
-	switch {
-	case s.mode == ModeOpen && s.rate <= 0:
-		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "requests per second above 0 for an open-loop workload"}
-	case s.mode == ModeClosed && s.rate != 0:
-		return s, &scenario.FieldError{Field: "workload.rate", Value: p["rate"], Allowed: "no rate for a closed-loop workload (its rate is what it measures)"}
-	case !strings.HasPrefix(s.path, "/"):
+	if err := httpload.CheckRate(s.mode, s.rate, p["rate"]); err != nil {
+		return s, err
+	}
+	if !strings.HasPrefix(s.path, "/") {
 		return s, &scenario.FieldError{Field: "workload.path", Value: s.path, Allowed: "a path starting with /"}
 	}
 	return s, nil
@@ -188,38 +186,13 @@ func (w *Workload) CheckShare(p workload.Params, n int) error {
 	if err != nil {
 		return err
 	}
-	return CheckVUsPerInstance(s.vus, p["vus"], n)
-}
-
-// CheckVUsPerInstance refuses fewer VUs than instances (vus is as written, for the message).
-func CheckVUsPerInstance(vus int, written string, n int) error {
-	if vus < n {
-		return &scenario.FieldError{Field: "workload.vus", Value: written, Allowed: fmt.Sprintf("at least one VU per instance (%d): the VUs are split between the instances", n)}
-	}
-	return nil
+	return httpload.CheckVUsPerInstance(s.vus, p["vus"], n)
 }
 
 // MergeShares implements workload.Merger: the highest count any instance acknowledged, not their
 // sum, and the app's CPU share over the whole cell.
 func (w *Workload) MergeShares(merged *workload.Result, parts []*workload.Result) {
-	JoinInstanceFigures(merged, parts)
-}
-
-// JoinInstanceFigures is the counter's joining of its instances' figures, for every workload that
-// reports them (http).
-func JoinInstanceFigures(merged *workload.Result, parts []*workload.Result) {
-	delete(merged.Metrics, "max_acked")
-	delete(merged.Metrics, "app_cpu_util")
-	var cpuTime float64 // CPU share x seconds, summed: each instance's share is of the same CPUs
-	for _, p := range parts {
-		if v, ok := p.Metrics["max_acked"]; ok {
-			merged.Metrics["max_acked"] = max(merged.Metrics["max_acked"], v)
-		}
-		cpuTime += p.Metrics["app_cpu_util"] * p.Elapsed.Seconds()
-	}
-	if merged.Elapsed > 0 {
-		merged.Metrics["app_cpu_util"] = cpuTime / merged.Elapsed.Seconds()
-	}
+	httpload.JoinInstanceFigures(merged, parts)
 }
 
 // Check implements workload.Workload.
@@ -251,13 +224,9 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	db := filepath.Join(env.Target.Dir, DBFile)
 	// In an emulated instance (Target.Wrap), the app and its preparation run there, in a cgroup
 	// of their own: whatever they start is stopped with them.
-	group, noGroup := NewAppGroup(env)
+	group, noGroup := httpload.NewAppGroup(env)
 	inInstance := func(args ...string) []string { return slices.Concat(env.Target.Wrap, group.Wrap(), args) }
-	log, tag := filepath.Join(env.CellDir, "app.log"), ""
-	for i := 2; fileExists(log); i++ { // a recovered or second instance logs beside the first
-		tag = fmt.Sprintf("-%d", i)
-		log = filepath.Join(env.CellDir, "app"+tag+".log")
-	}
+	log, tag := httpload.AppLog(env.CellDir)
 	if err := prepare(ctx, inInstance(env.Self, "app", "counter", "--db", db, "--prepare"), filepath.Join(env.CellDir, "prepare"+tag+".log")); err != nil {
 		group.Close(cgroup.GroupWait)
 		return nil, fmt.Errorf("prepare %s: %w", db, err)
@@ -305,11 +274,6 @@ func prepare(ctx context.Context, args []string, logPath string) error {
 	return err
 }
 
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
 // instance is a running counter app.
 type instance struct {
 	s     settings
@@ -321,17 +285,10 @@ type instance struct {
 	noGroup string
 }
 
-func (in *instance) config(d time.Duration, share workload.Share) Config {
-	c := Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: in.s.vus, Rate: in.s.rate,
+func (in *instance) config(d time.Duration, share workload.Share) httpload.Config {
+	vus, rate := httpload.Split(in.s.vus, in.s.rate, share)
+	return httpload.Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: vus, Rate: rate,
 		Duration: d, Timeout: in.s.timeout, NetworkRTT: in.s.networkRTT}
-	if share.Of > 1 {
-		c.VUs = in.s.vus / share.Of
-		if share.Index < in.s.vus%share.Of {
-			c.VUs++
-		}
-		c.Rate = in.s.rate / float64(share.Of)
-	}
-	return c
 }
 
 // Drive runs the load for d and reads how much the counter grew meanwhile.
@@ -341,7 +298,7 @@ func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Resul
 		return nil, fmt.Errorf("read count before run: %w", err)
 	}
 	cpuBefore, _ := proc.CPUTime(in.child.Pid())
-	r, err := Run(ctx, in.config(d, workload.Share{}))
+	r, err := httpload.Run(ctx, in.config(d, workload.Share{}))
 	if err != nil {
 		return nil, err
 	}
@@ -357,8 +314,8 @@ func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Resul
 	out.Metrics["count_delta"] = float64(after - before)
 	out.Metrics["lost_updates"] = float64(max(0, r.OK-(after-before)))
 	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
-	out.Metrics["app_cpu_util"] = CPUUtil(cpuAfter-cpuBefore, r.Elapsed, in.cpus)
-	AddGroupFact(out, in.noGroup)
+	out.Metrics["app_cpu_util"] = httpload.CPUUtil(cpuAfter-cpuBefore, r.Elapsed, in.cpus)
+	httpload.AddGroupFact(out, in.noGroup)
 	return out, nil
 }
 
@@ -367,79 +324,33 @@ func (in *instance) Drive(ctx context.Context, d time.Duration) (*workload.Resul
 func (in *instance) DriveAcked(ctx context.Context, d time.Duration) (*workload.Result, *measure.AckLog, error) {
 	c := in.config(d, workload.Share{})
 	c.RecordAcks = true
-	r, err := Run(ctx, c)
+	r, err := httpload.Run(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}
 	out := in.result(r)
-	AddGroupFact(out, in.noGroup)
+	httpload.AddGroupFact(out, in.noGroup)
 	return out, measure.NewAckLog(r.Acks), nil
 }
 
 // DriveShare implements workload.Shared: this instance's share of the VUs and of the rate.
 func (in *instance) DriveShare(ctx context.Context, d time.Duration, share workload.Share) (*workload.Result, error) {
 	cpuBefore, _ := proc.CPUTime(in.child.Pid())
-	r, err := Run(ctx, in.config(d, share))
+	r, err := httpload.Run(ctx, in.config(d, share))
 	if err != nil {
 		return nil, err
 	}
 	cpuAfter, _ := proc.CPUTime(in.child.Pid())
 	out := in.result(r)
 	out.Metrics["app_cpu_s"] = (cpuAfter - cpuBefore).Seconds()
-	out.Metrics["app_cpu_util"] = CPUUtil(cpuAfter-cpuBefore, r.Elapsed, in.cpus)
-	AddGroupFact(out, in.noGroup)
+	out.Metrics["app_cpu_util"] = httpload.CPUUtil(cpuAfter-cpuBefore, r.Elapsed, in.cpus)
+	httpload.AddGroupFact(out, in.noGroup)
 	return out, nil
 }
 
 // result turns the driver's measurements into a workload result.
-func (in *instance) result(r *Result) *workload.Result { return ResultOf(r, in.s.mode == ModeOpen) }
-
-// ResultOf turns a run of the driver into a workload result: latency (and, in an open loop,
-// service time and late starts), answers by status, the highest acknowledged count, and the
-// series of the run's timeline. Any workload that drives HTTP with this driver reports this way.
-func ResultOf(r *Result, open bool) *workload.Result {
-	out := workload.NewResult()
-	out.Elapsed = r.Elapsed
-	r.Latency.Summarize(r.Elapsed).Metrics("", out.Metrics)
-	out.Histograms[workload.LatencyHistogram] = r.Latency
-	if open {
-		r.Service.Summarize(r.Elapsed).Metrics("service_", out.Metrics)
-		out.Histograms["service"] = r.Service
-		out.Metrics["late"] = float64(r.Late)
-	}
-	out.Metrics["ok"] = float64(r.OK)
-	out.Metrics["errors"] = float64(r.Errors())
-	out.Metrics["transport_errors"] = float64(r.TransportErrors)
-	out.Metrics["max_acked"] = float64(r.MaxAcked)
-	for code, n := range r.Statuses {
-		out.Counters["http_"+strconv.Itoa(code)] = n
-	}
-	out.Errors = r.ErrorSamples
-	out.LastWrite = r.LastAck
-	if r.Timeline != nil {
-		maxMs, avgMs, perSecond := r.Timeline.Series()
-		out.Series[SeriesLatencyMax], out.Series[SeriesLatencyAvg], out.Series[SeriesRate] = maxMs, avgMs, perSecond
-	}
-	return out
-}
-
-// Series of a cell over its time, per window of the driver's timeline (TimelineWidth or wider).
-const (
-	SeriesLatencyMax = "latency_max_ms"
-	SeriesLatencyAvg = "latency_avg_ms"
-	SeriesRate       = "rate"
-)
-
-// CPUUtil is CPU time over elapsed as a share of the CPUs the app was pinned to (all CPUs when it
-// was not pinned).
-func CPUUtil(cpu, elapsed time.Duration, cpus int) float64 {
-	if cpus == 0 {
-		cpus = runtime.NumCPU()
-	}
-	if elapsed <= 0 {
-		return 0
-	}
-	return cpu.Seconds() / elapsed.Seconds() / float64(cpus)
+func (in *instance) result(r *httpload.Result) *workload.Result {
+	return httpload.ResultOf(r, in.s.mode == httpload.ModeOpen)
 }
 
 // Kill implements workload.Acknowledged: SIGKILL to every process of the app, without waiting (a

@@ -1,8 +1,10 @@
-// Package counter drives seed 000's workload: HTTP requests against the counter app, in a closed
-// loop of virtual users (k6's constant-vus, the seed's model) or an open loop at a constant
+// Package httpload is persistlab's HTTP load generator: requests against an app on loopback, in a
+// closed loop of virtual users (k6's constant-vus, seed 000's model) or an open loop at a constant
 // arrival rate whose latency counts from each request's intended start (no coordinated omission).
-// A run sends one request, or picks each from a weighted list (Config.Requests).
-package counter
+// A run sends one request, or picks each from a weighted list (Config.Requests). The workloads
+// that drive an app over HTTP (counter, http) declare its parameters (Params), report its figures
+// (Metrics, ResultOf) and run their app as it says (NewAppGroup, CPUUtil).
+package httpload
 
 import (
 	"context"
@@ -32,7 +34,7 @@ const (
 // Config is one run of the driver.
 type Config struct {
 	URL          string        // e.g. http://127.0.0.1:8080/count_up
-	Method       string        // POST for the counter
+	Method       string        // e.g. POST
 	Mode         string        // ModeClosed or ModeOpen
 	VUs          int           // closed: concurrent users; open: connections available to the arrivals
 	Rate         float64       // open: requests started per second
