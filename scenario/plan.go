@@ -59,6 +59,10 @@ type Cell struct {
 	Repeat  int               `json:"repeat"` // 1-based
 	// Resolved is every parameter the cell ran with (NewPlan); absent in files of earlier versions.
 	Resolved map[string]string `json:"resolved,omitempty"`
+	// Entry is the backend entry the cell runs on and PointName its Point, both set by Plan so
+	// the runner never looks them up again; results files keep neither (Backend and Params say both).
+	Entry     BackendSpec `json:"-"`
+	PointName string      `json:"-"`
 }
 
 // Label names a row or a cell for people: its backend entry, then what follows (a sweep point, a
@@ -104,6 +108,10 @@ func (s *Spec) Plan() []Cell {
 		}
 		points = next
 	}
+	names := make([]string, len(points))
+	for i, p := range points {
+		names[i] = Cell{Params: p}.Point(s.Sweep)
+	}
 	var cells []Cell
 	runs := s.Repeat
 	if s.Crash != nil {
@@ -111,8 +119,8 @@ func (s *Spec) Plan() []Cell {
 	}
 	for r := 1; r <= runs; r++ {
 		for _, b := range s.Backends {
-			for _, p := range points {
-				cells = append(cells, Cell{Index: len(cells), Backend: b.ID(), Params: p, Repeat: r})
+			for i, p := range points {
+				cells = append(cells, Cell{Index: len(cells), Backend: b.ID(), Params: p, Repeat: r, Entry: b, PointName: names[i]})
 			}
 		}
 	}
