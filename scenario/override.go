@@ -61,56 +61,105 @@ func (s *Spec) linkedAxisOf(param string) string {
 // Apply changes s as the overrides say: first the quick variant, then each explicit flag.
 func (s *Spec) Apply(o Overrides) error {
 	if o.Quick {
-		if s.Quick == nil {
-			s.Quick = s.derivedQuick()
-		}
-		s.QuickRun = true
-		q := s.Quick
-		if s.Crash != nil && q.Crashes > 0 {
-			s.Crash.Count = q.Crashes
-		}
-		for _, a := range q.Sweep {
-			for _, n := range a.Params() {
-				s.unsetTopLevel(n)
-			}
-			s.Sweep.Set(a)
-		}
-		for k, v := range q.Params {
-			s.unsetTopLevel(k)
-			s.Workload.SetParam(k, v)
-		}
-		if q.Duration != nil {
-			s.Duration = *q.Duration
-		}
-		if q.Repeat > 0 {
-			s.Repeat = q.Repeat
-		}
-		if q.Warmup != nil {
-			s.Warmup = *q.Warmup
-		}
+		s.applyQuick()
 	}
 	if len(o.Backends) > 0 {
-		var picked []BackendSpec
-		for _, name := range o.Backends {
-			matched := false
-			for _, b := range s.Backends {
-				if b.ID() == name || (b.Name == name && b.Label == "") {
+		s.pickBackends(o.Backends)
+	}
+	if err := s.applySweeps(o); err != nil {
+		return err
+	}
+	if o.RateSet && !(o.Rate > 0 && o.Rate <= MaxRate) {
+		return &FieldError{Scenario: s.Name, Field: "--rate", Value: strconv.FormatFloat(o.Rate, 'g', -1, 64), Allowed: "an open loop's rate in requests/s, more than 0 and at most " + plainNumber(MaxRate)}
+	}
+	if o.CrashesSet && (o.Crashes < 1 || o.Crashes > 1000) {
+		return &FieldError{Scenario: s.Name, Field: "--crash", Value: strconv.Itoa(o.Crashes), Allowed: "1 to 1000 crashes per backend and VU level"}
+	}
+	if err := s.applySets(o); err != nil {
+		return err
+	}
+	if err := s.applyDurations(o); err != nil {
+		return err
+	}
+	if o.ShareBackend {
+		s.ShareBackend = true
+	}
+	if o.Repeat < 0 || (o.RepeatSet && o.Repeat == 0) {
+		return &FieldError{Scenario: s.Name, Field: "--repeat", Value: strconv.Itoa(o.Repeat), Allowed: "1 to 100 runs per cell"}
+	}
+	if o.MaxErrorRate != nil {
+		v := *o.MaxErrorRate
+		s.MaxErrorRate = &v
+	}
+	if err := s.addThresholds(o.Thresholds); err != nil {
+		return err
+	}
+	if o.Repeat != 0 {
+		s.Repeat = o.Repeat
+	}
+	return s.applyCrashes(o)
+}
+
+// applyQuick turns s into its quick variant: the scenario's own, or one derived from it.
+func (s *Spec) applyQuick() {
+	if s.Quick == nil {
+		s.Quick = s.derivedQuick()
+	}
+	s.QuickRun = true
+	q := s.Quick
+	if s.Crash != nil && q.Crashes > 0 {
+		s.Crash.Count = q.Crashes
+	}
+	for _, a := range q.Sweep {
+		for _, n := range a.Params() {
+			s.unsetTopLevel(n)
+		}
+		s.Sweep.Set(a)
+	}
+	for k, v := range q.Params {
+		s.unsetTopLevel(k)
+		s.Workload.SetParam(k, v)
+	}
+	if q.Duration != nil {
+		s.Duration = *q.Duration
+	}
+	if q.Repeat > 0 {
+		s.Repeat = q.Repeat
+	}
+	if q.Warmup != nil {
+		s.Warmup = *q.Warmup
+	}
+}
+
+// pickBackends keeps the entries names pick, in their order: an entry by its label, or by its
+// backend's name when it has no label, else every labelled entry of that backend; a name the
+// scenario lacks adds an entry of that backend.
+func (s *Spec) pickBackends(names []string) {
+	var picked []BackendSpec
+	for _, name := range names {
+		matched := false
+		for _, b := range s.Backends {
+			if b.ID() == name || (b.Name == name && b.Label == "") {
+				picked, matched = append(picked, b), true
+			}
+		}
+		if !matched {
+			for _, b := range s.Backends { // a backend's name picks all its labelled entries
+				if b.Name == name {
 					picked, matched = append(picked, b), true
 				}
 			}
-			if !matched {
-				for _, b := range s.Backends { // a backend's name picks all its labelled entries
-					if b.Name == name {
-						picked, matched = append(picked, b), true
-					}
-				}
-			}
-			if !matched {
-				picked = append(picked, BackendSpec{Name: name})
-			}
 		}
-		s.Backends = picked
+		if !matched {
+			picked = append(picked, BackendSpec{Name: name})
+		}
 	}
+	s.Backends = picked
+}
+
+// applySweeps sweeps what --sweep and --vus name, replacing a fixed value or an axis of the same
+// parameter; a parameter of a linked axis is swept only with its whole axis.
+func (s *Spec) applySweeps(o Overrides) error {
 	sweeps := o.Sweep
 	if o.VUs != "" {
 		sweeps = append(sweeps, "vus="+o.VUs)
@@ -130,12 +179,12 @@ func (s *Spec) Apply(o Overrides) error {
 		}
 		s.Sweep.Set(Axis{Name: name, Text: values})
 	}
-	if o.RateSet && !(o.Rate > 0 && o.Rate <= MaxRate) {
-		return &FieldError{Scenario: s.Name, Field: "--rate", Value: strconv.FormatFloat(o.Rate, 'g', -1, 64), Allowed: "an open loop's rate in requests/s, more than 0 and at most " + plainNumber(MaxRate)}
-	}
-	if o.CrashesSet && (o.Crashes < 1 || o.Crashes > 1000) {
-		return &FieldError{Scenario: s.Name, Field: "--crash", Value: strconv.Itoa(o.Crashes), Allowed: "1 to 1000 crashes per backend and VU level"}
-	}
+	return nil
+}
+
+// applySets fixes what --set, --rate and --cpu-per-request name, replacing an axis of the same
+// parameter; a parameter of a linked axis is not fixed alone.
+func (s *Spec) applySets(o Overrides) error {
 	var sets []string // shorthands first, so an explicit --set has the last word
 	if o.Rate != 0 {
 		sets = append(sets, "mode=open", "rate="+strconv.FormatFloat(o.Rate, 'g', -1, 64))
@@ -157,6 +206,11 @@ func (s *Spec) Apply(o Overrides) error {
 		s.unsetTopLevel(name)
 		s.Workload.SetParam(name, value)
 	}
+	return nil
+}
+
+// applyDurations sets what --duration and --warmup say.
+func (s *Spec) applyDurations(o Overrides) error {
 	for _, d := range []struct {
 		flag, text string
 		into       *Duration
@@ -170,17 +224,12 @@ func (s *Spec) Apply(o Overrides) error {
 		}
 		*d.into = Duration(v)
 	}
-	if o.ShareBackend {
-		s.ShareBackend = true
-	}
-	if o.Repeat < 0 || (o.RepeatSet && o.Repeat == 0) {
-		return &FieldError{Scenario: s.Name, Field: "--repeat", Value: strconv.Itoa(o.Repeat), Allowed: "1 to 100 runs per cell"}
-	}
-	if o.MaxErrorRate != nil {
-		v := *o.MaxErrorRate
-		s.MaxErrorRate = &v
-	}
-	for _, text := range o.Thresholds {
+	return nil
+}
+
+// addThresholds adds --threshold's criteria to the scenario's.
+func (s *Spec) addThresholds(texts []string) error {
+	for _, text := range texts {
 		t, err := ParseThreshold(text)
 		var fe *FieldError
 		if errors.As(err, &fe) {
@@ -188,23 +237,26 @@ func (s *Spec) Apply(o Overrides) error {
 		}
 		s.Thresholds = append(s.Thresholds, t)
 	}
-	if o.Repeat != 0 {
-		s.Repeat = o.Repeat
+	return nil
+}
+
+// applyCrashes turns the run into crash runs, or changes them, as --crash and --crash-after say.
+func (s *Spec) applyCrashes(o Overrides) error {
+	if o.Crashes == 0 && o.CrashAfter == "" {
+		return nil
 	}
-	if o.Crashes != 0 || o.CrashAfter != "" {
-		if s.Crash == nil {
-			s.Crash = &Crash{Count: 10, After: DefaultCrashAfter, Seed: 1}
+	if s.Crash == nil {
+		s.Crash = &Crash{Count: 10, After: DefaultCrashAfter, Seed: 1}
+	}
+	if o.Crashes != 0 {
+		s.Crash.Count = o.Crashes
+	}
+	if o.CrashAfter != "" {
+		r, err := ParseDurRange(o.CrashAfter)
+		if err != nil {
+			return &FieldError{Scenario: s.Name, Field: "--crash-after", Value: o.CrashAfter, Allowed: durRangeSyntax}
 		}
-		if o.Crashes != 0 {
-			s.Crash.Count = o.Crashes
-		}
-		if o.CrashAfter != "" {
-			r, err := ParseDurRange(o.CrashAfter)
-			if err != nil {
-				return &FieldError{Scenario: s.Name, Field: "--crash-after", Value: o.CrashAfter, Allowed: durRangeSyntax}
-			}
-			s.Crash.After = r
-		}
+		s.Crash.After = r
 	}
 	return nil
 }
