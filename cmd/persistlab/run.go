@@ -241,14 +241,14 @@ func (c *runCmd) makeBesidePlan() error {
 func (c *runCmd) claimOutputs() (release func(), err error) {
 	f := c.f
 	var unlocks []func()
-	release = func() {
+	unlockAll := func() {
 		for i := len(unlocks) - 1; i >= 0; i-- {
 			unlocks[i]()
 		}
 	}
 	defer func() {
 		if err != nil {
-			release()
+			unlockAll()
 		}
 	}()
 	out := f.out
@@ -277,7 +277,7 @@ func (c *runCmd) claimOutputs() (release func(), err error) {
 		}
 		unlocks = append(unlocks, unlockBeside)
 	}
-	return release, c.checkOtherOutputs()
+	return unlockAll, c.checkOtherOutputs()
 }
 
 // checkOtherOutputs checks the files besides the results: --html, the exports and --fio-json's
