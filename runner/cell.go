@@ -41,9 +41,9 @@ type cellLife struct {
 
 // open makes the cell's directory and its backend.
 func (r *run) open(cell scenario.Cell) (*cellLife, error) {
-	entry, ok := r.spec.BackendByID(cell.Backend)
-	if !ok {
-		return nil, fmt.Errorf("cell %d names backend %q, which the scenario lacks", cell.Index, cell.Backend)
+	entry := cell.Entry
+	if entry.Name == "" {
+		return nil, fmt.Errorf("cell %d (backend %q) carries no backend entry: cells come from the scenario's plan", cell.Index, cell.Backend)
 	}
 	dir := filepath.Join(r.opts.WorkDir, cellDirName(cell))
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -53,7 +53,7 @@ func (r *run) checkModes() error {
 		if n < 2 {
 			continue
 		}
-		point := c.Point(spec.Sweep)
+		point := c.PointName
 		field, value := r.instancesField(point), strconv.Itoa(n)
 		switch {
 		case spec.Crash != nil:

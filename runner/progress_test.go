@@ -16,9 +16,8 @@ import (
 func TestProgressShowsCellElapsedAndETA(t *testing.T) {
 	var buf bytes.Buffer
 	p := newProgress(&buf, 3, 0, 0)
-	sweep := scenario.Sweep{{Name: "vus"}}
-	p.start(scenario.Cell{Backend: "gcsfuse", Params: map[string]string{"vus": "2"}, Repeat: 1}, sweep)
-	p.start(scenario.Cell{Backend: "gcsfuse", Params: map[string]string{"vus": "4"}, Repeat: 1}, sweep)
+	p.start(scenario.Cell{Backend: "gcsfuse", PointName: "vus=2", Repeat: 1})
+	p.start(scenario.Cell{Backend: "gcsfuse", PointName: "vus=4", Repeat: 1})
 	p.done()
 	out := buf.String()
 	for _, want := range []string{"cell 1/3", "gcsfuse vus=2 run 1", "eta ?", "cell 2/3", "elapsed", "2 cells in"} {
@@ -33,12 +32,12 @@ func TestProgressShowsCellElapsedAndETA(t *testing.T) {
 	// A plan that sweeps nothing: one space between the backend and the repeat.
 	buf.Reset()
 	p = newProgress(&buf, 1, 0, 0)
-	p.start(scenario.Cell{Backend: "local", Repeat: 1}, nil)
+	p.start(scenario.Cell{Backend: "local", Repeat: 1})
 	if out := buf.String(); !strings.Contains(out, "cell 1/1  local run 1  elapsed") {
 		t.Errorf("progress %q", out)
 	}
 	quiet := newProgress(nil, 3, 0, 0)
-	quiet.start(scenario.Cell{}, nil)
+	quiet.start(scenario.Cell{})
 	quiet.warn("nobody hears this")
 	quiet.done() // must not panic or print anywhere
 }
@@ -48,12 +47,12 @@ func TestProgressShowsCellElapsedAndETA(t *testing.T) {
 func TestProgressETAIsTheEstimateUntilACellHasRun(t *testing.T) {
 	var buf bytes.Buffer
 	p := newProgress(&buf, 2, 90*time.Second, 0)
-	p.start(scenario.Cell{Backend: "local", Repeat: 1}, nil)
+	p.start(scenario.Cell{Backend: "local", Repeat: 1})
 	if out := buf.String(); !strings.Contains(out, "eta about 1m30s (estimate)") {
 		t.Errorf("first cell: %q", out)
 	}
 	buf.Reset()
-	p.start(scenario.Cell{Backend: "local", Repeat: 2}, nil)
+	p.start(scenario.Cell{Backend: "local", Repeat: 2})
 	if out := buf.String(); strings.Contains(out, "estimate") || !regexp.MustCompile(`eta \d`).MatchString(out) {
 		t.Errorf("second cell: %q", out)
 	}
@@ -91,7 +90,7 @@ func screen(out string) []string {
 func TestWarningDuringProgressTakesALineOfItsOwn(t *testing.T) {
 	var term bytes.Buffer
 	p := newProgress(&term, 3, 0, 40)
-	p.start(scenario.Cell{Backend: "gcsfuse", Repeat: 1}, nil)
+	p.start(scenario.Cell{Backend: "gcsfuse", Repeat: 1})
 	p.warn("the disk is nearly full")
 	shown := screen(term.String())
 	if len(shown) != 2 || shown[0] != "warning: the disk is nearly full" || !strings.HasPrefix(shown[1], "cell 1/3  gcsfuse run 1") {
@@ -102,7 +101,7 @@ func TestWarningDuringProgressTakesALineOfItsOwn(t *testing.T) {
 	if n := len(shown[1]); n >= 40 {
 		t.Errorf("a progress line of %d characters on a terminal of 40: %q", n, shown[1])
 	}
-	p.start(scenario.Cell{Backend: "gcsfuse", Repeat: 2}, nil)
+	p.start(scenario.Cell{Backend: "gcsfuse", Repeat: 2})
 	p.warn("again")
 	p.done()
 	shown = screen(term.String())

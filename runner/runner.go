@@ -116,7 +116,7 @@ cells:
 		if ctx.Err() != nil {
 			break
 		}
-		progress.start(cell, spec.Sweep)
+		progress.start(cell)
 		if mode := r.modeOf(cell); mode == ModeCrash {
 			c := r.crashCell(ctx, cell, killAfter[cell.Index])
 			if ctx.Err() != nil && c.Failure != "" {
@@ -378,7 +378,7 @@ func (r *run) checkKnobs(context.Context) error {
 	for _, c := range r.plan.Cells {
 		if k := knobsOf(c.Resolved); k.quota > 0 {
 			if err := cgroup.CheckCPU(); err != nil {
-				return r.fail(knobField(QuotaParam, c.Point(spec.Sweep)), c.Resolved[QuotaParam], "0 on this machine: "+err.Error())
+				return r.fail(knobField(QuotaParam, c.PointName), c.Resolved[QuotaParam], "0 on this machine: "+err.Error())
 			}
 			break
 		}
@@ -392,7 +392,7 @@ func (r *run) checkCells(ctx context.Context) error {
 	spec := r.spec
 	checked := map[string]bool{}
 	for _, c := range r.plan.Cells {
-		point := c.Point(spec.Sweep)
+		point := c.PointName
 		if checked[point] {
 			continue
 		}

@@ -44,7 +44,7 @@ func (r *run) checkSpace() error {
 		for _, c := range r.plan.Cells {
 			target, cellDir, err := sn.SpaceNeed(c.Resolved)
 			if err != nil {
-				return r.named(err, c.Point(r.spec.Sweep))
+				return r.named(err, c.PointName)
 			}
 			n := cellDir
 			for range r.space[c.Backend].copies {
@@ -52,7 +52,7 @@ func (r *run) checkSpace() error {
 			}
 			kept = disk.Sum(kept, n)
 			if n > need {
-				need, what = n, fmt.Sprintf("the largest cell, cell %d (%s)", c.Index, scenario.Label(c.Backend, c.Point(r.spec.Sweep), fmt.Sprintf("run %d", c.Repeat)))
+				need, what = n, fmt.Sprintf("the largest cell, cell %d (%s)", c.Index, scenario.Label(c.Backend, c.PointName, fmt.Sprintf("run %d", c.Repeat)))
 			}
 		}
 	}

@@ -1,5 +1,7 @@
 package scenario
 
+import "strings"
+
 // Plan is a scenario checked once and expanded into its cells, each carrying every parameter
 // its workload declares, resolved in one place: the declared default, then the scenario's value,
 // then the backend entry's, then the sweep point's. The runner runs it as it is; results files
@@ -47,4 +49,90 @@ func Resolve(declared []Param, fixed, point map[string]string) map[string]string
 		p[k] = v
 	}
 	return p
+}
+
+// Cell is one measured run: a backend at one point of the sweep, one repeat.
+type Cell struct {
+	Index   int               `json:"index"`
+	Backend string            `json:"backend"` // the entry's ID: its label, or its backend's name
+	Params  map[string]string `json:"params,omitempty"`
+	Repeat  int               `json:"repeat"` // 1-based
+	// Resolved is every parameter the cell ran with (NewPlan); absent in files of earlier versions.
+	Resolved map[string]string `json:"resolved,omitempty"`
+	// Entry is the backend entry the cell runs on and PointName its Point, both set by Plan so
+	// the runner never looks them up again; results files keep neither (Backend and Params say both).
+	Entry     BackendSpec `json:"-"`
+	PointName string      `json:"-"`
+}
+
+// Label names a row or a cell for people: its backend entry, then what follows (a sweep point, a
+// repeat), each part once and empty parts left out: "local vus=2 run 1", "local run 1".
+func Label(parts ...string) string {
+	var kept []string
+	for _, p := range parts {
+		if p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, " ")
+}
+
+// Point names the cell's place in the sweep, "vus=2 rw=read" in sweep order: cells of one point
+// (repeats) are summarised together.
+func (c Cell) Point(sweep Sweep) string {
+	var parts []string
+	for _, name := range sweep.ParamNames() {
+		if v, ok := c.Params[name]; ok {
+			parts = append(parts, name+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Plan expands the sweep into cells, repeat-major so that drift over a long run spreads evenly
+// across backends and sweep points instead of landing on one of them. In a crash run each crash
+// is a cell, numbered by Repeat. Validate must have expanded the sweep.
+func (s *Spec) Plan() []Cell {
+	points := []map[string]string{{}}
+	for _, a := range s.Sweep {
+		var next []map[string]string
+		for _, p := range points {
+			for _, v := range a.Values {
+				q := make(map[string]string, len(p)+1)
+				for k, x := range p {
+					q[k] = x
+				}
+				a.Set(v, q)
+				next = append(next, q)
+			}
+		}
+		points = next
+	}
+	names := make([]string, len(points))
+	for i, p := range points {
+		names[i] = Cell{Params: p}.Point(s.Sweep)
+	}
+	var cells []Cell
+	runs := s.Repeat
+	if s.Crash != nil {
+		runs = s.Crash.Count
+	}
+	for r := 1; r <= runs; r++ {
+		for _, b := range s.Backends {
+			for i, p := range points {
+				cells = append(cells, Cell{Index: len(cells), Backend: b.ID(), Params: p, Repeat: r, Entry: b, PointName: names[i]})
+			}
+		}
+	}
+	return cells
+}
+
+// BackendByID finds the entry a cell names.
+func (s *Spec) BackendByID(id string) (BackendSpec, bool) {
+	for _, b := range s.Backends {
+		if b.ID() == id {
+			return b, true
+		}
+	}
+	return BackendSpec{}, false
 }

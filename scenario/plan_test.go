@@ -1,7 +1,9 @@
 package scenario
 
 import (
+	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -62,5 +64,48 @@ func TestPlanRefusesWhatValidateRefuses(t *testing.T) {
 	var fe *FieldError
 	if plan != nil || !errors.As(err, &fe) || fe.Field != "workload.vus" {
 		t.Errorf("plan %v, err %v", plan, err)
+	}
+}
+
+// Each cell carries its backend entry (of several entries of one backend, its own) and its point's
+// name, for the runner; a results file keeps neither, its cells say both by backend and params.
+func TestPlanCellsCarryTheirEntryAndPoint(t *testing.T) {
+	s, err := Load("litestream-sync-interval")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Overrides{Sweep: []string{"vus=2,4,8"}}); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := NewPlan(s, known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := map[string]bool{}
+	for _, c := range plan.Cells {
+		entry, _ := s.BackendByID(c.Backend)
+		if c.Entry.ID() != c.Backend || c.Entry.Options["sync_interval"] != entry.Options["sync_interval"] || c.Entry.Name != "litestream" {
+			t.Errorf("cell %d (%s) carries entry %+v", c.Index, c.Backend, c.Entry)
+		}
+		if c.PointName == "" || c.PointName != c.Point(s.Sweep) {
+			t.Errorf("cell %d carries point %q, its point is %q", c.Index, c.PointName, c.Point(s.Sweep))
+		}
+		points[c.PointName] = true
+		data, err := json.Marshal(c)
+		var fields map[string]any
+		if err == nil {
+			err = json.Unmarshal(data, &fields)
+		}
+		for k := range fields {
+			if !slices.Contains([]string{"index", "backend", "params", "repeat", "resolved"}, k) {
+				t.Errorf("cell %d is saved with %s: %s", c.Index, k, data)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(points) != 3 {
+		t.Errorf("%d point names for a sweep of 3 points: %v", len(points), points)
 	}
 }

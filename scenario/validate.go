@@ -53,9 +53,6 @@ func paramNames(params []Param) string {
 // MinDuration is the shortest measured run that says anything.
 const MinDuration = 100 * time.Millisecond
 
-// MaxRate bounds --rate: far beyond what one machine's driver can send.
-const MaxRate = 10_000_000
-
 // MaxCells bounds a plan (sweep product x backends x repeats).
 const MaxCells = 100000
 
@@ -63,24 +60,57 @@ const MaxCells = 100000
 // *FieldError; it expands the sweep. Checks that need a workload's or a backend's own knowledge
 // (an option's value, fio's reading of a job) are the runner's, also before the first cell.
 func (s *Spec) Validate(known Known) error {
-	fail := func(field, value, allowed string) error {
-		return &FieldError{Scenario: s.Name, Field: field, Value: value, Allowed: allowed}
+	if strings.TrimSpace(s.Name) == "" {
+		return s.fail("name", s.Name, "a non-empty name")
 	}
-	named := func(err error) error {
-		var fe *FieldError
-		if errors.As(err, &fe) {
-			fe.Scenario = s.Name
-		}
+	params, ok := known.Workloads[s.Workload.Type]
+	if !ok {
+		return s.fail("workload.type", s.Workload.Type, "one of "+strings.Join(known.workloadNames(), ", "))
+	}
+	if err := s.checkWorkloadParams(params, known.Sections[s.Workload.Type]); err != nil {
 		return err
 	}
-	if strings.TrimSpace(s.Name) == "" {
-		return fail("name", s.Name, "a non-empty name")
+	if err := s.checkInstances(params); err != nil {
+		return err
 	}
+	if err := s.checkBackends(params, known.Backends); err != nil {
+		return err
+	}
+	cells, err := s.expandSweep(params)
+	if err != nil {
+		return err
+	}
+	for _, check := range []func() error{
+		func() error { return s.checkRuns(cells) },
+		func() error { return s.checkCrash(cells) },
+		func() error { return s.checkThresholds(known) },
+		s.checkPublished,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fail is a refusal of one of the scenario's fields.
+func (s *Spec) fail(field, value, allowed string) error {
+	return &FieldError{Scenario: s.Name, Field: field, Value: value, Allowed: allowed}
+}
+
+// named says which scenario a parameter's or an axis's own refusal concerns.
+func (s *Spec) named(err error) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		fe.Scenario = s.Name
+	}
+	return err
+}
+
+// checkWorkloadParams checks the workload's fixed parameters against their declarations, in
+// name order; sections names the workload's lists and mappings, which are no parameters.
+func (s *Spec) checkWorkloadParams(params []Param, sections map[string]string) error {
 	w := s.Workload
-	params, ok := known.Workloads[w.Type]
-	if !ok {
-		return fail("workload.type", w.Type, "one of "+strings.Join(known.workloadNames(), ", "))
-	}
 	keys := make([]string, 0, len(w.Params))
 	for k := range w.Params {
 		keys = append(keys, k)
@@ -88,143 +118,199 @@ func (s *Spec) Validate(known Known) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		p, ok := FindParam(params, k)
-		if what, section := known.Sections[w.Type][k]; !ok && section {
-			return fail("workload."+k, w.Params[k], what+" (a section of workload "+w.Type+", not a single value)")
+		if what, section := sections[k]; !ok && section {
+			return s.fail("workload."+k, w.Params[k], what+" (a section of workload "+w.Type+", not a single value)")
 		}
 		if !ok {
-			return fail("workload."+k, w.Params[k], "a parameter of workload "+w.Type+": "+paramNames(params))
+			return s.fail("workload."+k, w.Params[k], "a parameter of workload "+w.Type+": "+paramNames(params))
 		}
 		if err := p.Check("workload."+k, w.Params[k]); err != nil {
-			return named(err)
+			return s.named(err)
 		}
 	}
-	if s.Instances != 0 {
-		v := strconv.Itoa(s.Instances)
-		if set, fixed := w.Params[InstancesParam]; fixed {
-			return fail("instances", v, "instances set once: it is also set as workload.instances ("+set+")")
-		}
-		p, ok := FindParam(params, InstancesParam)
-		if !ok {
-			return fail("instances", v, "no instances: workload "+w.Type+" runs one")
-		}
-		if err := p.Check("instances", v); err != nil {
-			return named(err)
-		}
+	return nil
+}
+
+// checkInstances checks the top-level instances: set once, and for a workload that takes it.
+func (s *Spec) checkInstances(params []Param) error {
+	if s.Instances == 0 {
+		return nil
 	}
+	v := strconv.Itoa(s.Instances)
+	if set, fixed := s.Workload.Params[InstancesParam]; fixed {
+		return s.fail("instances", v, "instances set once: it is also set as workload.instances ("+set+")")
+	}
+	p, ok := FindParam(params, InstancesParam)
+	if !ok {
+		return s.fail("instances", v, "no instances: workload "+s.Workload.Type+" runs one")
+	}
+	if err := p.Check("instances", v); err != nil {
+		return s.named(err)
+	}
+	return nil
+}
+
+// checkBackends checks each backend entry: a backend this build has, a label of its own that can
+// name files, and parameters of the workload fixed nowhere else.
+func (s *Spec) checkBackends(params []Param, backends []string) error {
 	if len(s.Backends) == 0 {
-		return fail("backends", "", "at least one of "+strings.Join(known.Backends, ", "))
+		return s.fail("backends", "", "at least one of "+strings.Join(backends, ", "))
 	}
 	seen := map[string]bool{}
 	for i, b := range s.Backends {
-		if !contains(known.Backends, b.Name) {
-			return fail(fmt.Sprintf("backends[%d].name", i), b.Name, "one of "+strings.Join(known.Backends, ", "))
+		if !contains(backends, b.Name) {
+			return s.fail(fmt.Sprintf("backends[%d].name", i), b.Name, "one of "+strings.Join(backends, ", "))
 		}
 		if !validLabel(b.ID()) {
-			return fail(fmt.Sprintf("backends[%d].label", i), b.ID(), "letters, digits, '.', '_' and '-', starting with a letter or digit (it names files)")
+			return s.fail(fmt.Sprintf("backends[%d].label", i), b.ID(), "letters, digits, '.', '_' and '-', starting with a letter or digit (it names files)")
 		}
 		if seen[b.ID()] {
-			return fail(fmt.Sprintf("backends[%d].label", i), b.ID(), "a label of its own for each entry of one backend")
+			return s.fail(fmt.Sprintf("backends[%d].label", i), b.ID(), "a label of its own for each entry of one backend")
 		}
 		seen[b.ID()] = true
-		names := make([]string, 0, len(b.Params))
-		for k := range b.Params {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			field := fmt.Sprintf("backends[%d].params.%s", i, k)
-			p, ok := FindParam(params, k)
-			if !ok {
-				return fail(field, b.Params[k], "a parameter of workload "+w.Type+": "+paramNames(params))
-			}
-			if _, fixed := w.Params[k]; fixed {
-				return fail(field, b.Params[k], "a parameter not also fixed in workload."+k)
-			}
-			if k == InstancesParam && s.Instances != 0 {
-				return fail(field, b.Params[k], "a parameter not also fixed in instances")
-			}
-			if err := p.Check(field, b.Params[k]); err != nil {
-				return named(err)
-			}
+		if err := s.checkBackendParams(i, params); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// checkBackendParams checks the parameters backend entry i fixes, in name order.
+func (s *Spec) checkBackendParams(i int, params []Param) error {
+	b, w := s.Backends[i], s.Workload
+	names := make([]string, 0, len(b.Params))
+	for k := range b.Params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		field := fmt.Sprintf("backends[%d].params.%s", i, k)
+		p, ok := FindParam(params, k)
+		if !ok {
+			return s.fail(field, b.Params[k], "a parameter of workload "+w.Type+": "+paramNames(params))
+		}
+		if _, fixed := w.Params[k]; fixed {
+			return s.fail(field, b.Params[k], "a parameter not also fixed in workload."+k)
+		}
+		if k == InstancesParam && s.Instances != 0 {
+			return s.fail(field, b.Params[k], "a parameter not also fixed in instances")
+		}
+		if err := p.Check(field, b.Params[k]); err != nil {
+			return s.named(err)
+		}
+	}
+	return nil
+}
+
+// expandSweep checks each axis's parameters (declared, swept once, fixed nowhere else) and
+// expands its values; it returns the cells of one repeat: backends times the sweep's points.
+func (s *Spec) expandSweep(params []Param) (int, error) {
 	cells := len(s.Backends)
 	swept := map[string]bool{}
 	for i := range s.Sweep {
 		a := &s.Sweep[i]
 		for _, n := range a.Params() {
-			if _, ok := FindParam(params, n); !ok {
-				return fail("sweep."+a.Name, a.Text, "a parameter of workload "+w.Type+" (or several joined by +): "+paramNames(params))
-			}
-			if _, fixed := w.Params[n]; fixed {
-				return fail("sweep."+a.Name, a.Text, "a parameter not also fixed in workload."+n)
-			}
-			if n == InstancesParam && s.Instances != 0 {
-				return fail("sweep."+a.Name, a.Text, "a parameter not also fixed in instances")
-			}
-			for j, b := range s.Backends {
-				if _, fixed := b.Params[n]; fixed {
-					return fail("sweep."+a.Name, a.Text, fmt.Sprintf("a parameter not also fixed in backends[%d].params.%s", j, n))
-				}
-			}
-			if swept[n] {
-				return fail("sweep."+a.Name, a.Text, "each parameter in one axis only ("+n+" is swept twice)")
+			if err := s.checkSwept(a, n, params, swept); err != nil {
+				return 0, err
 			}
 			swept[n] = true
 		}
 		if err := a.ExpandLinked(func(n string) (Param, bool) { return FindParam(params, n) }); err != nil {
-			return named(err)
+			return 0, s.named(err)
 		}
 		cells *= len(a.Values)
 		if cells > MaxCells {
-			return fail("sweep", a.Name, fmt.Sprintf("at most %d cells in all (the product of the sweep, backends and repeats)", MaxCells))
+			return 0, s.fail("sweep", a.Name, fmt.Sprintf("at most %d cells in all (the product of the sweep, backends and repeats)", MaxCells))
 		}
 	}
+	return cells, nil
+}
+
+// checkSwept refuses parameter n of axis a when the workload lacks it, when it is fixed elsewhere
+// or when an earlier axis sweeps it.
+func (s *Spec) checkSwept(a *Axis, n string, params []Param, swept map[string]bool) error {
+	if _, ok := FindParam(params, n); !ok {
+		return s.fail("sweep."+a.Name, a.Text, "a parameter of workload "+s.Workload.Type+" (or several joined by +): "+paramNames(params))
+	}
+	if _, fixed := s.Workload.Params[n]; fixed {
+		return s.fail("sweep."+a.Name, a.Text, "a parameter not also fixed in workload."+n)
+	}
+	if n == InstancesParam && s.Instances != 0 {
+		return s.fail("sweep."+a.Name, a.Text, "a parameter not also fixed in instances")
+	}
+	for j, b := range s.Backends {
+		if _, fixed := b.Params[n]; fixed {
+			return s.fail("sweep."+a.Name, a.Text, fmt.Sprintf("a parameter not also fixed in backends[%d].params.%s", j, n))
+		}
+	}
+	if swept[n] {
+		return s.fail("sweep."+a.Name, a.Text, "each parameter in one axis only ("+n+" is swept twice)")
+	}
+	return nil
+}
+
+// checkRuns checks how each cell runs: its duration, warm-up, error limit and repeats (cells
+// are the cells of one repeat), the price lists, and whether cells may share a backend.
+func (s *Spec) checkRuns(cells int) error {
 	if s.Duration < 0 || (s.Duration > 0 && time.Duration(s.Duration) < MinDuration) {
-		return fail("duration", time.Duration(s.Duration).String(), "a duration of at least "+MinDuration.String()+", like 120s")
+		return s.fail("duration", time.Duration(s.Duration).String(), "a duration of at least "+MinDuration.String()+", like 120s")
 	}
 	if r := s.MaxErrorRate; r != nil && (*r < 0 || *r > 1 || *r != *r) {
-		return fail("max_error_rate", strconv.FormatFloat(*r, 'g', -1, 64), "a share of requests from 0 to 1 (0.01: 1%)")
+		return s.fail("max_error_rate", strconv.FormatFloat(*r, 'g', -1, 64), "a share of requests from 0 to 1 (0.01: 1%)")
 	}
 	if s.Warmup < 0 {
-		return fail("warmup", time.Duration(s.Warmup).String(), "a duration of 0 or more")
+		return s.fail("warmup", time.Duration(s.Warmup).String(), "a duration of 0 or more")
 	}
 	if s.Repeat < 1 || s.Repeat > 100 {
-		return fail("repeat", strconv.Itoa(s.Repeat), "1 to 100 runs per cell")
+		return s.fail("repeat", strconv.Itoa(s.Repeat), "1 to 100 runs per cell")
 	}
 	if cells*s.Repeat > MaxCells {
-		return fail("repeat", strconv.Itoa(s.Repeat), fmt.Sprintf("at most %d cells in all (the product of the sweep, backends and repeats)", MaxCells))
+		return s.fail("repeat", strconv.Itoa(s.Repeat), fmt.Sprintf("at most %d cells in all (the product of the sweep, backends and repeats)", MaxCells))
 	}
 	for i, p := range s.Prices {
 		if p.Name == "" || p.ClassAPer1000 < 0 || p.ClassBPer1000 < 0 {
-			return fail(fmt.Sprintf("prices[%d]", i), fmt.Sprintf("%+v", p), "a name and prices of 0 or more per 1,000 operations")
+			return s.fail(fmt.Sprintf("prices[%d]", i), fmt.Sprintf("%+v", p), "a name and prices of 0 or more per 1,000 operations")
 		}
 	}
 	if s.ShareBackend && s.Crash != nil {
-		return fail("share_backend", "true", "false for crash runs (each crash needs an instance of its own)")
+		return s.fail("share_backend", "true", "false for crash runs (each crash needs an instance of its own)")
 	}
 	if s.ShareBackend && s.Instances > 1 {
-		return fail("share_backend", "true", "false with instances: each multi-instance cell mounts its own instances")
+		return s.fail("share_backend", "true", "false with instances: each multi-instance cell mounts its own instances")
 	}
-	if c := s.Crash; c != nil {
-		if v, _ := w.Param(InstancesParam); v != "" && v != "0" && v != "1" {
-			return fail("crash", "with workload.instances "+v, "crash runs of one instance (leave out crash or instances)")
-		}
-		if s.Instances > 1 {
-			return fail("crash", "with instances "+strconv.Itoa(s.Instances), "crash runs of one instance (leave out crash or instances)")
-		}
-		if c.Count < 1 || c.Count > 1000 {
-			return fail("crash.count", strconv.Itoa(c.Count), "1 to 1000 crashes per backend and VU level")
-		}
-		if cells*c.Count > MaxCells {
-			return fail("crash.count", strconv.Itoa(c.Count), fmt.Sprintf("at most %d crashes in all (the product of the sweep, backends and crash.count)", MaxCells))
-		}
-		if c.After.From <= 0 || c.After.To < c.After.From {
-			return fail("crash.after", c.After.String(), durRangeSyntax)
-		}
+	return nil
+}
+
+// checkCrash checks crash runs: one instance, a bounded number of crashes (cells are the cells
+// of one repeat) and when they fall.
+func (s *Spec) checkCrash(cells int) error {
+	c := s.Crash
+	if c == nil {
+		return nil
 	}
+	if v, _ := s.Workload.Param(InstancesParam); v != "" && v != "0" && v != "1" {
+		return s.fail("crash", "with workload.instances "+v, "crash runs of one instance (leave out crash or instances)")
+	}
+	if s.Instances > 1 {
+		return s.fail("crash", "with instances "+strconv.Itoa(s.Instances), "crash runs of one instance (leave out crash or instances)")
+	}
+	if c.Count < 1 || c.Count > 1000 {
+		return s.fail("crash.count", strconv.Itoa(c.Count), "1 to 1000 crashes per backend and VU level")
+	}
+	if cells*c.Count > MaxCells {
+		return s.fail("crash.count", strconv.Itoa(c.Count), fmt.Sprintf("at most %d crashes in all (the product of the sweep, backends and crash.count)", MaxCells))
+	}
+	if c.After.From <= 0 || c.After.To < c.After.From {
+		return s.fail("crash.after", c.After.String(), durRangeSyntax)
+	}
+	return nil
+}
+
+// checkThresholds resolves each threshold against the workload's metrics, and its price list
+// against the run's (the scenario's own, else the build's).
+func (s *Spec) checkThresholds(known Known) error {
 	if len(s.Thresholds) > MaxThresholds {
-		return fail("thresholds", strconv.Itoa(len(s.Thresholds)), fmt.Sprintf("at most %d thresholds", MaxThresholds))
+		return s.fail("thresholds", strconv.Itoa(len(s.Thresholds)), fmt.Sprintf("at most %d thresholds", MaxThresholds))
 	}
 	prices := known.PriceLists
 	if len(s.Prices) > 0 {
@@ -236,20 +322,25 @@ func (s *Spec) Validate(known Known) error {
 	for i := range s.Thresholds {
 		t := &s.Thresholds[i]
 		field := fmt.Sprintf("thresholds[%d]", i)
-		if err := t.Resolve(field, known.Metrics[w.Type], s.Crash != nil); err != nil {
-			return named(err)
+		if err := t.Resolve(field, known.Metrics[s.Workload.Type], s.Crash != nil); err != nil {
+			return s.named(err)
 		}
 		if t.Select != "" && !slices.ContainsFunc(prices, func(p string) bool { return strings.EqualFold(p, t.Select) }) {
-			return fail(field, t.Text, "a price list of this run in [ ]: "+strings.Join(prices, ", "))
+			return s.fail(field, t.Text, "a price list of this run in [ ]: "+strings.Join(prices, ", "))
 		}
 	}
+	return nil
+}
+
+// checkPublished checks the published figures' tables: columns, and a value per column per row.
+func (s *Spec) checkPublished() error {
 	for i, p := range s.Published {
 		if len(p.Columns) == 0 {
-			return fail(fmt.Sprintf("published[%d].columns", i), "", "a list of parameter and metric names")
+			return s.fail(fmt.Sprintf("published[%d].columns", i), "", "a list of parameter and metric names")
 		}
 		for j, row := range p.Rows {
 			if len(row) != len(p.Columns) {
-				return fail(fmt.Sprintf("published[%d].rows[%d]", i, j), fmt.Sprint(row), fmt.Sprintf("%d values, one per column", len(p.Columns)))
+				return s.fail(fmt.Sprintf("published[%d].rows[%d]", i, j), fmt.Sprint(row), fmt.Sprintf("%d values, one per column", len(p.Columns)))
 			}
 		}
 	}
@@ -277,279 +368,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// Overrides are command-line settings that replace scenario fields.
-type Overrides struct {
-	Quick    bool
-	Backends []string // keep only these labels or names, in this order (adding ones the scenario lacks)
-	// Set fixes parameters (name=value), replacing a sweep of the same parameter; Sweep sweeps them
-	// (name=values, any sweep form).
-	Set      []string
-	Sweep    []string
-	VUs      string // shorthand for Sweep vus=...
-	Duration string
-	Warmup   string
-	Repeat   int
-	Rate     float64 // shorthand for Set mode=open and rate=...
-	// CPUPerRequest is shorthand for Set cpu_per_request=...
-	CPUPerRequest string
-	// Crashes turns the run into crash runs with this many crashes per cell; CrashAfter sets when.
-	Crashes    int
-	CrashAfter string
-	// ShareBackend turns share_backend on.
-	ShareBackend bool
-	// MaxErrorRate replaces max_error_rate when set.
-	MaxErrorRate *float64
-	// Thresholds are added to the scenario's.
-	Thresholds []string
-	// RepeatSet, RateSet and CrashesSet say the flag was given, so 0 is refused rather than ignored.
-	RepeatSet, RateSet, CrashesSet bool
-}
-
-// unsetTopLevel clears the top-level field that sets parameter name, when a flag sets or sweeps
-// the parameter itself (--set instances=3 replaces instances: 2).
-func (s *Spec) unsetTopLevel(name string) {
-	if name == InstancesParam {
-		s.Instances = 0
-	}
-}
-
-// linkedAxisOf names the linked axis (a+b+c) that sweeps param, or "".
-func (s *Spec) linkedAxisOf(param string) string {
-	for _, a := range s.Sweep {
-		if ps := a.Params(); len(ps) > 1 && slices.Contains(ps, param) {
-			return a.Name
-		}
-	}
-	return ""
-}
-
-// Apply changes s as the overrides say: first the quick variant, then each explicit flag.
-func (s *Spec) Apply(o Overrides) error {
-	if o.Quick {
-		if s.Quick == nil {
-			s.Quick = s.derivedQuick()
-		}
-		s.QuickRun = true
-		q := s.Quick
-		if s.Crash != nil && q.Crashes > 0 {
-			s.Crash.Count = q.Crashes
-		}
-		for _, a := range q.Sweep {
-			for _, n := range a.Params() {
-				s.unsetTopLevel(n)
-			}
-			s.Sweep.Set(a)
-		}
-		for k, v := range q.Params {
-			s.unsetTopLevel(k)
-			s.Workload.SetParam(k, v)
-		}
-		if q.Duration != nil {
-			s.Duration = *q.Duration
-		}
-		if q.Repeat > 0 {
-			s.Repeat = q.Repeat
-		}
-		if q.Warmup != nil {
-			s.Warmup = *q.Warmup
-		}
-	}
-	if len(o.Backends) > 0 {
-		var picked []BackendSpec
-		for _, name := range o.Backends {
-			matched := false
-			for _, b := range s.Backends {
-				if b.ID() == name || (b.Name == name && b.Label == "") {
-					picked, matched = append(picked, b), true
-				}
-			}
-			if !matched {
-				for _, b := range s.Backends { // a backend's name picks all its labelled entries
-					if b.Name == name {
-						picked, matched = append(picked, b), true
-					}
-				}
-			}
-			if !matched {
-				picked = append(picked, BackendSpec{Name: name})
-			}
-		}
-		s.Backends = picked
-	}
-	sweeps := o.Sweep
-	if o.VUs != "" {
-		sweeps = append(sweeps, "vus="+o.VUs)
-	}
-	for _, kv := range sweeps {
-		name, values, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || values == "" {
-			return &FieldError{Scenario: s.Name, Field: "--sweep", Value: kv, Allowed: "NAME=VALUES, like vus=2..20/2 or rw=read,write"}
-		}
-		for _, n := range (Axis{Name: name}).Params() {
-			if linked := s.linkedAxisOf(n); linked != "" && linked != name {
-				return &FieldError{Scenario: s.Name, Field: "--sweep", Value: kv,
-					Allowed: fmt.Sprintf("a parameter outside the linked axis %s, whose values go together: sweep the whole axis, --sweep %s=...", linked, linked)}
-			}
-			delete(s.Workload.Params, n)
-			s.unsetTopLevel(n)
-		}
-		s.Sweep.Set(Axis{Name: name, Text: values})
-	}
-	if o.RateSet && !(o.Rate > 0 && o.Rate <= MaxRate) {
-		return &FieldError{Scenario: s.Name, Field: "--rate", Value: strconv.FormatFloat(o.Rate, 'g', -1, 64), Allowed: "an open loop's rate in requests/s, more than 0 and at most " + plainNumber(MaxRate)}
-	}
-	if o.CrashesSet && (o.Crashes < 1 || o.Crashes > 1000) {
-		return &FieldError{Scenario: s.Name, Field: "--crash", Value: strconv.Itoa(o.Crashes), Allowed: "1 to 1000 crashes per backend and VU level"}
-	}
-	var sets []string // shorthands first, so an explicit --set has the last word
-	if o.Rate != 0 {
-		sets = append(sets, "mode=open", "rate="+strconv.FormatFloat(o.Rate, 'g', -1, 64))
-	}
-	if o.CPUPerRequest != "" {
-		sets = append(sets, "cpu_per_request="+o.CPUPerRequest)
-	}
-	sets = append(sets, o.Set...)
-	for _, kv := range sets {
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			return &FieldError{Scenario: s.Name, Field: "--set", Value: kv, Allowed: "NAME=VALUE, like bs=4k"}
-		}
-		if linked := s.linkedAxisOf(name); linked != "" {
-			return &FieldError{Scenario: s.Name, Field: "--set", Value: kv,
-				Allowed: fmt.Sprintf("a parameter outside the linked axis %s, whose values go together: set the whole axis, --sweep %s=VALUE/VALUE/...", linked, linked)}
-		}
-		s.Sweep = slices.DeleteFunc(s.Sweep, func(a Axis) bool { return slices.Contains(a.Params(), name) })
-		s.unsetTopLevel(name)
-		s.Workload.SetParam(name, value)
-	}
-	for _, d := range []struct {
-		flag, text string
-		into       *Duration
-	}{{"--duration", o.Duration, &s.Duration}, {"--warmup", o.Warmup, &s.Warmup}} {
-		if d.text == "" {
-			continue
-		}
-		v, err := time.ParseDuration(d.text)
-		if err != nil || v < 0 {
-			return &FieldError{Scenario: s.Name, Field: d.flag, Value: d.text, Allowed: "a duration like 500ms, 120s or 2m"}
-		}
-		*d.into = Duration(v)
-	}
-	if o.ShareBackend {
-		s.ShareBackend = true
-	}
-	if o.Repeat < 0 || (o.RepeatSet && o.Repeat == 0) {
-		return &FieldError{Scenario: s.Name, Field: "--repeat", Value: strconv.Itoa(o.Repeat), Allowed: "1 to 100 runs per cell"}
-	}
-	if o.MaxErrorRate != nil {
-		v := *o.MaxErrorRate
-		s.MaxErrorRate = &v
-	}
-	for _, text := range o.Thresholds {
-		t, err := ParseThreshold(text)
-		var fe *FieldError
-		if errors.As(err, &fe) {
-			return &FieldError{Scenario: s.Name, Field: "--threshold", Value: text, Allowed: fe.Allowed}
-		}
-		s.Thresholds = append(s.Thresholds, t)
-	}
-	if o.Repeat != 0 {
-		s.Repeat = o.Repeat
-	}
-	if o.Crashes != 0 || o.CrashAfter != "" {
-		if s.Crash == nil {
-			s.Crash = &Crash{Count: 10, After: DefaultCrashAfter, Seed: 1}
-		}
-		if o.Crashes != 0 {
-			s.Crash.Count = o.Crashes
-		}
-		if o.CrashAfter != "" {
-			r, err := ParseDurRange(o.CrashAfter)
-			if err != nil {
-				return &FieldError{Scenario: s.Name, Field: "--crash-after", Value: o.CrashAfter, Allowed: durRangeSyntax}
-			}
-			s.Crash.After = r
-		}
-	}
-	return nil
-}
-
-// Cell is one measured run: a backend at one point of the sweep, one repeat.
-type Cell struct {
-	Index   int               `json:"index"`
-	Backend string            `json:"backend"` // the entry's ID: its label, or its backend's name
-	Params  map[string]string `json:"params,omitempty"`
-	Repeat  int               `json:"repeat"` // 1-based
-	// Resolved is every parameter the cell ran with (NewPlan); absent in files of earlier versions.
-	Resolved map[string]string `json:"resolved,omitempty"`
-}
-
-// Label names a row or a cell for people: its backend entry, then what follows (a sweep point, a
-// repeat), each part once and empty parts left out: "local vus=2 run 1", "local run 1".
-func Label(parts ...string) string {
-	var kept []string
-	for _, p := range parts {
-		if p != "" {
-			kept = append(kept, p)
-		}
-	}
-	return strings.Join(kept, " ")
-}
-
-// Point names the cell's place in the sweep, "vus=2 rw=read" in sweep order: cells of one point
-// (repeats) are summarised together.
-func (c Cell) Point(sweep Sweep) string {
-	var parts []string
-	for _, name := range sweep.ParamNames() {
-		if v, ok := c.Params[name]; ok {
-			parts = append(parts, name+"="+v)
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
-// Plan expands the sweep into cells, repeat-major so that drift over a long run spreads evenly
-// across backends and sweep points instead of landing on one of them. In a crash run each crash
-// is a cell, numbered by Repeat. Validate must have expanded the sweep.
-func (s *Spec) Plan() []Cell {
-	points := []map[string]string{{}}
-	for _, a := range s.Sweep {
-		var next []map[string]string
-		for _, p := range points {
-			for _, v := range a.Values {
-				q := make(map[string]string, len(p)+1)
-				for k, x := range p {
-					q[k] = x
-				}
-				a.Set(v, q)
-				next = append(next, q)
-			}
-		}
-		points = next
-	}
-	var cells []Cell
-	runs := s.Repeat
-	if s.Crash != nil {
-		runs = s.Crash.Count
-	}
-	for r := 1; r <= runs; r++ {
-		for _, b := range s.Backends {
-			for _, p := range points {
-				cells = append(cells, Cell{Index: len(cells), Backend: b.ID(), Params: p, Repeat: r})
-			}
-		}
-	}
-	return cells
-}
-
-// BackendByID finds the entry a cell names.
-func (s *Spec) BackendByID(id string) (BackendSpec, bool) {
-	for _, b := range s.Backends {
-		if b.ID() == id {
-			return b, true
-		}
-	}
-	return BackendSpec{}, false
 }

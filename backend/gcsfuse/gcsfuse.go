@@ -31,9 +31,6 @@ import (
 // Name is the backend's name in scenarios.
 const Name = "gcsfuse"
 
-// BucketName is the lab bucket's name.
-const BucketName = "persistlab"
-
 // The optional capabilities the runner finds by type assertion, checked at compile time.
 var (
 	_ backend.Crasher       = (*Backend)(nil)
@@ -91,7 +88,7 @@ var Options = []param.Param{
 		Help: "current: the gcsfuse's own defaults; " + EraV24 + ": flags that give v2.4.0's behaviour where later releases changed a default (staged writes, no parallel downloads, the old reader; docs/backends.md lists them)"},
 	{Name: "flags", Kind: param.KindString, Help: "further gcsfuse flags, split at spaces, e.g. \"--kernel-list-cache-ttl-secs=60\"; not --custom-endpoint, --token-url, --key-file or --anonymous-access, which the backend sets"},
 	{Name: "endpoint", Kind: param.KindString, Help: "a GCS JSON API endpoint to mount from instead of the lab bucket (no lab model, no bucket accounting, no ceiling probe)"},
-	{Name: "bucket", Kind: param.KindString, Default: BucketName, Help: "the bucket to mount"},
+	{Name: "bucket", Kind: param.KindString, Default: bucket.LabBucket, Help: "the bucket to mount"},
 	{Name: "ceiling_probe", Kind: param.KindSize, Default: param.FormatSize(DefaultCeilingProbe), Unit: "bytes",
 		Help: "bytes written and read back through a mount of a lab bucket with the model off before the first cell of a workload that moves bulk data: the lab's own ceiling here (0: no probe)"},
 }
@@ -120,7 +117,7 @@ func (o metadataCacheOption) param() param.Param {
 
 // New checks the options and finds the gcsfuse binary.
 func New(env backend.Env) (backend.Backend, error) {
-	g := &Backend{env: env, bucket: BucketName}
+	g := &Backend{env: env, bucket: bucket.LabBucket}
 	var err error
 	program := "gcsfuse"
 	if env.Options["version"] == OldestVersion {

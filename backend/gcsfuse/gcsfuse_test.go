@@ -11,6 +11,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/backend/conformance"
+	"persistlab/lab/bucket"
 )
 
 func TestConformance(t *testing.T) {
@@ -48,7 +49,7 @@ func TestWritesReachTheBucket(t *testing.T) {
 	if later := b.(backend.Timeline).WritesSince(time.Now()); len(later) != 0 {
 		t.Errorf("writes in the future: %+v", later)
 	}
-	names, err := b.(*Backend).lab.ObjectNames(BucketName)
+	names, err := b.(*Backend).lab.ObjectNames(bucket.LabBucket)
 	if err != nil || len(names) != 1 || names[0] != "x.txt" {
 		t.Errorf("bucket holds %v (%v), want [x.txt]", names, err)
 	}

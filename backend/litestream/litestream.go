@@ -25,9 +25,6 @@ import (
 // Name is the backend's name in scenarios.
 const Name = "litestream"
 
-// BucketName is the lab bucket's name.
-const BucketName = "persistlab"
-
 // LegacyVersion is the last Litestream release before the LTX format (0.5), installed beside the
 // current one by scripts/setup as litestream-0.3.13: a Rails 8 app of 2025, as in seed 000, most
 // likely replicated with it. It names its GCS replicas gcs:// and writes generations of snapshots
@@ -119,7 +116,7 @@ func (l *Backend) Start(ctx context.Context) (backend.Target, error) {
 		return backend.Target{}, err
 	}
 	// Bodies in the cell's work directory, which the run records: clean removes them after a kill.
-	lab, err := bucket.Start(bucket.Config{Buckets: []string{BucketName}, Model: l.model, StorageRoot: l.env.WorkDir})
+	lab, err := bucket.Start(bucket.Config{Buckets: []string{bucket.LabBucket}, Model: l.model, StorageRoot: l.env.WorkDir})
 	if err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
@@ -131,7 +128,7 @@ func (l *Backend) Start(ctx context.Context) (backend.Target, error) {
 func (l *Backend) startReplicate(ctx context.Context) (backend.Target, error) {
 	config := filepath.Join(l.env.WorkDir, "litestream.yml")
 	yml := fmt.Sprintf("dbs:\n  - path: %s\n    replicas:\n      - url: %s\n        sync-interval: %s\n",
-		filepath.Join(l.dir, l.env.Needs.SQLite), l.replicaURL(BucketName), l.syncInterval)
+		filepath.Join(l.dir, l.env.Needs.SQLite), l.replicaURL(bucket.LabBucket), l.syncInterval)
 	if err := os.WriteFile(config, []byte(yml), 0o644); err != nil {
 		return backend.Target{}, err
 	}
@@ -162,7 +159,7 @@ func (l *Backend) Crash() error {
 		}
 		l.child = nil
 	}
-	if _, err := l.lab.Snapshot(BucketName, positionBucket, l.replicaPath()+"/"); err != nil {
+	if _, err := l.lab.Snapshot(bucket.LabBucket, positionBucket, l.replicaPath()+"/"); err != nil {
 		return fmt.Errorf("backend %q: record replica position: %w", Name, err)
 	}
 	return os.RemoveAll(l.dir)
@@ -174,7 +171,7 @@ func (l *Backend) Recover(ctx context.Context) (backend.Target, error) {
 	if err := os.MkdirAll(l.dir, 0o755); err != nil {
 		return backend.Target{}, err
 	}
-	if err := l.restore(ctx, BucketName, filepath.Join(l.dir, l.env.Needs.SQLite)); err != nil {
+	if err := l.restore(ctx, bucket.LabBucket, filepath.Join(l.dir, l.env.Needs.SQLite)); err != nil {
 		return backend.Target{}, err
 	}
 	return l.startReplicate(ctx)
@@ -270,7 +267,7 @@ func (l *Backend) ReplicationLag(ctx context.Context, lastCommit time.Time) (tim
 	limit := time.NewTimer(2*l.syncInterval + 10*time.Second)
 	defer limit.Stop()
 	for {
-		if _, at := l.lab.LastWriteUnder(BucketName, l.replicaPath()+"/"); at.After(lastCommit) {
+		if _, at := l.lab.LastWriteUnder(bucket.LabBucket, l.replicaPath()+"/"); at.After(lastCommit) {
 			return at.Sub(lastCommit), nil
 		}
 		select {

@@ -12,6 +12,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/backend/conformance"
+	"persistlab/lab/bucket"
 )
 
 // needs is what the counter asks: one SQLite database to replicate.
@@ -50,7 +51,7 @@ func TestReplicatesAndRestores(t *testing.T) {
 		t.Fatal(err)
 	}
 	restored := filepath.Join(work, "restored.db")
-	if err := b.(*Backend).restore(context.Background(), BucketName, restored); err != nil {
+	if err := b.(*Backend).restore(context.Background(), bucket.LabBucket, restored); err != nil {
 		t.Fatal(err)
 	}
 	rdb, err := sql.Open("sqlite3", restored)
@@ -140,7 +141,7 @@ func TestLegacyVersionReplicatesAndRestores(t *testing.T) {
 		t.Errorf("writes by kind %v, want WAL segments and a snapshot, nothing unnamed", kinds)
 	}
 	restored := filepath.Join(work, "restored.db")
-	if err := l.restore(context.Background(), BucketName, restored); err != nil {
+	if err := l.restore(context.Background(), bucket.LabBucket, restored); err != nil {
 		t.Fatal(err)
 	}
 	rdb, err := sql.Open("sqlite3", restored)

@@ -19,7 +19,7 @@ import (
 func cmdLabServe(ctx context.Context, args []string) error {
 	fs := newFlags("lab serve")
 	listen := fs.String("listen", "127.0.0.1:4443", "loopback address to serve on")
-	buckets := fs.String("bucket", "persistlab", "bucket(s) to create, comma-separated")
+	buckets := fs.String("bucket", bucket.LabBucket, "bucket(s) to create, comma-separated")
 	model := bucket.DefaultModel()
 	addModelFlags(fs, &model)
 	noDelay := fs.Bool("no-delay", false, "serve at loopback speed (keep only the per-object write limit)")

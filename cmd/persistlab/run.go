@@ -17,10 +17,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	_ "persistlab/backend/all" // every backend
-	"persistlab/internal/damon"
 	"persistlab/internal/leftover"
 	"persistlab/internal/proc"
-	"persistlab/internal/sysinfo"
 	"persistlab/report"
 	"persistlab/results"
 	"persistlab/runner"
@@ -29,14 +27,89 @@ import (
 )
 
 func cmdRun(ctx context.Context, args []string) error {
-	fs := newFlags("run")
-	var o scenario.Overrides
-	backends := fs.String("backend", "", "comma-separated backends to run (replaces the scenario's list)")
+	f, err := parseRunFlags(args)
+	if err != nil {
+		return err
+	}
+	c := &runCmd{f: f}
+	if err := c.makePlans(); err != nil {
+		return err
+	}
+	if f.dryRun {
+		return writeDryRun(terminalSafe(os.Stdout), c.plan, c.besidePlan, f.scenario, f.o)
+	}
+	if err := checkPausePageOut(f.pausePageOut); err != nil {
+		return err
+	}
+	release, err := c.claimOutputs()
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := writePlan(terminalSafe(os.Stderr), c.plan, c.besidePlan, f.scenario, f.o); err != nil {
+		return err
+	}
+	lock, err := c.lockWorkDir()
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	proc.NotifyStarts(lock.Record)
+	defer proc.NotifyStarts(nil)
+	ctx, caught, stop := catchSignals(ctx)
+	defer stop()
+	if f.pausePageOut {
+		if err := c.pausePageOut(); err != nil {
+			return err
+		}
+		defer restorePageOut(c.dir) // a second restore does nothing: this one is for a panic
+	}
+	c.progress, c.progressWidth = progressTo(os.Stderr)
+	failed, crossed := 0, []string(nil)
+	besideRes, err := c.runBeside(ctx)
+	if err != nil {
+		return err
+	}
+	if besideRes != nil {
+		failed, _ = report.Verdict(besideRes)
+	}
+	res, runErr, exportErr := c.runPlan(ctx, besideRes)
+	if res != nil {
+		var failedHere int
+		failedHere, crossed = report.Verdict(res)
+		failed += failedHere
+	}
+	var restoreErr error
+	if len(c.paused) > 0 {
+		restoreErr = restorePageOut(c.dir)
+	}
+	c.leaveWorkDir(lock, failed > 0 || restoreErr != nil)
+	return runExit(ctx, caught(), c.dir, failed, crossed, runErr, restoreErr, exportErr)
+}
+
+// runFlags are run's flags as given, and the scenario they name.
+type runFlags struct {
+	o                               scenario.Overrides
+	scenario                        string // the one argument: a built-in's name or a YAML file
+	backends, out, htmlOut, workDir string
+	shard, shardBy, beside, fioJSON string
+	sets, sweeps, thresholds        listFlag
+	maxErrorRate                    float64
+	force, keep, dryRun             bool
+	pausePageOut                    bool
+	view                            func() (report.View, error)
+	exports                         *exportFlags
+}
+
+// newRunFlags declares run's flags.
+func newRunFlags() (*flag.FlagSet, *runFlags) {
+	fs, f := newFlags("run"), &runFlags{}
+	o := &f.o
+	fs.StringVar(&f.backends, "backend", "", "comma-separated backends to run (replaces the scenario's list)")
 	fs.StringVar(&o.VUs, "vus", "", "virtual users: a list 2,4,8 or a range 2..20/2 (shorthand for --sweep vus=...)")
-	var sets, sweeps, thresholds listFlag
-	fs.Var(&thresholds, "threshold", `a criterion every row must meet, like k6's, e.g. "p95_ms < 200ms", "error_rate < 1%", "lost_acked == 0" (repeatable; added to the scenario's thresholds; a crossed one exits 4)`)
-	fs.Var(&sets, "set", "fix a workload parameter, NAME=VALUE (repeatable), e.g. --set bs=1M")
-	fs.Var(&sweeps, "sweep", "sweep a workload parameter, NAME=VALUES (repeatable), e.g. --sweep rw=read,randread")
+	fs.Var(&f.thresholds, "threshold", `a criterion every row must meet, like k6's, e.g. "p95_ms < 200ms", "error_rate < 1%", "lost_acked == 0" (repeatable; added to the scenario's thresholds; a crossed one exits 4)`)
+	fs.Var(&f.sets, "set", "fix a workload parameter, NAME=VALUE (repeatable), e.g. --set bs=1M")
+	fs.Var(&f.sweeps, "sweep", "sweep a workload parameter, NAME=VALUES (repeatable), e.g. --sweep rw=read,randread")
 	fs.StringVar(&o.Duration, "duration", "", "measured time per run, e.g. 120s")
 	fs.StringVar(&o.Warmup, "warmup", "", "unmeasured load before each run, e.g. 2s")
 	fs.IntVar(&o.Repeat, "repeat", 0, "runs per cell; rows show each metric's median over runs")
@@ -46,36 +119,44 @@ func cmdRun(ctx context.Context, args []string) error {
 	fs.StringVar(&o.CrashAfter, "crash-after", "", "crash runs: kill at a random moment in this range of load, e.g. 1s..4s")
 	fs.BoolVar(&o.Quick, "quick", false, "the scenario's short variant (for demos and smoke tests)")
 	fs.BoolVar(&o.ShareBackend, "share-backend", false, "start each backend once per repeat and run its cells on it in order (later cells find earlier ones' cache)")
-	out := fs.String("out", "", "results file, rewritten as cells finish and at the end (an existing one only with --force; default: a new out/SCENARIO-TIME.json)")
-	force := fs.Bool("force", false, "replace an existing results file, and the --html, --samples and --openmetrics files")
-	htmlOut := fs.String("html", "", "also write the results as a self-contained HTML page with charts to this file at the end (persistlab report FILE --html does it later)")
-	view := viewFlags(fs)
-	maxErrorRate := fs.Float64("max-error-rate", -1, "share of failed requests above which a row is marked and the run exits 4 (default: the scenario's, else 0.01)")
-	workDir := fs.String("workdir", "", "scratch directory for databases and logs (default: a new temporary one, removed after unless a cell failed)")
-	keep := fs.Bool("keep", false, "keep the scratch directory (logs, databases) after the run")
-	shardFlag := fs.String("shard", "", "run this machine's share I/N of the plan (I from 0, as a Kubernetes Indexed Job's JOB_COMPLETION_INDEX); persistlab merge joins the shards' files")
-	shardBy := fs.String("shard-by", scenario.ShardByPoint, "how --shard deals the plan out: point (every backend of a sweep point on one machine) or backend (every cell of a backend entry)")
-	beside := fs.String("beside", "", "first run this scenario too, with the same flags, and compare the two (e.g. cloudrun-sqlite beside cloudrun-sqlite-rails); its results go to OUT's name with .beside")
-	exports := addExportFlags(fs)
-	fioJSON := fs.String("fio-json", "", "keep fio's own JSON report (json+) of every cell in this directory, as CELL.json named like the cell's work directory (cell-003-local-r1.json); each cell's facts.fio_json names its file")
-	pausePageOut := fs.Bool("pause-host-pageout", false, "for a machine's owner: turn off this machine's running DAMON page-out policies (kdamonds with a pageout scheme) before the first cell and on again after the run (persistlab clean does it after a kill); recorded in the results; needs root. Never done without this flag")
-	dryRun := fs.Bool("dry-run", false, "print the plan (cells, backends, sweep, estimated length) and exit without running anything")
+	fs.StringVar(&f.out, "out", "", "results file, rewritten as cells finish and at the end (an existing one only with --force; default: a new out/SCENARIO-TIME.json)")
+	fs.BoolVar(&f.force, "force", false, "replace an existing results file, and the --html, --samples and --openmetrics files")
+	fs.StringVar(&f.htmlOut, "html", "", "also write the results as a self-contained HTML page with charts to this file at the end (persistlab report FILE --html does it later)")
+	f.view = viewFlags(fs)
+	fs.Float64Var(&f.maxErrorRate, "max-error-rate", -1, "share of failed requests above which a row is marked and the run exits 4 (default: the scenario's, else 0.01)")
+	fs.StringVar(&f.workDir, "workdir", "", "scratch directory for databases and logs (default: a new temporary one, removed after unless a cell failed)")
+	fs.BoolVar(&f.keep, "keep", false, "keep the scratch directory (logs, databases) after the run")
+	fs.StringVar(&f.shard, "shard", "", "run this machine's share I/N of the plan (I from 0, as a Kubernetes Indexed Job's JOB_COMPLETION_INDEX); persistlab merge joins the shards' files")
+	fs.StringVar(&f.shardBy, "shard-by", scenario.ShardByPoint, "how --shard deals the plan out: point (every backend of a sweep point on one machine) or backend (every cell of a backend entry)")
+	fs.StringVar(&f.beside, "beside", "", "first run this scenario too, with the same flags, and compare the two (e.g. cloudrun-sqlite beside cloudrun-sqlite-rails); its results go to OUT's name with .beside")
+	f.exports = addExportFlags(fs)
+	fs.StringVar(&f.fioJSON, "fio-json", "", "keep fio's own JSON report (json+) of every cell in this directory, as CELL.json named like the cell's work directory (cell-003-local-r1.json); each cell's facts.fio_json names its file")
+	fs.BoolVar(&f.pausePageOut, "pause-host-pageout", false, "for a machine's owner: turn off this machine's running DAMON page-out policies (kdamonds with a pageout scheme) before the first cell and on again after the run (persistlab clean does it after a kill); recorded in the results; needs root. Never done without this flag")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (cells, backends, sweep, estimated length) and exit without running anything")
+	return fs, f
+}
+
+// parseRunFlags reads run's arguments: the flags, checked against each other, and the scenario.
+func parseRunFlags(args []string) (*runFlags, error) {
+	fs, f := newRunFlags()
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := exports.check(); err != nil {
-		return err
+	if err := f.exports.check(); err != nil {
+		return nil, err
 	}
-	if *beside != "" && !exports.text() {
-		return &scenario.FieldError{Field: "--format", Value: exports.format, Allowed: "text with --beside (its comparison is a table of two runs): run report --format " + exports.format + " on each results file"}
+	if f.beside != "" && !f.exports.text() {
+		return nil, &scenario.FieldError{Field: "--format", Value: f.exports.format, Allowed: "text with --beside (its comparison is a table of two runs): run report --format " + f.exports.format + " on each results file"}
 	}
 	if len(positional) != 1 {
-		return fmt.Errorf("want one scenario name or YAML file (built-ins: %s)", strings.Join(scenario.Builtins(), ", "))
+		return nil, fmt.Errorf("want one scenario name or YAML file (built-ins: %s)", strings.Join(scenario.Builtins(), ", "))
 	}
-	o.Set, o.Sweep, o.Thresholds = sets, sweeps, thresholds
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
+	f.scenario = positional[0]
+	o := &f.o
+	o.Set, o.Sweep, o.Thresholds = f.sets, f.sweeps, f.thresholds
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
 		case "repeat":
 			o.RepeatSet = true
 		case "rate":
@@ -83,234 +164,294 @@ func cmdRun(ctx context.Context, args []string) error {
 		case "crash":
 			o.CrashesSet = true
 		case "max-error-rate":
-			o.MaxErrorRate = maxErrorRate
+			o.MaxErrorRate = &f.maxErrorRate
 		}
 	})
-	if *backends != "" {
-		for _, b := range strings.Split(*backends, ",") {
+	if f.backends != "" {
+		for _, b := range strings.Split(f.backends, ",") {
 			o.Backends = append(o.Backends, strings.TrimSpace(b))
 		}
 	}
-	spec, err := scenario.Load(positional[0])
+	return f, nil
+}
+
+// runCmd is one run command's state, as its steps fill it in.
+type runCmd struct {
+	f                *runFlags
+	spec, besideSpec *scenario.Spec
+	plan, besidePlan *scenario.Plan
+	view             report.View
+	// outPath and besideOut are the results files, locked; outputs the other files to write.
+	outPath, besideOut string
+	outputs            []output
+	toolOutputDir      string // --fio-json's directory, absolute
+	self, dir          string // the persistlab executable, and the run's work directory
+	temporary          bool   // dir is a new temporary directory (no --workdir)
+	progress           io.Writer
+	progressWidth      int
+	paused             []string // the page-out policies this run paused, restored after it
+}
+
+// makePlans reads the scenario, applies the flags and plans it (this machine's share with
+// --shard), then the scenario run beside it: everything is checked before anything runs.
+func (c *runCmd) makePlans() error {
+	f := c.f
+	spec, err := scenario.Load(f.scenario)
 	if err != nil {
 		return err
 	}
-	if err := spec.Apply(o); err != nil {
+	if err := spec.Apply(f.o); err != nil {
 		return err
 	}
-	if o.Quick && spec.Quick.Derived {
+	if f.o.Quick && spec.Quick.Derived {
 		fmt.Fprintf(os.Stderr, "--quick: %s has no quick section: every sweep point runs once, for at most %s each\n", spec.Name, scenario.QuickDuration)
 	}
-	plan, err := scenario.NewPlan(spec, runner.Known())
-	if err != nil {
+	c.spec = spec
+	if c.plan, err = scenario.NewPlan(spec, runner.Known()); err != nil {
 		return err
 	}
-	if *shardFlag != "" {
-		share, err := scenario.ParseShard(*shardFlag, *shardBy)
+	if f.shard != "" {
+		share, err := scenario.ParseShard(f.shard, f.shardBy)
 		if err != nil {
 			return err
 		}
-		if *beside != "" {
-			return &scenario.FieldError{Field: "--beside", Value: *beside, Allowed: "no --beside with --shard: run the other scenario's shards and merge them apart"}
+		if f.beside != "" {
+			return &scenario.FieldError{Field: "--beside", Value: f.beside, Allowed: "no --beside with --shard: run the other scenario's shards and merge them apart"}
 		}
-		if plan, err = plan.Share(share); err != nil {
+		if c.plan, err = c.plan.Share(share); err != nil {
 			return err
 		}
 	}
-	v, err := view()
-	if err != nil {
+	if c.view, err = f.view(); err != nil {
 		return err
 	}
-	// The scenario run beside this one: read, checked and given a results file before either runs.
-	var besideSpec *scenario.Spec
-	var besidePlan *scenario.Plan
-	var besideOut string
-	if *beside != "" {
-		if besideSpec, err = scenario.Load(*beside); err != nil {
-			return fmt.Errorf("--beside: %w", err)
-		}
-		if err := besideSpec.Apply(o); err != nil {
-			return fmt.Errorf("--beside: %w", err)
-		}
-		if besidePlan, err = scenario.NewPlan(besideSpec, runner.Known()); err != nil {
-			return fmt.Errorf("--beside: %w", err)
-		}
-		if !report.Comparable(besideSpec.Workload.Type, spec.Workload.Type) {
-			return &scenario.FieldError{Field: "--beside", Value: *beside, Allowed: "a scenario whose cells measure what " + spec.Name + "'s do (workload " + spec.Workload.Type + ", not " + besideSpec.Workload.Type + ")"}
-		}
+	return c.makeBesidePlan()
+}
+
+// makeBesidePlan reads, applies the flags to and plans the scenario run beside this one, whose
+// cells must measure what this one's do.
+func (c *runCmd) makeBesidePlan() error {
+	beside := c.f.beside
+	if beside == "" {
+		return nil
 	}
-	if *dryRun {
-		return writeDryRun(terminalSafe(os.Stdout), plan, besidePlan, positional[0], o)
-	}
-	if *pausePageOut {
-		if err := damon.Check(sysinfo.DamonAdmin, os.Geteuid()); err != nil {
-			return fmt.Errorf("--pause-host-pageout: %w", err)
-		}
-	}
-	if *out == "" {
-		name := spec.Name
-		if *shardFlag != "" { // shards of one plan on one machine write apart
-			name += "-shard-" + strings.ReplaceAll(*shardFlag, "/", "-of-")
-		}
-		*out = defaultOut(name, time.Now())
-	}
-	outPath, err := results.OutPath(*out, *force)
+	spec, err := scenario.Load(beside)
 	if err != nil {
-		return err
+		return fmt.Errorf("--beside: %w", err)
 	}
-	unlockOut, err := results.Lock(outPath)
-	if err != nil {
-		return fmt.Errorf("--out %s: %w", *out, err)
+	if err := spec.Apply(c.f.o); err != nil {
+		return fmt.Errorf("--beside: %w", err)
 	}
-	defer unlockOut()
-	if *beside != "" {
-		if besideOut, err = results.OutPath(strings.TrimSuffix(outPath, ".json")+".beside.json", *force); err != nil {
-			return fmt.Errorf("--beside: %w", err)
+	c.besideSpec = spec
+	if c.besidePlan, err = scenario.NewPlan(spec, runner.Known()); err != nil {
+		return fmt.Errorf("--beside: %w", err)
+	}
+	if !report.Comparable(spec.Workload.Type, c.spec.Workload.Type) {
+		return &scenario.FieldError{Field: "--beside", Value: beside, Allowed: "a scenario whose cells measure what " + c.spec.Name + "'s do (workload " + c.spec.Workload.Type + ", not " + spec.Workload.Type + ")"}
+	}
+	return nil
+}
+
+// claimOutputs checks and locks every file the run writes (results, the beside scenario's, the
+// --html and export files, --fio-json's directory) before it starts; release unlocks them.
+func (c *runCmd) claimOutputs() (release func(), err error) {
+	f := c.f
+	var unlocks []func()
+	unlockAll := func() {
+		for i := len(unlocks) - 1; i >= 0; i-- {
+			unlocks[i]()
 		}
-		unlockBeside, err := results.Lock(besideOut)
+	}
+	defer func() {
 		if err != nil {
-			return fmt.Errorf("--beside %s: %w", besideOut, err)
+			unlockAll()
 		}
-		defer unlockBeside()
+	}()
+	out := f.out
+	if out == "" {
+		name := c.spec.Name
+		if f.shard != "" { // shards of one plan on one machine write apart
+			name += "-shard-" + strings.ReplaceAll(f.shard, "/", "-of-")
+		}
+		out = defaultOut(name, time.Now())
 	}
-	taken := map[string]string{"--out": outPath}
-	if besideOut != "" {
-		taken["--beside's results"] = besideOut
+	if c.outPath, err = results.OutPath(out, f.force); err != nil {
+		return nil, err
 	}
-	outputs, err := checkOutputs(append([]output{{"--html", *htmlOut, report.WriteHTML}}, exports.files()...), *force, taken)
+	unlockOut, err := results.Lock(c.outPath)
 	if err != nil {
+		return nil, fmt.Errorf("--out %s: %w", out, err)
+	}
+	unlocks = append(unlocks, unlockOut)
+	if f.beside != "" {
+		if c.besideOut, err = results.OutPath(strings.TrimSuffix(c.outPath, ".json")+".beside.json", f.force); err != nil {
+			return nil, fmt.Errorf("--beside: %w", err)
+		}
+		unlockBeside, err := results.Lock(c.besideOut)
+		if err != nil {
+			return nil, fmt.Errorf("--beside %s: %w", c.besideOut, err)
+		}
+		unlocks = append(unlocks, unlockBeside)
+	}
+	return unlockAll, c.checkOtherOutputs()
+}
+
+// checkOtherOutputs checks the files besides the results: --html, the exports and --fio-json's
+// directory.
+func (c *runCmd) checkOtherOutputs() (err error) {
+	f := c.f
+	taken := map[string]string{"--out": c.outPath}
+	if c.besideOut != "" {
+		taken["--beside's results"] = c.besideOut
+	}
+	if c.outputs, err = checkOutputs(append([]output{{"--html", f.htmlOut, report.WriteHTML}}, f.exports.files()...), f.force, taken); err != nil {
 		return err
 	}
-	var toolOutputDir string
-	if *fioJSON != "" {
-		if toolOutputDir, err = fioJSONDir(*fioJSON, spec, *force); err != nil {
+	if f.fioJSON != "" {
+		if c.toolOutputDir, err = fioJSONDir(f.fioJSON, c.spec, f.force); err != nil {
 			return err
 		}
 	}
-	if err := writePlan(terminalSafe(os.Stderr), plan, besidePlan, positional[0], o); err != nil {
-		return err
-	}
+	return nil
+}
+
+// lockWorkDir makes and locks the run's work directory, after warning of earlier runs' leftovers.
+func (c *runCmd) lockWorkDir() (*leftover.Lock, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := warnOfLeftovers(*workDir); err != nil {
-		return err
+	c.self = self
+	if err := warnOfLeftovers(c.f.workDir); err != nil {
+		return nil, err
 	}
-	lock, err := makeWorkDir(*workDir, spec.Name, leftover.Run{PID: os.Getpid(), Out: outPath, Started: time.Now().UTC()})
+	lock, err := makeWorkDir(c.f.workDir, c.spec.Name, leftover.Run{PID: os.Getpid(), Out: c.outPath, Started: time.Now().UTC()})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer lock.Release()
-	dir, temporary := lock.Dir(), *workDir == ""
-	proc.NotifyStarts(lock.Record)
-	defer proc.NotifyStarts(nil)
+	c.dir, c.temporary = lock.Dir(), c.f.workDir == ""
+	return lock, nil
+}
+
+// catchSignals is ctx, cancelled by SIGINT or SIGTERM; caught says which came, and stop stops
+// listening.
+func catchSignals(parent context.Context) (ctx context.Context, caught func() os.Signal, stop func()) {
 	// A reader that went away (run ... | head) must not kill the run before it cleans up: writes
 	// to it fail instead, and the run goes on to its end. (Notify, not Ignore: an ignored signal
 	// stays ignored in every program the run starts.)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	ctx, cancel := context.WithCancelCause(parent)
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(signals)
-	var caught os.Signal
+	var sig os.Signal
 	go func() {
-		if sig, ok := <-signals; ok {
-			caught = sig
-			cancel(fmt.Errorf("interrupted by %v", sig))
+		if s, ok := <-signals; ok {
+			sig = s
+			cancel(fmt.Errorf("interrupted by %v", s))
 		}
 	}()
-	var paused []string // the page-out policies this run paused, restored after it
-	if *pausePageOut {
-		rec, err := damon.Pause(sysinfo.DamonAdmin, dir)
-		if _, left := damon.Recorded(dir); err != nil && left {
-			return fmt.Errorf("--pause-host-pageout: %w (persistlab clean %s turns on what it turned off)", err, dir)
-		} else if err != nil {
-			return fmt.Errorf("--pause-host-pageout: %w", err)
-		}
-		paused = rec.Policies()
-		defer restorePageOut(dir) // a second restore does nothing: this one is for a panic
-		if len(paused) == 0 {
-			fmt.Fprintln(os.Stderr, "persistlab run: --pause-host-pageout: no DAMON page-out policy runs on this machine: nothing paused")
-		} else {
-			fmt.Fprintf(terminalSafe(os.Stderr), "persistlab run: --pause-host-pageout: paused until the run ends: %s\n", strings.Join(paused, "; "))
+	return ctx, func() os.Signal { return sig }, func() { signal.Stop(signals); cancel(nil) }
+}
+
+// progressTo is where the progress line goes, and the terminal's width: a terminal's standard
+// error, outside CI; nil elsewhere.
+func progressTo(f *os.File) (io.Writer, int) {
+	if isTerminal(f) && os.Getenv("CI") == "" {
+		return f, terminalWidth(f)
+	}
+	return nil, 0
+}
+
+// options are the runner's options for a plan writing out, working in dir.
+func (c *runCmd) options(out, dir, toolOutputDir string) runner.Options {
+	return runner.Options{Out: out, WorkDir: dir, Self: c.self, Progress: c.progress, ProgressWidth: c.progressWidth, Command: os.Args, Keep: c.f.keep, Derive: report.Summarize, ToolOutputDir: toolOutputDir,
+		PausedPageOut: c.paused}
+}
+
+// runBeside runs the scenario beside this one first, in a directory of its own inside the run's;
+// its failure is said and the run goes on.
+func (c *runCmd) runBeside(ctx context.Context) (*results.Results, error) {
+	if c.besideSpec == nil {
+		return nil, nil
+	}
+	besideDir := filepath.Join(c.dir, "beside") // inside the run's own directory: its cells apart
+	if err := os.Mkdir(besideDir, 0o700); err != nil {
+		return nil, err
+	}
+	besideTools := ""
+	if c.toolOutputDir != "" {
+		besideTools = filepath.Join(c.toolOutputDir, "beside") // its cells' names are the run's own
+		if err := os.MkdirAll(besideTools, 0o755); err != nil {
+			return nil, fmt.Errorf("--fio-json: %w", err)
 		}
 	}
-	var progress io.Writer
-	var progressWidth int
-	if isTerminal(os.Stderr) && os.Getenv("CI") == "" {
-		progress, progressWidth = os.Stderr, terminalWidth(os.Stderr)
+	res, err := runner.RunPlan(ctx, c.besidePlan, c.options(c.besideOut, besideDir, besideTools))
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintf(terminalSafe(os.Stderr), "persistlab run: --beside %s: %v\n", c.f.beside, err)
 	}
-	failed, crossed := 0, []string(nil)
-	var besideRes *results.Results
-	if besideSpec != nil {
-		besideDir := filepath.Join(dir, "beside") // inside the run's own directory: its cells apart
-		if err := os.Mkdir(besideDir, 0o700); err != nil {
-			return err
-		}
-		var besideErr error
-		besideTools := ""
-		if toolOutputDir != "" {
-			besideTools = filepath.Join(toolOutputDir, "beside") // its cells' names are the run's own
-			if err := os.MkdirAll(besideTools, 0o755); err != nil {
-				return fmt.Errorf("--fio-json: %w", err)
-			}
-		}
-		besideRes, besideErr = runner.RunPlan(ctx, besidePlan, runner.Options{Out: besideOut, WorkDir: besideDir, Self: self, Progress: progress, ProgressWidth: progressWidth, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: besideTools, PausedPageOut: paused})
-		if besideRes != nil {
-			failed, _ = report.Verdict(besideRes)
-		}
-		if besideErr != nil && ctx.Err() == nil {
-			fmt.Fprintf(terminalSafe(os.Stderr), "persistlab run: --beside %s: %v\n", *beside, besideErr)
-		}
-	}
-	var res *results.Results
-	runErr := context.Cause(ctx)
+	return res, nil
+}
+
+// runPlan runs the plan, unless the run was interrupted beside it (then what the beside scenario
+// measured is shown), and shows and writes what it measured.
+func (c *runCmd) runPlan(ctx context.Context, besideRes *results.Results) (res *results.Results, runErr, exportErr error) {
+	runErr = context.Cause(ctx)
 	if ctx.Err() == nil {
-		res, runErr = runner.RunPlan(ctx, plan, runner.Options{Out: outPath, WorkDir: dir, Self: self, Progress: progress, ProgressWidth: progressWidth, Command: os.Args, Keep: *keep, Derive: report.Summarize, ToolOutputDir: toolOutputDir, PausedPageOut: paused})
+		res, runErr = runner.RunPlan(ctx, c.plan, c.options(c.outPath, c.dir, c.toolOutputDir))
 	} else if besideRes != nil { // interrupted beside: what it measured is all there is
-		report.WriteView(terminalSafe(os.Stdout), besideRes, v)
-		fmt.Printf("\nresults: %s\n", besideOut)
+		report.WriteView(terminalSafe(os.Stdout), besideRes, c.view)
+		fmt.Printf("\nresults: %s\n", c.besideOut)
 	}
-	var restoreErr error
-	if len(paused) > 0 {
-		restoreErr = restorePageOut(dir)
-	}
-	var exportErr error
 	if res != nil {
-		if err := exports.writeFormat(terminalSafe(os.Stdout), res, v); err != nil {
-			exportErr = fmt.Errorf("--format %s: %w", exports.format, err)
-		}
-		if err := writeOutputs(outputs, res, exports.said()); err != nil && exportErr == nil {
-			exportErr = err
-		}
-		var saveErr *runner.SaveError
+		exportErr = c.present(res, besideRes, runErr)
+	}
+	return res, runErr, exportErr
+}
+
+// present writes what the run measured in the --format asked for and to the other files, the
+// comparison with the scenario run beside it, and where the results are.
+func (c *runCmd) present(res, besideRes *results.Results, runErr error) error {
+	exports := c.f.exports
+	var exportErr error
+	if err := exports.writeFormat(terminalSafe(os.Stdout), res, c.view); err != nil {
+		exportErr = fmt.Errorf("--format %s: %w", exports.format, err)
+	}
+	if err := writeOutputs(c.outputs, res, exports.said()); err != nil && exportErr == nil {
+		exportErr = err
+	}
+	var saveErr *runner.SaveError
+	if besideRes != nil {
+		fmt.Printf("\n%s beside %s\n", c.spec.Name, c.besideSpec.Name)
+		report.WriteComparison(terminalSafe(os.Stdout), c.besideOut, c.outPath, besideRes, res)
+	}
+	if _, err := os.Stat(c.outPath); err == nil && !errors.As(runErr, &saveErr) {
+		fmt.Fprintf(exports.said(), "\nresults: %s\n", c.outPath)
 		if besideRes != nil {
-			fmt.Printf("\n%s beside %s\n", spec.Name, besideSpec.Name)
-			report.WriteComparison(terminalSafe(os.Stdout), besideOut, outPath, besideRes, res)
+			fmt.Printf("beside: %s\n", c.besideOut)
 		}
-		if _, err := os.Stat(outPath); err == nil && !errors.As(runErr, &saveErr) {
-			fmt.Fprintf(exports.said(), "\nresults: %s\n", outPath)
-			if besideRes != nil {
-				fmt.Printf("beside: %s\n", besideOut)
-			}
-			if v == report.ViewBrief {
-				fmt.Fprintf(exports.said(), "tables: persistlab report %s (--detail for every analysis)\n", report.ShellWord(outPath))
-			}
+		if c.view == report.ViewBrief {
+			fmt.Fprintf(exports.said(), "tables: persistlab report %s (--detail for every analysis)\n", report.ShellWord(c.outPath))
 		}
-		var failedHere int
-		failedHere, crossed = report.Verdict(res)
-		failed += failedHere
 	}
-	// A mount or loop device still attached (a backend that failed to stop) keeps the directory
-	// and its lock, for clean: RemoveAll must never walk into it.
-	keepDir := *keep || !temporary || failed > 0 || restoreErr != nil
+	return exportErr
+}
+
+// leaveWorkDir removes the run's temporary work directory, or says where it is kept: with --keep
+// or --workdir, after a failed cell or page-out policy not restored, or while a mount or loop device is still attached to it (a
+// backend that failed to stop), which keeps the directory and its lock for clean: RemoveAll must
+// never walk into it.
+func (c *runCmd) leaveWorkDir(lock *leftover.Lock, failed bool) {
+	keepDir := c.f.keep || !c.temporary || failed
 	if keepDir || lock.Release() {
-		fmt.Fprintf(exports.said(), "logs and databases: %s\n", dir)
+		fmt.Fprintf(c.f.exports.said(), "logs and databases: %s\n", c.dir)
 	} else {
-		os.RemoveAll(dir)
+		os.RemoveAll(c.dir)
 	}
+}
+
+// runExit is run's error and exit status: an interruption, the run's error, a page-out policy not
+// restored, an export's, failed cells (their logs in dir), crossed thresholds, in that order.
+func runExit(ctx context.Context, caught os.Signal, dir string, failed int, crossed []string, runErr, restoreErr, exportErr error) error {
 	switch {
 	case ctx.Err() != nil:
 		code := 130
@@ -328,19 +469,6 @@ func cmdRun(ctx context.Context, args []string) error {
 		return &exitError{code: exitCellsFailed, err: fmt.Errorf("%d cell(s) failed; their logs are in %s", failed, dir)}
 	case len(crossed) > 0:
 		return &exitError{code: exitThreshold, err: fmt.Errorf("thresholds crossed:\n  %s", strings.Join(crossed, "\n  "))}
-	}
-	return nil
-}
-
-// restorePageOut turns on again the page-out policies the run paused (recorded in dir), says so,
-// and says how to finish it if it cannot.
-func restorePageOut(dir string) error {
-	done, err := damon.Restore(dir)
-	for _, line := range done {
-		fmt.Fprintf(terminalSafe(os.Stderr), "persistlab run: --pause-host-pageout: %s\n", line)
-	}
-	if err != nil {
-		return fmt.Errorf("--pause-host-pageout: not every page-out policy could be restored: %w (persistlab clean %s tries again)", err, dir)
 	}
 	return nil
 }
@@ -446,90 +574,4 @@ func defaultOut(name string, now time.Time) string {
 		safe = "run"
 	}
 	return filepath.Join("out", safe+"-"+now.UTC().Format("20060102-150405")+".json")
-}
-
-// writePlan says, before a run starts, how many cells it runs and about how long it takes (the
-// scenario run beside it first), and for a long run how to shorten it.
-func writePlan(w io.Writer, plan, besidePlan *scenario.Plan, name string, o scenario.Overrides) error {
-	var total time.Duration
-	known := true
-	for _, p := range []*scenario.Plan{besidePlan, plan} {
-		if p == nil {
-			continue
-		}
-		e, err := runner.EstimatePlan(p)
-		if err != nil {
-			return err
-		}
-		if besidePlan != nil {
-			fmt.Fprintf(w, "%s: ", p.Spec.Name)
-		}
-		fmt.Fprintln(w, e)
-		total += e.Total()
-		known = known && e.Known()
-	}
-	if known && total <= runner.LongRun {
-		return nil
-	}
-	if !plan.Spec.QuickRun && plan.Shard == nil {
-		if quick, derived, err := quickEstimate(name, o); err == nil && (quick.Total() < total || !known) {
-			variant := "the scenario's short variant"
-			if derived {
-				variant = fmt.Sprintf("every point once, for at most %s each", scenario.QuickDuration)
-			}
-			fmt.Fprintf(w, "a shorter run: --quick, %s (%s)\n", variant, quick.Brief())
-			return nil
-		}
-	}
-	hint := "a shorter run: fewer cells with --backend, --sweep or --repeat 1"
-	if plan.Spec.Crash != nil {
-		hint = "a shorter run: fewer crash runs with --crash N, an earlier --crash-after, or fewer cells with --backend or --sweep"
-	}
-	if e, err := runner.EstimatePlan(plan); err == nil && e.Timed && plan.Spec.Crash == nil {
-		hint += ", or a shorter --duration"
-	}
-	fmt.Fprintln(w, hint)
-	return nil
-}
-
-// quickEstimate is the estimate of the scenario name with o and --quick, and whether its quick
-// variant is derived (the scenario has no quick section).
-func quickEstimate(name string, o scenario.Overrides) (e runner.Estimate, derived bool, err error) {
-	spec, err := scenario.Load(name)
-	if err != nil {
-		return e, false, err
-	}
-	o.Quick = true
-	if err := spec.Apply(o); err != nil {
-		return e, false, err
-	}
-	plan, err := scenario.NewPlan(spec, runner.Known())
-	if err != nil {
-		return e, false, err
-	}
-	e, err = runner.EstimatePlan(plan)
-	return e, spec.Quick != nil && spec.Quick.Derived, err
-}
-
-// writeDryRun prints what run would do, and nothing is run: the plan, its backends and sweep.
-func writeDryRun(w io.Writer, plan, besidePlan *scenario.Plan, name string, o scenario.Overrides) error {
-	if err := writePlan(w, plan, besidePlan, name, o); err != nil {
-		return err
-	}
-	for _, p := range []*scenario.Plan{besidePlan, plan} {
-		if p == nil {
-			continue
-		}
-		var backends []string
-		for _, b := range p.Spec.Backends {
-			backends = append(backends, b.ID())
-		}
-		fmt.Fprintf(w, "%s: backends %s", p.Spec.Name, strings.Join(backends, ", "))
-		if len(p.Spec.Sweep) > 0 {
-			fmt.Fprintf(w, "; sweep %s", sweepSummary(p.Spec.Sweep))
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintln(w, "nothing was run (--dry-run)")
-	return nil
 }

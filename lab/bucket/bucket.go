@@ -113,6 +113,10 @@ const TokenPath = "/_persistlab/token"
 // LabToken is the access token the lab hands out; the lab accepts any, or none.
 const LabToken = "persistlab-lab"
 
+// LabBucket is the bucket the backends keep their objects in, and the one lab serve makes unless
+// told otherwise.
+const LabBucket = "persistlab"
+
 // tokenBody is what TokenPath answers: an oauth2.Token as JSON, with no expiry, so it is
 // fetched once per client.
 var tokenBody = []byte(`{"access_token":"` + LabToken + `","token_type":"Bearer"}`)

@@ -27,7 +27,7 @@ func newProgress(w io.Writer, total int, estimate time.Duration, width int) *pro
 	return &progress{w: w, total: total, estimate: estimate, width: width}
 }
 
-func (p *progress) start(c scenario.Cell, sweep scenario.Sweep) {
+func (p *progress) start(c scenario.Cell) {
 	if p.w == nil {
 		return
 	}
@@ -45,7 +45,7 @@ func (p *progress) start(c scenario.Cell, sweep scenario.Sweep) {
 		eta = "about " + p.estimate.Round(time.Second).String() + " (estimate)"
 	}
 	p.index++
-	p.line = fmt.Sprintf("cell %d/%d  %s  elapsed %s  eta %s", p.index, p.total, scenario.Label(c.Backend, c.Point(sweep), fmt.Sprintf("run %d", c.Repeat)), elapsed, eta)
+	p.line = fmt.Sprintf("cell %d/%d  %s  elapsed %s  eta %s", p.index, p.total, scenario.Label(c.Backend, c.PointName, fmt.Sprintf("run %d", c.Repeat)), elapsed, eta)
 	if r := []rune(p.line); p.width > 1 && len(r) >= p.width { // the last column would wrap on some terminals
 		p.line = string(r[:p.width-1])
 	}
