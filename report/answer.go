@@ -84,8 +84,14 @@ func AnswerOf(r *results.Results) Answer {
 	a.Caveats = append(append(genericCaveats(r), burstCaveats(r)...), a.Caveats...)
 	if scores := Scoreboard(r); len(scores) > 0 {
 		t := Tally(scores)
-		a.Fidelity = fmt.Sprintf("how closely this lab reproduces seed %s's published figures (not a verdict on your storage): %d of %d headline figures within %.0f%%",
-			r.Scenario.Seed, t.Within, t.Predictions, 100*ScoreTolerance)
+		if t.Predictions == 0 && t.Verdicts > 0 {
+			// Verdicts alone (seed 002): no figure to come within 25% of, so no count against it.
+			a.Fidelity = fmt.Sprintf("how closely this lab reproduces seed %s's published verdicts (not a verdict on your storage): %d of its %d claims hold in every case here, as the seed found; it states verdicts, not figures, so none is scored within %.0f%%",
+				r.Scenario.Seed, t.Matches, t.Verdicts, 100*ScoreTolerance)
+		} else {
+			a.Fidelity = fmt.Sprintf("how closely this lab reproduces seed %s's published figures (not a verdict on your storage): %d of %d headline figures within %.0f%%",
+				r.Scenario.Seed, t.Within, t.Predictions, 100*ScoreTolerance)
+		}
 		if t.Calibration > 0 {
 			a.Fidelity += fmt.Sprintf(", %d calibration", t.Calibration)
 		}

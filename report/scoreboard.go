@@ -31,6 +31,37 @@ type Score struct {
 	// DependsOn names the model figures (provenance's Go names) that set the figure's level; one
 	// fitted from this seed and in effect in the run makes it calibration.
 	DependsOn []string `json:"-"`
+	// Cases, where set, makes the score a seed's verdict judged case by case, not a figure: the
+	// seed states that a claim held (Seed 1: in every case) and gives no number to come within
+	// 25% of, so such a score is set beside the verdict and kept out of the tally (Tally).
+	Cases *Cases `json:"cases,omitempty"`
+}
+
+// Cases are the run's cases of a seed's claim: how many hold, fail, or cannot be told from noise
+// by the test Test states.
+type Cases struct {
+	Held   int    `json:"held"`
+	Failed int    `json:"failed"`
+	Open   int    `json:"cannot_tell"`
+	Test   string `json:"test"`
+}
+
+// Total is the number of cases.
+func (c Cases) Total() int { return c.Held + c.Failed + c.Open }
+
+// String is "1 of 3 hold, 1 fails, 1 cannot tell".
+func (c Cases) String() string {
+	parts := []string{fmt.Sprintf("%d of %d hold", c.Held, c.Total())}
+	switch {
+	case c.Failed == 1:
+		parts = append(parts, "1 fails")
+	case c.Failed > 1:
+		parts = append(parts, fmt.Sprintf("%d fail", c.Failed))
+	}
+	if c.Open > 0 {
+		parts = append(parts, fmt.Sprintf("%d cannot tell", c.Open))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ScoreTolerance is how far from the seed's value a prediction may be and still match: 25%.
@@ -42,14 +73,18 @@ const ScoreGoal = 0.75
 // Ratio is ours over the seed's.
 func (s Score) Ratio() float64 { return s.Ours / s.Seed }
 
-// Within says whether ours is within ScoreTolerance of the seed's value.
+// Within says whether ours is within ScoreTolerance of the seed's value; never for a verdict
+// judged case by case (Cases).
 func (s Score) Within() bool {
-	return s.Measured && s.Seed != 0 && !math.IsNaN(s.Ours) && math.Abs(s.Ratio()-1) <= ScoreTolerance+1e-9
+	return s.Measured && s.Cases == nil && s.Seed != 0 && !math.IsNaN(s.Ours) && math.Abs(s.Ratio()-1) <= ScoreTolerance+1e-9
 }
 
-// Prediction says whether the score counts toward the seed's tally: measured, set by no figure
-// fitted from the same seed, and not merely reported.
-func (s Score) Prediction() bool { return s.Measured && s.Calibration == "" && s.Reported == "" }
+// Prediction says whether the score counts toward the seed's tally: measured, a figure (not a
+// verdict judged case by case), set by no figure fitted from the same seed, and not merely
+// reported.
+func (s Score) Prediction() bool {
+	return s.Measured && s.Cases == nil && s.Calibration == "" && s.Reported == ""
+}
 
 var (
 	scoresMu sync.RWMutex
@@ -129,8 +164,11 @@ func sameValue(a, b string) bool {
 }
 
 // ScoreTally counts a scoreboard: predictions, those within tolerance, calibration, reported only
-// and unmeasured.
-type ScoreTally struct{ Predictions, Within, Calibration, Reported, Unmeasured int }
+// and unmeasured; apart from them, the seed's verdicts judged case by case and those that match.
+type ScoreTally struct {
+	Predictions, Within, Calibration, Reported, Unmeasured int
+	Verdicts, Matches                                      int
+}
 
 // Tally counts the scores.
 func Tally(scores []Score) ScoreTally {
@@ -139,6 +177,11 @@ func Tally(scores []Score) ScoreTally {
 		switch {
 		case !s.Measured:
 			t.Unmeasured++
+		case s.Cases != nil:
+			t.Verdicts++
+			if s.Judged() == VerdictMatches {
+				t.Matches++
+			}
 		case s.Calibration != "":
 			t.Calibration++
 		case s.Reported != "":
@@ -172,9 +215,15 @@ func (t ScoreTally) String() string {
 	if t.Unmeasured > 0 {
 		parts = append(parts, fmt.Sprintf("%d not measured by this run", t.Unmeasured))
 	}
+	if t.Verdicts > 0 {
+		parts = append(parts, fmt.Sprintf("%d of the seed's %d verdicts matched case by case (outside the tally)", t.Matches, t.Verdicts))
+	}
 	goal := "not yet met"
-	if t.Met() {
+	switch {
+	case t.Met():
 		goal = "met"
+	case t.Predictions == 0 && t.Verdicts > 0:
+		goal = "does not apply (the seed states verdicts here, not figures)"
 	}
 	return strings.Join(parts, ", ") + fmt.Sprintf("; the lab's fidelity goal (%.0f%% of predictions within): %s", 100*ScoreGoal, goal)
 }
@@ -185,8 +234,19 @@ func WriteScoreboard(w io.Writer, r *results.Results) {
 	if len(scores) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nscoreboard, the lab's fidelity to seed %s (how closely this machine reproduces the published experiment, not a verdict on your storage): its headline figures beside ours (within: ours within %.0f%% of the seed's; calibration: set by a figure fitted from this seed, not a match)\n",
+	caption := fmt.Sprintf("scoreboard, the lab's fidelity to seed %s (how closely this machine reproduces the published experiment, not a verdict on your storage): its headline figures beside ours (within: ours within %.0f%% of the seed's; calibration: set by a figure fitted from this seed, not a match)",
 		r.Scenario.Seed, 100*ScoreTolerance)
+	test := ""
+	for _, s := range scores {
+		if s.Cases != nil && test == "" {
+			test = s.Cases.Test
+		}
+	}
+	if test != "" {
+		caption += fmt.Sprintf("; where the seed states a verdict and no figure, ours is the cases that hold, set beside it and kept out of the tally (%s: every case holds; %s: a case fails; %s: neither)",
+			VerdictMatches, VerdictDiffers, VerdictOpen)
+	}
+	fmt.Fprintf(w, "\n%s\n", caption)
 	tw := NewTable(w, 0)
 	fmt.Fprintln(tw, "  figure\tseed\tours\tours/seed\tjudged\t")
 	var notes []string
@@ -194,11 +254,17 @@ func WriteScoreboard(w io.Writer, r *results.Results) {
 	calibration := ""
 	reported := map[string][]string{} // figures by the reason they are not tallied
 	for _, s := range scores {
-		ours, ratio := "-", "-"
-		if s.Measured {
+		seed, ours, ratio := formatScore(s.Seed), "-", "-"
+		switch {
+		case s.Cases != nil:
+			seed = True
+			if s.Measured {
+				ours = s.Cases.String()
+			}
+		case s.Measured:
 			ours, ratio = formatScore(s.Ours), fmt.Sprintf("%.2fx", s.Ratio())
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t\n", s.Figure, formatScore(s.Seed), ours, ratio, s.Judged())
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t\n", s.Figure, seed, ours, ratio, s.Judged())
 		if s.Calibration != "" && s.Measured {
 			calibrated, calibration = append(calibrated, s.Figure), s.Calibration
 		} else if s.Reported != "" && s.Measured {
@@ -218,18 +284,36 @@ func WriteScoreboard(w io.Writer, r *results.Results) {
 	if len(calibrated) > 0 {
 		notes = append([]string{fmt.Sprintf("calibration (%s): %s", strings.Join(calibrated, "; "), calibration)}, notes...)
 	}
+	if test != "" {
+		notes = append(notes, "how a case is told from noise: "+test)
+	}
 	for _, n := range notes {
 		fmt.Fprintln(w, "  "+n)
 	}
 	fmt.Fprintf(w, "  seed %s: %s\n", r.Scenario.Seed, Tally(scores))
 }
 
+// What a verdict judged case by case is against the seed's (Score.Cases).
+const (
+	VerdictMatches = "matches"     // every case holds, as the seed found
+	VerdictDiffers = "differs"     // a case fails
+	VerdictOpen    = "cannot tell" // none fails, and some case cannot be told from noise
+)
+
 // Judged is the score's verdict as the scoreboard prints it: within, miss, calibration, reported
-// or not measured.
+// or not measured; for a verdict judged case by case, matches, differs or cannot tell.
 func (s Score) Judged() string {
 	switch {
 	case !s.Measured:
 		return "not measured"
+	case s.Cases != nil:
+		switch {
+		case s.Cases.Failed > 0:
+			return VerdictDiffers
+		case s.Cases.Open > 0 || s.Cases.Held == 0:
+			return VerdictOpen
+		}
+		return VerdictMatches
 	case s.Calibration != "":
 		return "calibration"
 	case s.Reported != "":
@@ -266,7 +350,8 @@ type ScoreboardSummary struct {
 	Tally     TallySummary   `json:"tally"`
 }
 
-// ScoreSummary is one score: ours and the ratio are null where the run did not measure it.
+// ScoreSummary is one score: ours and the ratio are null where the run did not measure it; a
+// verdict judged case by case has its cases, ours the share that hold, and no ratio.
 type ScoreSummary struct {
 	Figure      string   `json:"figure"`
 	Seed        float64  `json:"seed"`
@@ -276,6 +361,7 @@ type ScoreSummary struct {
 	Calibration string   `json:"calibration,omitempty"`
 	Reported    string   `json:"reported,omitempty"`
 	Note        string   `json:"note,omitempty"`
+	Cases       *Cases   `json:"cases,omitempty"`
 }
 
 // TallySummary is a ScoreTally and whether it meets ScoreGoal.
@@ -285,6 +371,8 @@ type TallySummary struct {
 	Calibration int  `json:"calibration"`
 	Reported    int  `json:"reported"`
 	Unmeasured  int  `json:"unmeasured"`
+	Verdicts    int  `json:"verdicts,omitempty"`
+	Matches     int  `json:"matches,omitempty"`
 	Met         bool `json:"met"`
 }
 
@@ -293,7 +381,8 @@ func WriteScoreboardJSON(w io.Writer, r *results.Results) error {
 	scores := Scoreboard(r)
 	t := Tally(scores)
 	out := ScoreboardSummary{Seed: r.Scenario.Seed, Scenario: r.Scenario.Name, Tolerance: ScoreTolerance, Goal: ScoreGoal, Scores: []ScoreSummary{},
-		Tally: TallySummary{Predictions: t.Predictions, Within: t.Within, Calibration: t.Calibration, Reported: t.Reported, Unmeasured: t.Unmeasured, Met: t.Met()}}
+		Tally: TallySummary{Predictions: t.Predictions, Within: t.Within, Calibration: t.Calibration, Reported: t.Reported, Unmeasured: t.Unmeasured,
+			Verdicts: t.Verdicts, Matches: t.Matches, Met: t.Met()}}
 	finite := func(v float64) *float64 {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil
@@ -301,8 +390,11 @@ func WriteScoreboardJSON(w io.Writer, r *results.Results) error {
 		return &v
 	}
 	for _, s := range scores {
-		sum := ScoreSummary{Figure: s.Figure, Seed: s.Seed, Judged: s.Judged(), Calibration: s.Calibration, Reported: s.Reported, Note: s.Note}
-		if s.Measured {
+		sum := ScoreSummary{Figure: s.Figure, Seed: s.Seed, Judged: s.Judged(), Calibration: s.Calibration, Reported: s.Reported, Note: s.Note, Cases: s.Cases}
+		switch {
+		case s.Measured && s.Cases != nil:
+			sum.Ours = finite(s.Ours)
+		case s.Measured:
 			sum.Ours, sum.Ratio = finite(s.Ours), finite(s.Ratio())
 		}
 		out.Scores = append(out.Scores, sum)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"persistlab/results"
@@ -22,6 +23,30 @@ func TestScoreGoalIsThreeInFour(t *testing.T) {
 	}
 	if Tally([]Score{{Seed: 1, Ours: 1, Measured: true, Calibration: "fitted"}}).Met() {
 		t.Error("calibration alone: want no goal met")
+	}
+}
+
+// A seed's verdict judged case by case is shown beside the seed's but never tallied as a
+// prediction, even where its share of cases would be within 25% of the seed's "every case".
+func TestVerdictsJudgedCaseByCaseStayOutOfTheTally(t *testing.T) {
+	verdict := func(held, failed, open int) Score {
+		return Score{Figure: "h", Seed: 1, Ours: float64(held) / float64(held+failed+open), Measured: true,
+			Cases: &Cases{Held: held, Failed: failed, Open: open}}
+	}
+	scores := []Score{verdict(3, 0, 0), verdict(5, 1, 0), verdict(5, 0, 1), {Seed: 1, Ours: 1, Measured: true}}
+	for i, want := range []string{VerdictMatches, VerdictDiffers, VerdictOpen, "within"} {
+		if got := scores[i].Judged(); got != want || (i < 3 && (scores[i].Within() || scores[i].Prediction())) {
+			t.Errorf("score %d: judged %s (within %v, prediction %v), want %s and out of the tally", i, got, scores[i].Within(), scores[i].Prediction(), want)
+		}
+	}
+	if tally := Tally(scores); tally != (ScoreTally{Predictions: 1, Within: 1, Verdicts: 3, Matches: 1}) || !tally.Met() {
+		t.Errorf("tally %+v", tally)
+	}
+	if text := Tally(scores[:3]).String(); !strings.Contains(text, "no predictions, 1 of the seed's 3 verdicts matched case by case (outside the tally)") || !strings.Contains(text, "does not apply") {
+		t.Errorf("verdicts alone: %q", text)
+	}
+	if got := verdict(1, 1, 1).Cases.String(); got != "1 of 3 hold, 1 fails, 1 cannot tell" {
+		t.Errorf("cases: %q", got)
 	}
 }
 

@@ -317,8 +317,8 @@ func TestProvenanceFittedFromSeeds(t *testing.T) {
 		}
 		return false
 	}
-	if !has("003", "DefaultModel().StreamBytesPerSecond") {
-		t.Error("the stream bandwidth is not listed as fitted from seed 003")
+	if has("003", "DefaultModel().StreamBytesPerSecond") {
+		t.Error("the stream bandwidth is listed as fitted from seed 003: it is published (gcsfuse's benchmark page, July 2024)")
 	}
 	if !has("000", "workload.cpu_per_request") {
 		t.Error("cpu_per_request is not listed as fitted from seed 000")
@@ -382,11 +382,33 @@ func TestProvenanceBucketOptions(t *testing.T) {
 	if u := use(t, uses, "DefaultModel().Write.Median"); u.Off || u.Note != "option write_median: 20ms" {
 		t.Errorf("write median: %+v", u)
 	}
-	if u := use(t, uses, "DefaultModel().StreamBytesPerSecond"); !u.Off {
-		t.Errorf("a replaced fitted figure stays in effect: %+v", u)
+	if u := use(t, uses, "DefaultModel().StreamBytesPerSecond"); u.Off || u.Note != "option stream_mib_s: 100" {
+		t.Errorf("a replaced published figure: %+v", u)
+	}
+	if u := use(t, uses, "PublishedBenchSeqReadMiBps, PublishedBenchJobs"); !u.Off {
+		t.Errorf("the page's read stays in effect with the bandwidth replaced: %+v", u)
 	}
 	if u := use(t, uses, "DefaultModel().Read.Median"); u.Off || u.Note != "" {
 		t.Errorf("read median: %+v", u)
+	}
+	for _, u := range uses {
+		if strings.HasPrefix(u.Go, "BenchModel()") || strings.HasPrefix(u.Go, "PublishedBenchFileRead") {
+			t.Errorf("model gcs runs %s, a figure of model %s alone", u.Go, bucket.BenchModelName)
+		}
+	}
+	// Model gcsfuse-bench-2024 reads with the median the page's per-file read gives, published.
+	uses, err = m.For(map[string]string{"model": bucket.BenchModelName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := use(t, uses, "DefaultModel().Read.Median"); !u.Off {
+		t.Errorf("model %s: the default read median stays in effect: %+v", bucket.BenchModelName, u)
+	}
+	if u := use(t, uses, "BenchModel().Read.Median"); u.Off || u.Kind != provenance.Published || u.Value != bucket.BenchModel().Read.Median.String() {
+		t.Errorf("model %s: read median %+v", bucket.BenchModelName, u)
+	}
+	if u := use(t, uses, "PublishedBenchFileRead, PublishedBenchFileSize"); u.Off {
+		t.Errorf("model %s: the page's per-file read is not in effect: %+v", bucket.BenchModelName, u)
 	}
 	uses, err = m.For(map[string]string{"model": "off"})
 	if err != nil {
@@ -485,15 +507,49 @@ func TestProvenanceScenarios(t *testing.T) {
 	if c := calibration("cloudrun-sqlite-rails"); len(c) != 0 {
 		t.Errorf("cloudrun-sqlite-rails (the seed's own app, nothing fitted): %v", c)
 	}
-	if c := calibration("gcsfuse-fio"); !slices.Contains(c["gcsfuse"], "DefaultModel().StreamBytesPerSecond") {
-		t.Errorf("gcsfuse-fio: the stream bandwidth fitted from seed 003 is not calibration: %v", c)
+	// Seed 003 runs on figures of gcsfuse's benchmark page of July 2024, none fitted from the
+	// seed: its tables are predictions, on the page's per-file read and bandwidth.
+	for _, name := range []string{"gcsfuse-fio", "gcsfuse-fio-depth64"} {
+		if c := calibration(name); len(c) != 0 {
+			t.Errorf("%s: calibration %v, want none", name, c)
+		}
+		s, err := scenario.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := provscenarios.ForScenario(s)
+		if err != nil || len(p.Entries) != 1 {
+			t.Fatalf("%s: %v %+v", name, err, p)
+		}
+		for _, g := range []string{"BenchModel().Read.Median", "DefaultModel().StreamBytesPerSecond"} {
+			if u := use(t, p.Entries[0].Figures, g); u.Off || u.Kind != provenance.Published {
+				t.Errorf("%s: %s %+v, want published and in effect", name, g, u)
+			}
+		}
 	}
-	// A scenario of another seed runs the seed-003 figure as a prediction.
-	s, _ := scenario.Load("cloudrun-sqlite")
-	p, _ := provscenarios.ForScenario(s)
-	if len(p.Tables) == 0 || len(p.Tables[0].Elsewhere) == 0 {
-		t.Error("cloudrun-sqlite: the stream bandwidth fitted from seed 003 is not shown as a prediction here")
+}
+
+// The bandwidth per request is published: gcsfuse's benchmark page of July 2024 (its commit and
+// date named), 7,911 MiB/s over 128 jobs, 61.8 MiB/s each.
+func TestProvenanceStreamBandwidthIsPublished(t *testing.T) {
+	if got, want := bucket.DefaultModel().StreamBytesPerSecond, 7911.0/128*(1<<20); got != want {
+		t.Errorf("bandwidth per request %v B/s, want the page's %v", got, want)
 	}
+	for _, f := range figuresOf(t, "bucket") {
+		if f.Go != "DefaultModel().StreamBytesPerSecond" {
+			continue
+		}
+		if f.Kind != provenance.Published || f.FittedFrom != "" || f.Value != "61.8 MiB/s" {
+			t.Errorf("%+v", f)
+		}
+		for _, want := range []string{"GoogleCloudPlatform/gcsfuse", "docs/benchmarks.md", "8637ce1", "2024-07-02", "gcsfuse 2.2.0"} {
+			if !strings.Contains(f.Source, want) {
+				t.Errorf("source lacks %q: %s", want, f.Source)
+			}
+		}
+		return
+	}
+	t.Error("no row for the bandwidth per request")
 }
 
 // docs/fidelity.md holds the tables as `persistlab lab model all --markdown`.

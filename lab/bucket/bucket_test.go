@@ -101,6 +101,35 @@ func TestLatencyDrawsFollowTheLognormalModel(t *testing.T) {
 	}
 }
 
+// Model gcsfuse-bench-2024 reads a 128 KB file in the published 18.54 ms on average: the mean of
+// its read latency, as the latency stage draws it, plus the body at the published bandwidth of
+// 61.8 MiB/s per stream. Everything else is the gcs model's.
+func TestBenchModelReadsASmallFileInThePublishedTime(t *testing.T) {
+	m, err := ModelFromOptions(map[string]string{"model": BenchModelName})
+	if err != nil || m != BenchModel() {
+		t.Fatalf("option model %s: %+v, %v", BenchModelName, m, err)
+	}
+	d := DefaultModel()
+	if d.StreamBytesPerSecond != 7911.0/128*(1<<20) {
+		t.Errorf("bandwidth per request %v B/s, want the page's 7,911 MiB/s over 128 jobs", d.StreamBytesPerSecond)
+	}
+	rest := m
+	rest.Read.Median = d.Read.Median
+	if rest != d || m.Read.Median <= d.Read.Median {
+		t.Errorf("bench model %+v: want the gcs model %+v with a longer read median", m, d)
+	}
+	s := newLatencyStage(m)
+	const n = 200000
+	var sum float64
+	for range n {
+		sum += float64(s.draw(m.Read))
+	}
+	body := float64(PublishedBenchFileSize) / m.StreamBytesPerSecond * float64(time.Second)
+	if got := time.Duration(sum/n + body); math.Abs(float64(got)/float64(PublishedBenchFileRead)-1) > 0.01 {
+		t.Errorf("a 128 KiB read takes %v on average (median %v, p99 %v), want the page's %v", got, m.Read.Median, m.Read.P99, PublishedBenchFileRead)
+	}
+}
+
 func TestPacerHoldsTheRate(t *testing.T) {
 	p := pacer{rate: 1 << 20} // 1 MiB/s
 	t0 := time.Now()

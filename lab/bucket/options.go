@@ -22,8 +22,8 @@ func modelOptions() []param.Param {
 			Help: what + " (lognormal; an assumption, GCS publishes none; no-delay and off: 0)"}
 	}
 	return []param.Param{
-		{Name: "model", Kind: param.KindEnum, Default: "gcs", Allowed: []string{"gcs", "no-delay", "off"},
-			Help: "the bucket's cloud model: gcs (published limits, assumed latencies), no-delay (the published per-object write limit only), off (neither: the lab's own ceiling)"},
+		{Name: "model", Kind: param.KindEnum, Default: "gcs", Allowed: []string{"gcs", BenchModelName, "no-delay", "off"},
+			Help: "the bucket's cloud model: gcs (published limits, assumed latencies), " + BenchModelName + " (gcs with the read latency gcsfuse's benchmark page of July 2024 gives: its 128 KB file in 18.54 ms), no-delay (the published per-object write limit only), off (neither: the lab's own ceiling)"},
 		latency("read_median", "median latency of a class B request (reads, metadata)", d.Read.Median),
 		latency("read_p99", "99th percentile latency of a class B request", d.Read.P99),
 		latency("write_median", "median latency of a class A mutation (upload, compose, copy, patch)", d.Write.Median),
@@ -31,7 +31,7 @@ func modelOptions() []param.Param {
 		latency("list_median", "median latency of a class A listing", d.List.Median),
 		latency("list_p99", "99th percentile latency of a class A listing", d.List.P99),
 		{Name: "stream_mib_s", Kind: param.KindFloat, Default: param.PlainNumber(d.StreamBytesPerSecond / (1 << 20)), Min: 0, Max: inf, Unit: "MiB/s",
-			Help: "bandwidth of each request's body, each way (fitted from seed 003; 0: no limit; no-delay and off: 0)"},
+			Help: "bandwidth of each request's body, each way (published: gcsfuse's benchmark page of July 2024, per job; 0: no limit; no-delay and off: 0)"},
 		{Name: "object_update_interval", Kind: param.KindDuration, Default: d.ObjectUpdateInterval.String(), Min: 0, Max: inf,
 			Help: "GCS's published write limit: one write per object per this interval, above it 429 (0: no limit; off: 0)"},
 		{Name: "object_update_burst", Kind: param.KindInt, Default: strconv.Itoa(d.ObjectUpdateBurst), Min: 1, Max: inf, Unit: "writes",
@@ -40,20 +40,25 @@ func modelOptions() []param.Param {
 	}
 }
 
+// BenchModelName is the option value for BenchModel, named for its source and year.
+const BenchModelName = "gcsfuse-bench-2024"
+
 // ModelFromOptions builds a model from backend options: "model" picks the base ("gcs", the
-// default, "no-delay", or "off": no delay and no limit, the lab's own ceiling) and the other keys
-// override single fields.
+// default, gcsfuse-bench-2024 (BenchModel), "no-delay", or "off": no delay and no limit, the lab's
+// own ceiling) and the other keys override single fields.
 func ModelFromOptions(opts map[string]string) (Model, error) {
 	var m Model
 	switch base := opts["model"]; base {
 	case "", "gcs":
 		m = DefaultModel()
+	case BenchModelName:
+		m = BenchModel()
 	case "no-delay":
 		m = NoDelayModel()
 	case "off":
 		m = Model{Seed: 1}
 	default:
-		return m, fmt.Errorf("option model %q: want gcs (published limits, assumed latencies), no-delay (published limits only) or off (neither)", base)
+		return m, fmt.Errorf("option model %q: want gcs (published limits, assumed latencies), %s (gcs with the read latency of gcsfuse's benchmark page, July 2024), no-delay (published limits only) or off (neither)", base, BenchModelName)
 	}
 	durations := map[string]*time.Duration{
 		"read_median": &m.Read.Median, "read_p99": &m.Read.P99, "write_median": &m.Write.Median, "write_p99": &m.Write.P99,

@@ -24,12 +24,12 @@ const (
 	srcRate   = `https://cloud.google.com/storage/quotas and "Request rate and access distribution guidelines", https://cloud.google.com/storage/docs/request-rate (checked 2026-11-24 in stored copies)`
 	src429    = `https://cloud.google.com/storage/docs/gcs429 (the error body GCS sends, cited 2026-11-22) and the quotas page's one write per second per object`
 	srcClass  = `Cloud Storage pricing, "Operations by class", JSON API column, https://cloud.google.com/storage/pricing (as recorded 2026-11-22)`
+	srcBench  = `gcsfuse's benchmark page, https://github.com/GoogleCloudPlatform/gcsfuse/blob/8637ce1941e0234e142b4d9470e2e7ab4318ca41/docs/benchmarks.md (commit 8637ce1 of 2024-07-02, "Update benchmark doc (#1994)"; read 2026-11-28 in a mirror of the repository): gcsfuse 2.2.0, n2-standard-96, fio ioengine=sync (one I/O in flight per job), direct, 128 jobs; independent of seed 003's tables (the page of April 2023)`
 )
 
 // Figures is the bucket model's table.
 func Figures() []provenance.Figure {
 	d := DefaultModel()
-	mibps := func(bps float64) string { return fmt.Sprintf("%g MiB/s", bps/(1<<20)) }
 	latency := func(class, field string, v time.Duration, moves string) provenance.Figure {
 		return provenance.Figure{Name: class + " latency " + field, Go: "DefaultModel()." + map[string]string{"class B read": "Read", "class A write": "Write", "class A list": "List"}[class] + "." + map[string]string{"median": "Median", "p99": "P99"}[field],
 			Value: v.String(), Kind: provenance.Assumed,
@@ -49,10 +49,20 @@ func Figures() []provenance.Figure {
 		{Name: "latency distribution", Go: "z99", Value: fmt.Sprintf("lognormal by class, σ = ln(p99/median) / %.4f", z99), Kind: provenance.Assumed,
 			Source: "a common shape for service latencies, fixed by two numbers; nothing published says GCS's shape",
 			Moves:  "how often a request lands in the tail between median and p99 and beyond"},
-		{Name: "bandwidth per request (each way)", Go: "DefaultModel().StreamBytesPerSecond", Value: mibps(d.StreamBytesPerSecond), Kind: provenance.Fitted, FittedFrom: "003",
-			Source: "seed 003's sequential read table (gcsfuse docs/benchmarks.md, April 2023): 7,714 MiB/s over 128 threads of one n2-standard-96 for 1 GiB files, about 60 MiB/s per stream",
-			Moves:  "every large transfer: gcsfuse MiB/s (seed 002, seed 003: all of its bandwidths are bound by it, so its ratios are calibration), Litestream snapshots and restores, crash recovery time",
+		{Name: "bandwidth per request (each way)", Go: "DefaultModel().StreamBytesPerSecond", Value: fmt.Sprintf("%.1f MiB/s", d.StreamBytesPerSecond/(1<<20)), Kind: provenance.Published,
+			Source: srcBench + ": its sequential read of 1 GB files (next row) per job, each job one stream",
+			Moves:  "every large transfer: gcsfuse MiB/s (seed 002, seed 003: all of its bandwidths), Litestream snapshots and restores, crash recovery time",
 			Option: "stream_mib_s"},
+		{Name: "gcsfuse sequential read of 1 GB files", Go: "PublishedBenchSeqReadMiBps, PublishedBenchJobs", Value: fmt.Sprintf("%d MiB/s over %d jobs", PublishedBenchSeqReadMiBps, PublishedBenchJobs), Kind: provenance.Published,
+			Source: srcBench + `: "Sequential Reads", 1GB files, 1M blocks`,
+			Moves:  "the bandwidth per request (its share per job)"},
+		{Name: "gcsfuse read of a 128 KB file", Go: "PublishedBenchFileRead, PublishedBenchFileSize", Value: fmt.Sprintf("%v per %d KiB file", PublishedBenchFileRead, PublishedBenchFileSize>>10), Kind: provenance.Published,
+			Source: srcBench + `: "Sequential Reads", 128KB files, 128K blocks, average latency (each read a whole file)`,
+			Moves:  "the class B read latency of model " + BenchModelName + " (next row)"},
+		{Name: "class B read latency median, model " + BenchModelName, Go: "BenchModel().Read.Median", Value: BenchModel().Read.Median.String(), Kind: provenance.Published,
+			Source: srcBench + ": the 128 KB file's read less its body at the bandwidth per request leaves the mean wait before the first byte; this median gives that mean with the default p99 (assumed, the page giving averages only)",
+			Moves:  "every class B request under model " + BenchModelName + " (seed 003's gcsfuse-fio): each small file's read and each random read, so seed 003's small-file and random-read bandwidths",
+			Option: "read_median"},
 		{Name: "pacing step", Go: "paceStep", Value: fmt.Sprintf("%d KiB", paceStep>>10), Kind: provenance.Assumed,
 			Source: "the lab's granularity for holding a response body to its rate: a body runs ahead of the rate by at most one step; not a GCS figure",
 			Moves:  "small downloads (under 64 KiB go at loopback speed); nothing above a few steps"},
@@ -100,22 +110,46 @@ func gcs429Summary() string {
 	return fmt.Sprintf("HTTP %d %s (%s)", body.Error.Code, body.Error.Errors[0].Reason, body.Error.Errors[0].Domain)
 }
 
+// benchOnly are the figures of model gcsfuse-bench-2024 alone, left out of the other models' uses.
+var benchOnly = map[string]bool{"PublishedBenchFileRead, PublishedBenchFileSize": true, "BenchModel().Read.Median": true}
+
 // FiguresFor is the bucket's figures as a backend with these options runs them: base model "off"
-// leaves none in effect but the classes and prices, "no-delay" only the per-object limit, and a
-// single-field option replaces its figure (noted).
+// leaves none in effect but the classes and prices, "no-delay" only the per-object limit,
+// gcsfuse-bench-2024 replaces the default read median by its own, and a single-field option
+// replaces its figure (noted).
 func FiguresFor(opts map[string]string) ([]provenance.Use, error) {
 	m, err := ModelFromOptions(opts)
 	if err != nil {
 		return nil, err
 	}
 	d := DefaultModel()
-	uses := provenance.Uses(Figures())
+	bench := opts["model"] == BenchModelName
+	var uses []provenance.Use
+	for _, u := range provenance.Uses(Figures()) {
+		if bench || !benchOnly[u.Go] {
+			uses = append(uses, u)
+		}
+	}
 	for i := range uses {
 		u := &uses[i]
 		var def, got string // the figure's field in the default model and in this one
 		switch u.Go {
 		case "DefaultModel().Read.Median":
+			if bench && opts["read_median"] == "" {
+				u.Off, u.Note = true, "model "+BenchModelName+": BenchModel().Read.Median instead"
+				continue
+			}
 			def, got = d.Read.Median.String(), m.Read.Median.String()
+		case "BenchModel().Read.Median":
+			if v := opts["read_median"]; v != "" {
+				u.Off, u.Note = true, "option read_median: "+v
+			}
+			continue
+		case "PublishedBenchFileRead, PublishedBenchFileSize":
+			if v := opts["read_median"]; v != "" {
+				u.Off, u.Note = true, "option read_median: "+v
+			}
+			continue
 		case "DefaultModel().Read.P99":
 			def, got = d.Read.P99.String(), m.Read.P99.String()
 		case "DefaultModel().Write.Median":
@@ -128,6 +162,11 @@ func FiguresFor(opts map[string]string) ([]provenance.Use, error) {
 			def, got = d.List.P99.String(), m.List.P99.String()
 		case "z99":
 			u.Off = m.Read.Median <= 0 && m.Write.Median <= 0 && m.List.Median <= 0
+		case "PublishedBenchSeqReadMiBps, PublishedBenchJobs":
+			if m.StreamBytesPerSecond != d.StreamBytesPerSecond {
+				u.Off, u.Note = true, "the bandwidth per request is not its share here"
+			}
+			continue
 		case "DefaultModel().StreamBytesPerSecond", "paceStep":
 			def, got = fmt.Sprint(d.StreamBytesPerSecond), fmt.Sprint(m.StreamBytesPerSecond)
 			if u.Go == "paceStep" {

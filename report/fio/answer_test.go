@@ -37,15 +37,15 @@ func TestSeed002VerdictsOpenTheAnswer(t *testing.T) {
 	var out bytes.Buffer
 	report.WriteTables(&out, r)
 	text := out.String()
-	const want = "seed 002 claims read is faster with the cache (cache against nocache): TRUE (2 of 2: 10KiB 100.0 vs 300.0 MiB/s; 1GiB 100.0 vs 300.0 MiB/s)"
+	const want = "seed 002 claims read is faster with the cache (cache against nocache): TRUE (2 of 2 hold: 10KiB 100.0 vs 300.0 MiB/s; 1GiB 100.0 vs 300.0 MiB/s)"
 	answer, tables, _ := strings.Cut(text, "\nfio, ")
 	if !strings.Contains(strings.Join(strings.Fields(answer), " "), want) {
 		t.Errorf("answer lacks %q:\n%s", want, answer)
 	}
-	if !strings.Contains(tables, "1. read is faster with the cache: TRUE (2 of 2: 10KiB 100.0 vs 300.0 MiB/s; 1GiB 100.0 vs 300.0 MiB/s)") {
+	if !strings.Contains(tables, "1. read is faster with the cache: TRUE (2 of 2 hold: 10KiB 100.0 vs 300.0 MiB/s; 1GiB 100.0 vs 300.0 MiB/s)") {
 		t.Errorf("the table's verdict differs from the answer's:\n%s", tables)
 	}
-	if got := findingsOf(run(0.5)); !strings.Contains(got, "seed 002 claims read is faster with the cache (cache against nocache): FALSE (0 of 2") {
+	if got := findingsOf(run(0.5)); !strings.Contains(got, "seed 002 claims read is faster with the cache (cache against nocache): FALSE (0 of 2 hold, 2 fail") {
 		t.Errorf("the cache halving reads: want FALSE in:\n%s", got)
 	}
 	// The same cases in a scenario of no seed's are hypotheses, not seed 002's claims.
@@ -55,7 +55,7 @@ func TestSeed002VerdictsOpenTheAnswer(t *testing.T) {
 		t.Errorf("a scenario of no seed: want hypotheses in:\n%s", got)
 	}
 	// 14% faster in one run each is within what one run can tell apart: not a verdict.
-	if got := findingsOf(run(1.14)); !strings.Contains(got, "seed 002 claims read is faster with the cache (cache against nocache): not judged: every case within the 25% one run cannot tell apart") {
+	if got := findingsOf(run(1.14)); !strings.Contains(got, "seed 002 claims read is faster with the cache (cache against nocache): not judged: the run cannot tell any case from noise: 0 of 2 hold, 2 cannot tell") {
 		t.Errorf("the cache 14%% faster in one run: want not judged in:\n%s", got)
 	}
 }

@@ -5,6 +5,7 @@ package fio
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -185,35 +186,165 @@ func cacheBackends(r *results.Results) (off string, on []string) {
 
 // writeSeed002Hypotheses answers seed 002's four hypotheses wherever the run has gcsfuse without
 // and with its file cache over file sizes and read/write modes: once for each entry with the
-// cache, against the one without.
+// cache, against the one without, after the test each case is judged by.
 func writeSeed002Hypotheses(w io.Writer, r *results.Results) {
 	off, ons := cacheBackends(r)
 	if _, ok := r.Scenario.Sweep.Get("file_size"); !ok || off == "" || len(ons) == 0 {
 		return
 	}
+	fmt.Fprintf(w, "\nseed 002's hypotheses, case by case: %s\n", seed002Test(r))
 	for _, on := range ons {
 		writeSeed002Pair(w, r, off, on)
 	}
 	fmt.Fprintln(w, "  (the seed answered all four true; its published table is an image, so only its verdicts can be set beside ours)")
 }
 
-// seed002Verdict is one of seed 002's hypotheses over the cases the run measured: each case's
-// mark, "NOT ..." where it does not hold and "? ..." where the run cannot tell (report.Counted).
-type seed002Verdict struct {
-	claim string
-	held  []string
-	total int
+// caseResult is what a run says of one case of a hypothesis.
+type caseResult int
+
+const (
+	caseHolds caseResult = iota
+	caseFails
+	caseOpen // the run cannot tell the figures apart from noise
+)
+
+// seed002Case is one case of a hypothesis: a file size and mode (and entry), with its figures.
+type seed002Case struct {
+	text   string
+	result caseResult
 }
 
-// holding counts the cases where the claim holds.
-func (v seed002Verdict) holding() int {
-	n := 0
-	for _, h := range v.held {
-		if !strings.HasPrefix(h, "NOT ") && !strings.HasPrefix(h, "? ") {
-			n++
+// mark is the case as report.Counted writes it: "NOT ..." where it fails, "? ..." where the run
+// cannot tell.
+func (c seed002Case) mark() string {
+	switch c.result {
+	case caseFails:
+		return "NOT " + c.text
+	case caseOpen:
+		return "? " + c.text
+	}
+	return c.text
+}
+
+// seed002Verdict is one of seed 002's hypotheses over the cases the run measured.
+type seed002Verdict struct {
+	claim string
+	cases []seed002Case
+}
+
+// count is how many cases hold, fail, and cannot be told.
+func (v seed002Verdict) count() (held, failed, open int) {
+	for _, c := range v.cases {
+		switch c.result {
+		case caseHolds:
+			held++
+		case caseFails:
+			failed++
+		default:
+			open++
 		}
 	}
-	return n
+	return held, failed, open
+}
+
+// judged is the hypothesis as a claim: TRUE where every case holds, FALSE where none holds and
+// some fails, PARTLY otherwise, not judged where the run can tell no case; the why gives k of n.
+func (v seed002Verdict) judged(text string) report.Claim {
+	held, failed, open := v.count()
+	if len(v.cases) == 0 {
+		return report.NotJudged(text, "no case of it in this run")
+	}
+	var marks []string
+	for _, c := range v.cases {
+		marks = append(marks, c.mark())
+	}
+	counts := report.Cases{Held: held, Failed: failed, Open: open}
+	why := counts.String() + ": " + strings.Join(marks, "; ")
+	verdict := report.Partly
+	switch {
+	case held == 0 && failed == 0:
+		return report.NotJudged(text, "the run cannot tell any case from noise: "+why)
+	case held == len(v.cases):
+		verdict = report.True
+	case held == 0:
+		verdict = report.False
+	}
+	return report.Claim{Text: text, Verdict: verdict, Why: why}
+}
+
+// alikeBand is how far apart writes may be and still be "alike": the seed's "about the same" read
+// as within 0.8-1.25x.
+const alikeBand = 1.25
+
+// seed002Test states how the run tells a case from noise: ranges over repeats, or with one run
+// each the assumed margin (report.OneRunMargin).
+func seed002Test(r *results.Results) string {
+	margin := 100 * report.OneRunMargin
+	if r.Scenario.Repeat > 1 {
+		return fmt.Sprintf("a case holds or fails only where the run tells the two figures apart, their ranges over %d runs not overlapping (with one run on either side: more than %.0f%% apart, an assumed margin), and cannot tell otherwise; "+
+			"writes are alike where even the far ends of the two ranges are within %.1f-%.2fx of each other, differ where even their near ends are not, and cannot tell otherwise",
+			r.Scenario.Repeat, margin, 1/alikeBand, alikeBand)
+	}
+	return fmt.Sprintf("one run each, so a case holds or fails only where the two figures are more than %.0f%% apart (an assumed margin: one run cannot tell less from noise), and cannot tell otherwise; "+
+		"writes alike cannot be told with one run each (their band, %.1f-%.2fx, is within the margin): they differ beyond it and cannot tell within it; --repeat 3 gives each case a spread",
+		margin, 1/alikeBand, alikeBand)
+}
+
+// ahead is the case "a beats b" (higher better, or lower): it holds or fails where the run tells
+// them apart (report.Apart: ranges over runs that do not overlap, or with one run a difference
+// beyond report.OneRunMargin), and cannot tell otherwise. Two figures that do not differ have
+// ranges over 3 runs each that fail to overlap 1 time in 10 (2 orders of C(6,3) = 20).
+func ahead(a, b report.Ranked, lowerBetter bool, text string) seed002Case {
+	if !report.Apart(a, b) {
+		return seed002Case{text, caseOpen}
+	}
+	better := a.Value > b.Value
+	if lowerBetter {
+		better = a.Value < b.Value
+	}
+	if better {
+		return seed002Case{text, caseHolds}
+	}
+	return seed002Case{text, caseFails}
+}
+
+// alike is the case "x and y are within alikeBand of each other". With several runs each it holds
+// where even the far ends of their ranges are within the band and fails where even the near ends
+// are not; with one run on either side it fails beyond report.OneRunMargin and cannot tell within
+// it, since one run cannot tell less from noise. It cannot tell otherwise.
+func alike(x, y report.Ranked, text string) seed002Case {
+	if x.Runs > 1 && y.Runs > 1 {
+		far := max(ratioOf(y.Hi, x.Lo), ratioOf(x.Hi, y.Lo))
+		near := 1.0
+		switch {
+		case y.Lo > x.Hi:
+			near = ratioOf(y.Lo, x.Hi)
+		case x.Lo > y.Hi:
+			near = ratioOf(x.Lo, y.Hi)
+		}
+		switch {
+		case far <= alikeBand+1e-9:
+			return seed002Case{text, caseHolds}
+		case near > alikeBand+1e-9:
+			return seed002Case{text, caseFails}
+		}
+		return seed002Case{text, caseOpen}
+	}
+	if ratioOf(max(x.Value, y.Value), min(x.Value, y.Value)) > 1+report.OneRunMargin+1e-9 {
+		return seed002Case{text, caseFails}
+	}
+	return seed002Case{text, caseOpen}
+}
+
+// ratioOf is a over b: +Inf where only b is 0, 1 where both are.
+func ratioOf(a, b float64) float64 {
+	switch {
+	case b > 0:
+		return a / b
+	case a > 0:
+		return math.Inf(1)
+	}
+	return 1
 }
 
 // writeSeed002Pair answers the four hypotheses for gcsfuse without the file cache (off) against
@@ -228,11 +359,11 @@ func writeSeed002Pair(w io.Writer, r *results.Results, off, on string) {
 	}
 	fmt.Fprintf(w, "\nseed 002's hypotheses, answered (%s without the file cache against %s with it%s)\n", off, on, setting)
 	for i, v := range verdicts {
-		if v.total == 0 {
+		if len(v.cases) == 0 {
 			fmt.Fprintf(w, "  %d. %s: not measured\n", i+1, v.claim)
 			continue
 		}
-		if c := report.Counted(v.claim, v.held); c.Verdict == "" {
+		if c := v.judged(v.claim); c.Verdict == "" {
 			fmt.Fprintf(w, "  %d. %s: not judged: %s\n", i+1, v.claim, c.Why)
 		} else {
 			fmt.Fprintf(w, "  %d. %s: %s (%s)\n", i+1, v.claim, c.Verdict, c.Why)
@@ -241,8 +372,8 @@ func writeSeed002Pair(w io.Writer, r *results.Results, off, on string) {
 }
 
 // seed002Verdicts tests the four hypotheses on gcsfuse without the file cache (off) against one
-// entry with it (on), case by case: one figure ahead of another where the run tells them apart
-// (report.Compared), writes alike within the one-run margin.
+// entry with it (on), case by case (seed002Test): one figure ahead of another where the run tells
+// them apart, writes alike within 0.8-1.25x.
 func seed002Verdicts(r *results.Results, off, on string) []seed002Verdict {
 	sizes, _ := r.Scenario.Sweep.Get("file_size")
 	mibs := func(backend, rw, size string) (report.Ranked, bool) {
@@ -253,29 +384,27 @@ func seed002Verdicts(r *results.Results, off, on string) []seed002Verdict {
 		}
 		return report.Ranked{}, false
 	}
-	type verdict = seed002Verdict
-	compare := func(claim, rw string, mark func(offV, onV report.Ranked, text string) string) verdict {
-		v := verdict{claim: claim}
+	figures := func(x, y report.Ranked) string {
+		return fmt.Sprintf("%s vs %s MiB/s", report.RangeText(x, "%.1f"), report.RangeText(y, "%.1f"))
+	}
+	compare := func(claim, rw string, judge func(offV, onV report.Ranked, text string) seed002Case) seed002Verdict {
+		v := seed002Verdict{claim: claim}
 		for _, s := range sizes.Values {
 			x, ok1 := mibs(off, rw, s)
 			y, ok2 := mibs(on, rw, s)
 			if !ok1 || !ok2 {
 				continue
 			}
-			v.total++
-			v.held = append(v.held, mark(x, y, fmt.Sprintf("%s %.1f vs %.1f MiB/s", s, x.Value, y.Value)))
+			v.cases = append(v.cases, judge(x, y, s+" "+figures(x, y)))
 		}
 		return v
 	}
-	faster := func(x, y report.Ranked, text string) string { return report.Compared(y, x, false, text) }
-	alike := func(x, y report.Ranked, text string) string {
-		return report.Mark(y.Value >= x.Value*0.8 && y.Value <= x.Value*1.25, text)
-	}
-	verdicts := []verdict{
+	faster := func(x, y report.Ranked, text string) seed002Case { return ahead(y, x, false, text) }
+	verdicts := []seed002Verdict{
 		compare("read is faster with the cache", "read", faster),
 		compare("random read is faster with the cache", "randread", faster),
 	}
-	small := verdict{claim: "gcsfuse handles small files badly (the smallest file's MiB/s is the lowest)"}
+	small := seed002Verdict{claim: "gcsfuse handles small files badly (the smallest file's MiB/s is the lowest)"}
 	smallest := sizes.Values[0]
 	for _, s := range sizes.Values {
 		if results.ParamNumber(s) < results.ParamNumber(smallest) {
@@ -298,13 +427,12 @@ func seed002Verdicts(r *results.Results, off, on string) []seed002Verdict {
 			if next == nil {
 				continue
 			}
-			small.total++
-			small.held = append(small.held, report.Compared(base, *next, true, fmt.Sprintf("%s %s", b, rw)))
+			small.cases = append(small.cases, ahead(base, *next, true, fmt.Sprintf("%s %s", b, rw)))
 		}
 	}
-	writes := compare("writes are alike with and without the cache (within 0.8-1.25x)", "write", alike)
+	writes := compare(fmt.Sprintf("writes are alike with and without the cache (within %.1f-%.2fx)", 1/alikeBand, alikeBand), "write", alike)
 	rand := compare("", "randwrite", alike)
-	writes.held, writes.total = append(writes.held, rand.held...), writes.total+rand.total
+	writes.cases = append(writes.cases, rand.cases...)
 	return append(verdicts, small, writes)
 }
 

@@ -60,10 +60,15 @@ func Thresholds(t *testing.T, texts ...string) scenario.Thresholds {
 
 // Fio is a fio run over sweep, one run per cell, each cell's MiB/s given by mibs; not summarized.
 func Fio(backends []scenario.BackendSpec, sweep scenario.Sweep, mibs func(backend string, p map[string]string) float64) *results.Results {
-	spec := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "fio"}, Backends: backends, Sweep: sweep, Repeat: 1}
+	return FioRuns(backends, sweep, 1, func(backend string, p map[string]string, _ int) float64 { return mibs(backend, p) })
+}
+
+// FioRuns is Fio with repeats runs per cell, each run's MiB/s given by mibs (repeat counts from 1).
+func FioRuns(backends []scenario.BackendSpec, sweep scenario.Sweep, repeats int, mibs func(backend string, p map[string]string, repeat int) float64) *results.Results {
+	spec := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "fio"}, Backends: backends, Sweep: sweep, Repeat: repeats}
 	r := &results.Results{Schema: results.Schema, Scenario: spec}
 	for _, c := range spec.Plan() {
-		m := mibs(c.Backend, c.Params)
+		m := mibs(c.Backend, c.Params, c.Repeat)
 		r.Cells = append(r.Cells, results.Cell{Cell: c, Metrics: map[string]float64{"mib_s": m, "read_mib_s": m, "bytes": m * (1 << 20)}})
 	}
 	return r
