@@ -19,19 +19,19 @@ func fioAnswer(r *results.Results, a *report.Answer) {
 	if len(r.Aggregates) == 0 {
 		return
 	}
-	off, ons := cacheBackends(r)
+	pairs := cachePairs(r)
 	_, sized := r.Scenario.Sweep.Get("file_size")
 	switch {
-	case sized && off != "" && len(ons) > 0:
+	case sized && len(pairs) > 0:
 		a.Question = "Does gcsfuse's file cache make reads faster, and does it leave writes alike?"
 		whose := "the hypotheses"
 		if r.Scenario.Seed == "002" {
 			whose = "seed 002's hypotheses"
 		}
 		a.Caveats = append(a.Caveats, whose+" are judged case by case: "+seed002Test(r))
-		for _, on := range ons {
-			for _, v := range seed002Verdicts(r, off, on) {
-				claim := v.judged(fmt.Sprintf("%s (%s against %s)", v.claim, on, off))
+		for _, p := range pairs {
+			for _, v := range seed002Verdicts(r, p.off, p.on) {
+				claim := v.judged(fmt.Sprintf("%s (%s against %s)", v.claim, p.on, p.off))
 				if r.Scenario.Seed != "002" { // seed 002's hypotheses, on a run of another scenario
 					a.Findings = append(a.Findings, claim.Finding(""))
 					continue

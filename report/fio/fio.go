@@ -165,36 +165,56 @@ func optMs(m map[string]float64, k string) string {
 	return "-"
 }
 
-// cacheBackends finds, by their options, the first gcsfuse entry without the file cache and every
-// one with it (seed 002's configuration and its variants), in the scenario's order.
-func cacheBackends(r *results.Results) (off string, on []string) {
+// cachePair is a gcsfuse entry with the file cache and the entry without it it is judged against.
+type cachePair struct{ off, on string }
+
+// cachePairs finds, by their options, every gcsfuse entry with the file cache (seed 002's
+// configuration and its variants), in the scenario's order, each with the first entry without the
+// cache that runs the same gcsfuse (options version and defaults): a cache entry is judged
+// against the same software without its cache. An entry with no such partner is left out.
+func cachePairs(r *results.Results) []cachePair {
+	software := func(b scenario.BackendSpec) string {
+		defaults := b.Options["defaults"]
+		if defaults == "" {
+			defaults = "current"
+		}
+		return b.Options["version"] + "/" + defaults
+	}
+	off := map[string]string{}
+	var ons []scenario.BackendSpec
 	for _, b := range r.Scenario.Backends {
 		if b.Name != "gcsfuse" {
 			continue
 		}
 		switch b.Options["file_cache"] {
 		case "on", "true":
-			on = append(on, b.ID())
+			ons = append(ons, b)
 		default:
-			if off == "" {
-				off = b.ID()
+			if _, seen := off[software(b)]; !seen {
+				off[software(b)] = b.ID()
 			}
 		}
 	}
-	return off, on
+	var out []cachePair
+	for _, b := range ons {
+		if o, ok := off[software(b)]; ok {
+			out = append(out, cachePair{off: o, on: b.ID()})
+		}
+	}
+	return out
 }
 
 // writeSeed002Hypotheses answers seed 002's four hypotheses wherever the run has gcsfuse without
 // and with its file cache over file sizes and read/write modes: once for each entry with the
 // cache, against the one without, after the test each case is judged by.
 func writeSeed002Hypotheses(w io.Writer, r *results.Results) {
-	off, ons := cacheBackends(r)
-	if _, ok := r.Scenario.Sweep.Get("file_size"); !ok || off == "" || len(ons) == 0 {
+	pairs := cachePairs(r)
+	if _, ok := r.Scenario.Sweep.Get("file_size"); !ok || len(pairs) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nseed 002's hypotheses, case by case: %s\n", seed002Test(r))
-	for _, on := range ons {
-		writeSeed002Pair(w, r, off, on)
+	for _, p := range pairs {
+		writeSeed002Pair(w, r, p.off, p.on)
 	}
 	fmt.Fprintln(w, "  (the seed answered all four true; its published table is an image, so only its verdicts can be set beside ours)")
 }

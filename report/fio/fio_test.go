@@ -2,6 +2,7 @@ package fio
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,5 +173,37 @@ func TestChartAxesReadInTheirUnit(t *testing.T) {
 		if ch.XUnit != c.unit || !ch.X.Log {
 			t.Errorf("%s: unit %q, log %v", c.axis.Name, ch.XUnit, ch.X.Log)
 		}
+	}
+}
+
+// Each gcsfuse entry with the file cache is judged against the first without it that runs the same
+// gcsfuse (version and defaults): the seed's day's software against itself, the current against
+// the current; a cache entry with no such partner is left out.
+func TestCachePairsMatchTheSoftware(t *testing.T) {
+	v24 := map[string]string{"defaults": "v2.4"}
+	with := func(o map[string]string, kv ...string) map[string]string {
+		out := map[string]string{}
+		for k, v := range o {
+			out[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			out[kv[i]] = kv[i+1]
+		}
+		return out
+	}
+	r := &results.Results{Scenario: &scenario.Spec{Backends: []scenario.BackendSpec{
+		{Name: "gcsfuse", Options: v24},
+		{Name: "gcsfuse", Label: "gcsfuse-cache", Options: with(v24, "file_cache", "on")},
+		{Name: "gcsfuse", Label: "gcsfuse-cache-range", Options: with(v24, "file_cache", "on", "file_cache_for_range_read", "true")},
+		{Name: "gcsfuse", Label: "gcsfuse-3.11"},
+		{Name: "gcsfuse", Label: "gcsfuse-3.11-again", Options: map[string]string{"defaults": "current"}},
+		{Name: "gcsfuse", Label: "gcsfuse-cache-3.11", Options: map[string]string{"file_cache": "true", "defaults": "current"}},
+		{Name: "gcsfuse", Label: "gcsfuse-cache-old", Options: map[string]string{"file_cache": "on", "version": "3.2.8"}},
+		{Name: "local", Label: "local-cache", Options: map[string]string{"file_cache": "on"}},
+	}}}
+	got := cachePairs(r)
+	want := []cachePair{{"gcsfuse", "gcsfuse-cache"}, {"gcsfuse", "gcsfuse-cache-range"}, {"gcsfuse-3.11", "gcsfuse-cache-3.11"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("pairs %v, want %v", got, want)
 	}
 }

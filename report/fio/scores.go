@@ -111,15 +111,15 @@ func publishedSize(p *scenario.Published, row []scenario.Value) float64 {
 // all or nothing), so these scores stay out of the 25% tally (report.Cases): each is set beside
 // the seed's verdict as matching (every case holds), differing (a case fails) or cannot tell.
 func seed002Scores(r *results.Results) []report.Score {
-	off, on := cacheBackends(r)
-	if off == "" || len(on) == 0 {
+	pairs := cachePairs(r)
+	if len(pairs) == 0 {
 		return nil
 	}
 	test := seed002Test(r)
 	var out []report.Score
-	for i, v := range seed002Verdicts(r, off, on[0]) {
+	for i, v := range seed002Verdicts(r, pairs[0].off, pairs[0].on) {
 		held, failed, open := v.count()
-		s := report.Score{Figure: fmt.Sprintf("hypothesis %d: %s (%s)", i+1, v.claim, on[0]), Seed: 1,
+		s := report.Score{Figure: fmt.Sprintf("hypothesis %d: %s (%s)", i+1, v.claim, pairs[0].on), Seed: 1,
 			Cases: &report.Cases{Held: held, Failed: failed, Open: open, Test: test}}
 		if i == 0 {
 			s.Note = "seed: each hypothesis true (◯), its table an image; ours, the cases (file sizes and modes) where it holds"
