@@ -11,6 +11,7 @@ import (
 	mrand "math/rand"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"persistlab/cost"
@@ -159,7 +160,7 @@ type BurstAttempt struct {
 
 // BucketSamples are what the probe measured.
 type BucketSamples struct {
-	Put, Get, List []time.Duration          // first-byte latencies
+	Put, Get, List []time.Duration           // first-byte latencies
 	Reads          map[int64][]time.Duration // whole-read times by size
 	Burst          []BurstAttempt
 	BurstEvery     time.Duration
@@ -335,28 +336,31 @@ type Leftover struct {
 // ctx should be a fresh one: it runs after an interrupt too.
 func (p *BucketProbe) Cleanup(ctx context.Context) (deleted int, left []Leftover) {
 	failed := map[string]string{}
-	for _, name := range p.written {
-		var err error
-		for try := 0; try < deleteTries; try++ {
-			p.samples.Sent["free"]++
-			if err = p.Client.Delete(ctx, name); err == nil {
-				break
+	var mu sync.Mutex
+	queue := make(chan string)
+	var wg sync.WaitGroup
+	for w := 0; w < deleteWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range queue {
+				sent, err := p.deleteOne(ctx, name)
+				mu.Lock()
+				p.samples.Sent["free"] += sent
+				if err != nil {
+					failed[name] = err.Error()
+				} else {
+					deleted++
+				}
+				mu.Unlock()
 			}
-			var se *StatusError
-			if !errors.As(err, &se) || !se.Throttled() {
-				break
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Duration(1<<try) * 250 * time.Millisecond):
-			}
-		}
-		if err != nil {
-			failed[name] = err.Error()
-			continue
-		}
-		deleted++
+		}()
 	}
+	for _, name := range p.written {
+		queue <- name
+	}
+	close(queue)
+	wg.Wait()
 	p.samples.Sent["A"]++
 	_, names, err := p.Client.List(ctx, p.Prefix, 1000)
 	if err != nil {
@@ -375,6 +379,30 @@ func (p *BucketProbe) Cleanup(ctx context.Context) (deleted int, left []Leftover
 		left = append(left, Leftover{name, why})
 	}
 	return deleted, left
+}
+
+// deleteWorkers is how many deletes are in flight at once: cleanup is no measurement.
+const deleteWorkers = 8
+
+// deleteOne deletes one object, trying again while the target throttles it; it returns how many
+// requests it sent.
+func (p *BucketProbe) deleteOne(ctx context.Context, name string) (sent int, err error) {
+	for try := 0; try < deleteTries; try++ {
+		sent++
+		if err = p.Client.Delete(ctx, name); err == nil {
+			return sent, nil
+		}
+		var se *StatusError
+		if !errors.As(err, &se) || !se.Throttled() {
+			return sent, err
+		}
+		select {
+		case <-ctx.Done():
+			return sent, err
+		case <-time.After(time.Duration(1<<try) * 250 * time.Millisecond):
+		}
+	}
+	return sent, err
 }
 
 // Written is how many objects the probe may have written.

@@ -277,7 +277,7 @@ func measuredBlock(target string) profile.Measured {
 // writeFitAnswer prints what the probe found: the figures in a sentence, the held-out read
 // against its prediction, then each figure beside the lab's default and how it was measured.
 func writeFitAnswer(w io.Writer, client *calibrate.Client, s *calibrate.BucketSamples, fit calibrate.BucketFit) {
-	fmt.Fprintf(w, "\nANSWER\n  bucket %s measured in %s (%d requests):", client.Target(), s.Elapsed.Round(100*time.Millisecond), s.Requests())
+	fmt.Fprintf(w, "\nANSWER\n  bucket %s measured in %s (%d requests, deletes included):", client.Target(), s.Elapsed.Round(100*time.Millisecond), s.Requests())
 	var parts []string
 	for _, c := range []struct{ class, what string }{{"read", "reads"}, {"write", "writes"}, {"list", "listings"}} {
 		if m := fit.Value(c.class + "_median"); m != "" {
