@@ -59,6 +59,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	exports := addExportFlags(fs)
 	fioJSON := fs.String("fio-json", "", "keep fio's own JSON report (json+) of every cell in this directory, as CELL.json named like the cell's work directory (cell-003-local-r1.json); each cell's facts.fio_json names its file")
 	pausePageOut := fs.Bool("pause-host-pageout", false, "for a machine's owner: turn off this machine's running DAMON page-out policies (kdamonds with a pageout scheme) before the first cell and on again after the run (persistlab clean does it after a kill); recorded in the results; needs root. Never done without this flag")
+	profileFlag := fs.String("profile", "", "a profile persistlab calibrate wrote: its measured figures replace the model's defaults for every backend entry that does not set the option itself (replaces the scenario's profile:)")
 	dryRun := fs.Bool("dry-run", false, "print the plan (cells, backends, sweep, estimated length) and exit without running anything")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -98,6 +99,9 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err := spec.Apply(o); err != nil {
 		return err
 	}
+	if _, err := useProfile(spec, *profileFlag, terminalSafe(os.Stderr)); err != nil {
+		return err
+	}
 	if o.Quick && spec.Quick.Derived {
 		fmt.Fprintf(os.Stderr, "--quick: %s has no quick section: every sweep point runs once, for at most %s each\n", spec.Name, scenario.QuickDuration)
 	}
@@ -130,6 +134,9 @@ func cmdRun(ctx context.Context, args []string) error {
 			return fmt.Errorf("--beside: %w", err)
 		}
 		if err := besideSpec.Apply(o); err != nil {
+			return fmt.Errorf("--beside: %w", err)
+		}
+		if _, err := useProfile(besideSpec, *profileFlag, terminalSafe(os.Stderr)); err != nil {
 			return fmt.Errorf("--beside: %w", err)
 		}
 		if besidePlan, err = scenario.NewPlan(besideSpec, runner.Known()); err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"persistlab/profile"
 	"persistlab/report"
 	"persistlab/scenario"
 )
@@ -44,6 +45,27 @@ func TestSeed003ScoresAreCalibration(t *testing.T) {
 	}
 	if tally := report.Tally(report.Scoreboard(r)); tally.Predictions != 0 || tally.Calibration != 3 || tally.Met() {
 		t.Errorf("tally %+v", tally)
+	}
+}
+
+// A bandwidth measured on the user's bucket (a profile) replaces the one fitted from seed 003: the
+// same ratios are then predictions, as with an entry's own stream_mib_s.
+func TestSeed003ScoresWithAMeasuredBandwidthArePredictions(t *testing.T) {
+	axis := scenario.Axis{Name: "rw+file_size+bs", Values: []string{"read/128KiB/128KiB", "read/1GiB/1MiB"}}
+	r := fioResults(t, []scenario.BackendSpec{{Name: "gcsfuse"}}, scenario.Sweep{axis}, func(_ string, p map[string]string) float64 {
+		return map[string]float64{"1GiB": 400, "128KiB": 40}[p["file_size"]]
+	})
+	r.Scenario.Seed = "003"
+	r.Scenario.Published = []scenario.Published{{Backend: "gcsfuse", Params: map[string]string{"rw": "read"}, Columns: []string{"file_size", "mib_s"},
+		Rows: [][]scenario.Value{{"128KiB", "100"}, {"1GiB", "1000"}}}}
+	if tally := report.Tally(report.Scoreboard(r)); tally.Calibration != 1 || tally.Predictions != 0 {
+		t.Fatalf("without a profile: %+v", tally)
+	}
+	p := &profile.Profile{Kind: "bucket", Figures: []profile.Figure{{Option: "stream_mib_s", Value: "55", Provenance: "measured", How: "probe"}}}
+	r.Scenario.ApplyProfile(p, "p.yaml", func(scenario.BackendSpec) (bool, string) { return true, "" })
+	scores := report.Scoreboard(r)
+	if tally := report.Tally(scores); tally.Calibration != 0 || tally.Predictions != 1 {
+		t.Errorf("with a measured bandwidth: %+v %+v", tally, scores)
 	}
 }
 
