@@ -121,8 +121,8 @@ func servedTimes(log, method, contains string) []time.Duration {
 // of a median of 300 (about 5%) is the same in every run.
 func TestCalibrateBucketRecoversTheLabsModel(t *testing.T) {
 	m := bucket.Model{Read: bucket.Latency{Median: 30 * time.Millisecond, P99: 135 * time.Millisecond},
-		Write: bucket.Latency{Median: 40 * time.Millisecond, P99: 150 * time.Millisecond},
-		List:  bucket.Latency{Median: 35 * time.Millisecond, P99: 130 * time.Millisecond},
+		Write:                bucket.Latency{Median: 40 * time.Millisecond, P99: 150 * time.Millisecond},
+		List:                 bucket.Latency{Median: 35 * time.Millisecond, P99: 130 * time.Millisecond},
 		StreamBytesPerSecond: 30 << 20, ObjectUpdateInterval: 2 * time.Second, ObjectUpdateBurst: 3, Seed: 1}
 	srv, log := startLab(t, m)
 	keyFile, secrets := fakeKeyFile(t, srv.TokenURL())
