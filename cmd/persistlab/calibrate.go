@@ -188,7 +188,9 @@ func credentials(ctx context.Context, host, keyFile string, keyData []byte, secr
 	var how string
 	switch {
 	case keyData != nil:
-		creds, err := google.CredentialsFromJSON(ctx, keyData, storageScope)
+		// A service account key only: another type (an external account) could make the
+		// program fetch from wherever the file says.
+		creds, err := google.CredentialsFromJSONWithType(ctx, keyData, google.ServiceAccount, storageScope)
 		if err != nil {
 			return nil, "", fmt.Errorf("--key-file %s: not a usable key (want a service account key in JSON, as gcloud iam service-accounts keys create writes): %s", keyFile, secrets.redact(err.Error()))
 		}
