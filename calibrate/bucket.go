@@ -79,7 +79,7 @@ func (p BucketPlan) Lines() []PlanLine {
 	large := len(p.largeSizes())
 	small := fmt.Sprintf("%d KiB", p.SmallBytes>>10)
 	return []PlanLine{
-		{"B", "bucket metadata (the bucket is there and readable)", 1},
+		{"A", "a listing of the probe's prefix (the bucket is there and listable, the prefix empty)", 1},
 		{"A", "uploads of " + small + " objects (write latency)", p.Samples},
 		{"B", "reads of those objects (read latency)", p.Samples},
 		{"A", "listings of them (list latency)", p.Samples},
@@ -212,9 +212,11 @@ func (p *BucketProbe) Run(ctx context.Context) (*BucketSamples, error) {
 		rng.Read(b)
 		return b
 	}
-	s.Sent["B"]++
-	if err := c.BucketInfo(ctx); err != nil {
+	s.Sent["A"]++
+	if _, names, err := c.List(ctx, p.Prefix, 1); err != nil {
 		return s, err
+	} else if len(names) > 0 {
+		return s, fmt.Errorf("the prefix %s already holds %s: not the probe's to write over", p.Prefix, names[0])
 	}
 	phase := func(what string, n int, class string, f func(i int) (time.Duration, error)) ([]time.Duration, error) {
 		t0 := time.Now()

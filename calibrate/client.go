@@ -166,13 +166,6 @@ func (c *Client) objectURL(name string) string {
 	return c.base + "/storage/v1/b/" + url.PathEscape(c.bucket) + "/o/" + url.PathEscape(name)
 }
 
-// BucketInfo reads the bucket's metadata (one class B get): it says the bucket is there and the
-// credentials may read it.
-func (c *Client) BucketInfo(ctx context.Context) error {
-	_, _, err := c.do(ctx, "get bucket "+c.bucket, http.MethodGet, c.base+"/storage/v1/b/"+url.PathEscape(c.bucket), nil, http.StatusOK)
-	return err
-}
-
 // Put uploads body as object name in one request (a simple media upload: one class A insert).
 func (c *Client) Put(ctx context.Context, name string, body []byte) (Timing, error) {
 	u := c.base + "/upload/storage/v1/b/" + url.PathEscape(c.bucket) + "/o?uploadType=media&name=" + url.QueryEscape(name)
