@@ -202,6 +202,9 @@ func genericCaveats(r *results.Results) []string {
 		out = append(out, fmt.Sprintf("one run per row: no spread over repeats, so figures within %.0f%% of each other cannot be told apart; %s --repeat 3 gives one",
 			100*OneRunMargin, rerun))
 	}
+	if u := s.ProfileUsed; u != nil {
+		out = append(out, u.Summary())
+	}
 	cells, failed := len(r.Cells)+len(r.Crashes), failedCells(r)
 	if failed > 0 {
 		out = append(out, fmt.Sprintf("%d of %d cells failed (listed below): the findings rest on the others", failed, cells))

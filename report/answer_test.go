@@ -1,8 +1,11 @@
 package report
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
+	"persistlab/profile"
 	"persistlab/results"
 	"persistlab/scenario"
 )
@@ -37,5 +40,23 @@ func TestTiers(t *testing.T) {
 	x := Ranked{Value: 5, Lo: 4, Hi: 6, Runs: 3}
 	if Apart(x, Ranked{Value: 5.5, Lo: 5.9, Hi: 7, Runs: 3}) || !Apart(x, Ranked{Value: 5.5, Lo: 6.1, Hi: 7, Runs: 3}) {
 		t.Error("ranges 4-6 and 5.9-7 overlap, 4-6 and 6.1-7 do not")
+	}
+}
+
+// A run that took a profile says, among its caveats, where its model was measured and how far
+// the profile's fit predicted its held-out point.
+func TestAnswerNamesTheProfileAndItsHeldOutError(t *testing.T) {
+	p := profile.Profile{Kind: "bucket", Measured: profile.Measured{Target: "storage.googleapis.com/b", When: "2026-11-25T10:00:00Z"},
+		HeldOut: []profile.HeldOut{{Point: "8 MiB read", Unit: "s", Predicted: 0.29, Measured: 0.3, Error: -1.0 / 30}}}
+	r := &results.Results{Scenario: &scenario.Spec{Name: "s", Repeat: 3, Workload: scenario.Workload{Type: "counter"}}}
+	for _, c := range AnswerOf(r).Caveats {
+		if strings.Contains(c, "profile") {
+			t.Errorf("a caveat of a profile without one: %s", c)
+		}
+	}
+	r.Scenario.ProfileUsed = &profile.Use{Path: "my.yaml", Profile: p}
+	want := "bucket model from profile my.yaml measured on storage.googleapis.com/b at 2026-11-25T10:00:00Z; held-out 8 MiB read predicted within 3.3%"
+	if !slices.Contains(AnswerOf(r).Caveats, want) {
+		t.Errorf("caveats %q lack %q", AnswerOf(r).Caveats, want)
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"persistlab/cost"
 	"persistlab/internal/readfile"
+	"persistlab/profile"
 )
 
 //go:embed builtin/*.yaml
@@ -65,6 +66,12 @@ type Spec struct {
 	// marks the row and the run exits non-zero.
 	Thresholds Thresholds  `yaml:"thresholds,omitempty" json:"thresholds,omitempty"`
 	Published  []Published `yaml:"published,omitempty" json:"published,omitempty"`
+	// Profile is a calibration's profile (persistlab calibrate) whose measured figures replace the
+	// model's defaults for every backend entry that does not set them itself: a path, relative to
+	// the scenario's file. run --profile replaces it.
+	Profile string `yaml:"profile,omitempty" json:"profile,omitempty"`
+	// ProfileUsed is the profile the run took, as read, and what each entry took from it.
+	ProfileUsed *profile.Use `yaml:"-" json:"profile_used,omitempty"`
 }
 
 // DefaultMaxErrorRate is the error share a run tolerates unless the scenario says otherwise.

@@ -12,6 +12,7 @@ import (
 	"persistlab/internal/leftover"
 	"persistlab/internal/provenance"
 	"persistlab/lab/bucket"
+	"persistlab/profile"
 )
 
 // cmdLabServe serves the emulated GCS bucket until ctx ends (SIGINT, SIGTERM), then prints what
@@ -99,6 +100,7 @@ func addModelFlags(fs *flag.FlagSet, m *bucket.Model) {
 func cmdLabModel(args []string, w io.Writer) error {
 	fs := newFlags("lab model")
 	markdown := fs.Bool("markdown", false, "a Markdown table (docs/fidelity.md) instead of aligned columns")
+	profilePath := fs.String("profile", "", "the figures as a profile persistlab calibrate wrote sets them: its figures measured, in place of the defaults")
 	names, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -118,6 +120,25 @@ func cmdLabModel(args []string, w io.Writer) error {
 		figs = m.Figures()
 	} else {
 		return fmt.Errorf("lab model %q: want %s or all", want, strings.Join(provenance.Names(), ", "))
+	}
+	if *profilePath != "" {
+		p, err := profile.Load(*profilePath)
+		if err != nil {
+			return fmt.Errorf("--profile: %w", err)
+		}
+		measured, err := p.Provenance(*profilePath)
+		if err != nil {
+			return err
+		}
+		kind, _ := profile.LookupKind(p.Kind)
+		replaced := 0
+		for i, f := range figs {
+			if m, ok := measured[f.Option]; ok && f.Model == kind.Model && f.Option != "" {
+				figs[i], replaced = m, replaced+1
+			}
+		}
+		fmt.Fprintf(w, "%d %s figures as profile %s sets them: measured on %s at %s from %s\n\n", replaced, kind.Model, *profilePath,
+			p.Measured.Target, p.Measured.When, p.Measured.Machine)
 	}
 	if *markdown {
 		return provenance.Markdown(w, figs)

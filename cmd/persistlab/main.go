@@ -44,7 +44,7 @@ func commands() []command {
 			"persistlab run cloudrun-sqlite --quick --samples samples.jsonl --openmetrics metrics.txt",
 			"persistlab run gcsfuse-cache --quick --fio-json fio-reports/   # fio's own JSON of every cell, for fio's tools",
 		}},
-		{name: "scenarios", args: "[show NAME [--provenance]]", summary: "list the built-in scenarios, print one, or where its figures come from", run: withoutCtx(cmdScenarios), examples: []string{
+		{name: "scenarios", args: "[show NAME [--provenance [--profile F]]]", summary: "list the built-in scenarios, print one, or where its figures come from", run: withoutCtx(cmdScenarios), examples: []string{
 			"persistlab scenarios show cloudrun-sqlite > my-app.yaml   # a scenario to edit",
 			"persistlab scenarios show gcsfuse-cache --provenance",
 		}},
@@ -88,7 +88,12 @@ func commands() []command {
 			"persistlab lab volume --type st1 --size 500GiB --mount /mnt/st1 --credit-scale 0.01",
 		}},
 		{name: "lab volumes", args: "[--probe 512MiB]", summary: "which volume types the emulator gives at their published maximum here", run: cmdLabVolumes},
-		{name: "lab model", args: "[app|bucket|prices|volume|all] [--markdown]", summary: "each model figure: published, assumed or fitted", run: toStdout(cmdLabModel)},
+		{name: "calibrate bucket", args: "--bucket NAME [--endpoint URL] [flags]", summary: "measure a real bucket with a small probe: a profile for run --profile", run: cmdCalibrateBucket, signals: true, examples: []string{
+			"persistlab calibrate bucket --bucket my-bucket --out my-bucket.yaml   # on a VM in the bucket's region, with its service account",
+			"persistlab calibrate bucket --bucket my-bucket --key-file key.json --max-usd 0.01",
+			"persistlab calibrate bucket --endpoint http://localhost:4443/storage/v1/ --bucket persistlab   # a lab serve",
+		}},
+		{name: "lab model", args: "[app|bucket|prices|volume|all] [--markdown] [--profile F]", summary: "each model figure: published, assumed, fitted or measured", run: toStdout(cmdLabModel)},
 		{name: "completion", args: "bash|zsh", summary: "a shell completion script for commands, flags and scenarios", run: toStdout(cmdCompletion), examples: []string{
 			"source <(persistlab completion bash)   # in ~/.bashrc",
 			"source <(persistlab completion zsh)    # in ~/.zshrc, after compinit",

@@ -93,6 +93,7 @@ type runFlags struct {
 	scenario                        string // the one argument: a built-in's name or a YAML file
 	backends, out, htmlOut, workDir string
 	shard, shardBy, beside, fioJSON string
+	profile                         string
 	sets, sweeps, thresholds        listFlag
 	maxErrorRate                    float64
 	force, keep, dryRun             bool
@@ -132,6 +133,7 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	f.exports = addExportFlags(fs)
 	fs.StringVar(&f.fioJSON, "fio-json", "", "keep fio's own JSON report (json+) of every cell in this directory, as CELL.json named like the cell's work directory (cell-003-local-r1.json); each cell's facts.fio_json names its file")
 	fs.BoolVar(&f.pausePageOut, "pause-host-pageout", false, "for a machine's owner: turn off this machine's running DAMON page-out policies (kdamonds with a pageout scheme) before the first cell and on again after the run (persistlab clean does it after a kill); recorded in the results; needs root. Never done without this flag")
+	fs.StringVar(&f.profile, "profile", "", "a profile persistlab calibrate wrote: its measured figures replace the model's defaults for every backend entry that does not set the option itself (replaces the scenario's profile:)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (cells, backends, sweep, estimated length) and exit without running anything")
 	return fs, f
 }
@@ -203,6 +205,9 @@ func (c *runCmd) makePlans() error {
 	if err := spec.Apply(f.o); err != nil {
 		return err
 	}
+	if _, err := useProfile(spec, f.profile, terminalSafe(os.Stderr)); err != nil {
+		return err
+	}
 	if f.o.Quick && spec.Quick.Derived {
 		fmt.Fprintf(os.Stderr, "--quick: %s has no quick section: every sweep point runs once, for at most %s each\n", spec.Name, scenario.QuickDuration)
 	}
@@ -240,6 +245,9 @@ func (c *runCmd) makeBesidePlan() error {
 		return fmt.Errorf("--beside: %w", err)
 	}
 	if err := spec.Apply(c.f.o); err != nil {
+		return fmt.Errorf("--beside: %w", err)
+	}
+	if _, err := useProfile(spec, c.f.profile, terminalSafe(os.Stderr)); err != nil {
 		return fmt.Errorf("--beside: %w", err)
 	}
 	c.besideSpec = spec

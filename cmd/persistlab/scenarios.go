@@ -197,7 +197,8 @@ func terminalWidth(f *os.File) int {
 // and workload run with comes from, and which of them are calibration for the scenario's seed.
 func cmdScenariosShow(args []string, w io.Writer) error {
 	fs := newFlags("scenarios show")
-	prov := fs.Bool("provenance", false, "the model and app figures each backend runs with, published, assumed or fitted, and which are calibration for the seed's tables")
+	prov := fs.Bool("provenance", false, "the model and app figures each backend runs with, published, assumed, fitted or measured, and which are calibration for the seed's tables")
+	profileFlag := fs.String("profile", "", "with --provenance: the figures as a profile persistlab calibrate wrote sets them (replaces the scenario's profile:)")
 	names, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -210,7 +211,13 @@ func cmdScenariosShow(args []string, w io.Writer) error {
 		return err
 	}
 	if !*prov {
+		if *profileFlag != "" {
+			return &scenario.FieldError{Field: "--profile", Value: *profileFlag, Allowed: "with --provenance (the scenario's YAML is printed as written)"}
+		}
 		return yaml.NewEncoder(w).Encode(s)
+	}
+	if _, err := useProfile(s, *profileFlag, terminalSafe(os.Stderr)); err != nil {
+		return err
 	}
 	p, err := scenarios.ForScenario(s)
 	if err != nil {

@@ -1,6 +1,7 @@
 // Package provenance says where each figure of persistlab's cloud models comes from: published
-// by the provider (the page and its date), assumed (why, and what it moves), or fitted from one
-// of the seeds' results (which seed, which table). A figure fitted from a seed is calibration for
+// by the provider (the page and its date), assumed (why, and what it moves), fitted from one
+// of the seeds' results (which seed, which table), or measured on a user's own target by
+// `persistlab calibrate` (what, where, when, from which machine). A figure fitted from a seed is calibration for
 // that seed, never a match: FittedFrom lists what a seed's scoreboard must not count.
 //
 // The models register their tables from their own packages (lab/bucket, lab/volume), beside the
@@ -31,7 +32,19 @@ const (
 	// Fitted: taken from a seed's results; Source names the seed's table or figure, FittedFrom
 	// the seed. Calibration for that seed, prediction for the others.
 	Fitted Kind = "fitted"
+	// Measured: taken on the user's own target by a calibration (a profile, package profile);
+	// Source says how, Measurement what, where, when and from which machine. Fitted from no seed,
+	// so what it sets stays a prediction for every seed.
+	Measured Kind = "measured"
 )
+
+// Measurement says where a measured figure was taken.
+type Measurement struct {
+	Target  string `json:"target"`  // what was measured: an endpoint's host and bucket, never credentials
+	Machine string `json:"machine"` // the machine the probe ran on
+	When    string `json:"when"`    // RFC 3339
+	Profile string `json:"profile"` // the profile file that holds it
+}
 
 // Figure is one number (or rule) a model enforces, and its provenance.
 type Figure struct {
@@ -58,6 +71,8 @@ type Figure struct {
 	Option    string   `json:"option,omitempty"`    // the backend option that replaces it, if any
 	// Scenarios are the built-in scenarios that set an app figure (model "app").
 	Scenarios []string `json:"scenarios,omitempty"`
+	// Measurement is where a measured figure was taken; nil for the other kinds.
+	Measurement *Measurement `json:"measurement,omitempty"`
 }
 
 // Check says what a figure lacks for its kind.
@@ -80,8 +95,17 @@ func (f Figure) Check() error {
 	case Fitted:
 		need(f.FittedFrom != "", "a fitted figure names its seed (fitted_from)")
 		need(strings.Contains(f.Source, "seed "+f.FittedFrom), "a fitted figure's source names its seed's table: %q", f.Source)
+	case Measured:
+		need(f.FittedFrom == "", "fitted_from is for fitted figures only")
+		need(strings.TrimSpace(f.Source) != "", "a measured figure says how it was measured")
+		m := f.Measurement
+		need(m != nil && m.Target != "" && m.Machine != "" && hasYear(m.When) && m.Profile != "",
+			"a measured figure names its target, machine, time and profile: %+v", m)
 	default:
-		need(false, "kind %q: want published, assumed or fitted", f.Kind)
+		need(false, "kind %q: want published, assumed, fitted or measured", f.Kind)
+	}
+	if f.Kind != Measured {
+		need(f.Measurement == nil, "a measurement is for measured figures only")
 	}
 	return errors.Join(errs...)
 }
@@ -195,7 +219,16 @@ func Uses(figs []Figure) []Use {
 var Columns = []string{"model", "figure", "value", "kind", "source", "moves"}
 
 func row(f Figure) []string {
-	return []string{f.Model, f.Name, f.Value, string(f.Kind), f.Source, f.Moves}
+	return []string{f.Model, f.Name, f.Value, string(f.Kind), SourceText(f), f.Moves}
+}
+
+// SourceText is a figure's source as a table prints it: a measured figure's how, then what,
+// where and when it was measured.
+func SourceText(f Figure) string {
+	if m := f.Measurement; f.Kind == Measured && m != nil {
+		return fmt.Sprintf("%s; measured on %s from %s at %s (profile %s)", f.Source, m.Target, m.Machine, m.When, m.Profile)
+	}
+	return f.Source
 }
 
 // Print writes figures as an aligned table with Columns.

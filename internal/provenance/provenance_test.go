@@ -566,3 +566,33 @@ func TestProvenanceDocsHoldTheTables(t *testing.T) {
 		t.Error("docs/fidelity.md does not hold the current tables: paste the output of `persistlab lab model all --markdown` in place of its table")
 	}
 }
+
+// A measured figure names how, on what, from which machine, when and in which profile; the
+// table prints all of it; no other kind carries a measurement.
+func TestProvenanceMeasuredFigureSaysWhereAndWhen(t *testing.T) {
+	m := &provenance.Measurement{Target: "storage.googleapis.com/b", Machine: "vm-1 (Intel Xeon, Linux 6.1)", When: "2026-11-25T10:00:00Z", Profile: "p.yaml"}
+	f := provenance.Figure{Model: "bucket", Name: "class B read latency median", Go: "DefaultModel().Read.Median", Value: "21ms",
+		Kind: provenance.Measured, Source: "median of 300 GETs", Moves: "every read", Measurement: m}
+	if err := f.Check(); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := provenance.Print(&b, []provenance.Figure{f}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"measured", "median of 300 GETs", m.Target, m.Machine, m.When, "profile p.yaml"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	noWhen := f
+	noWhen.Measurement = &provenance.Measurement{Target: m.Target, Machine: m.Machine, Profile: m.Profile}
+	assumed := f
+	assumed.Kind, assumed.Source = provenance.Assumed, "a reason long enough to pass the check"
+	for name, bad := range map[string]provenance.Figure{"no measurement": {Model: f.Model, Name: f.Name, Go: f.Go, Value: f.Value, Kind: provenance.Measured, Source: f.Source, Moves: f.Moves},
+		"no time": noWhen, "assumed with a measurement": assumed} {
+		if bad.Check() == nil {
+			t.Errorf("%s: passes the check", name)
+		}
+	}
+}

@@ -55,8 +55,18 @@ type Scenario struct {
 // ForScenario lists the figures each backend entry of s runs with (its model's, as its options
 // leave them, and the workload's app figures), and for each published table of the scenario's
 // seed, the figures fitted from that seed that set it.
+//
+// Where the scenario took a profile (s.ProfileUsed), a figure an entry took from it is the
+// profile's, measured: fitted from no seed, it is calibration for none.
 func ForScenario(s *scenario.Spec) (*Scenario, error) {
 	out := &Scenario{Name: s.Name, Seed: s.Seed}
+	var measured map[string]provenance.Figure
+	if u := s.ProfileUsed; u != nil {
+		var err error
+		if measured, err = u.Profile.Provenance(u.Path); err != nil {
+			return nil, err
+		}
+	}
 	for _, b := range s.Backends {
 		e := Entry{ID: b.ID(), Backend: b.Name}
 		model, known := BackendModels[b.Name]
@@ -78,6 +88,11 @@ func ForScenario(s *scenario.Spec) (*Scenario, error) {
 				var err error
 				if uses, err = m.For(b.Options); err != nil {
 					return nil, fmt.Errorf("backend %s: %w", e.ID, err)
+				}
+			}
+			for i := range uses {
+				if f, ok := measured[uses[i].Option]; ok && uses[i].Option != "" && s.ProfileUsed.Took(e.ID, uses[i].Option) {
+					uses[i] = provenance.Use{Figure: f, Note: "profile " + s.ProfileUsed.Path}
 				}
 			}
 			e.Figures = uses
@@ -197,8 +212,11 @@ func renderUses(uses []provenance.Use, indent string) string {
 			value = "off"
 		}
 		kind := string(u.Kind)
-		if u.Kind == provenance.Fitted {
+		switch {
+		case u.Kind == provenance.Fitted:
 			kind += " from seed " + u.FittedFrom
+		case u.Kind == provenance.Measured && u.Measurement != nil:
+			kind += " on " + u.Measurement.Target + " at " + u.Measurement.When
 		}
 		line := indent + u.Name + "\t" + value + "\t" + kind + "\t" + u.Go
 		if u.Note != "" {

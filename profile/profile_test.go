@@ -1,0 +1,137 @@
+package profile_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"persistlab/internal/provenance"
+	_ "persistlab/lab/bucket" // registers the bucket kind and model
+	"persistlab/profile"
+)
+
+func sample() *profile.Profile {
+	return &profile.Profile{
+		Schema: profile.Schema, Kind: "bucket",
+		Measured: profile.Measured{Target: "storage.googleapis.com/my-bucket", When: "2026-11-25T10:00:00Z", Commit: "abc1234",
+			Machine: profile.Machine{Hostname: "vm-1", CPU: "Intel Xeon", Kernel: "Linux 6.1 x86_64"}},
+		Figures: []profile.Figure{
+			{Option: "read_median", Value: "21ms", Provenance: "measured", How: "median first-byte latency of 300 GETs of 4 KiB objects"},
+			{Option: "read_p99", Value: "88ms", Provenance: "measured", How: "99th percentile of the same"},
+			{Option: "stream_mib_s", Value: "31.5", Provenance: "measured", How: "63 MiB over the time between 1 and 64 MiB reads"},
+		},
+		NotFitted: []profile.NotFitted{{Option: "object_update_interval", Why: "no 429 in 200 writes"}},
+		HeldOut:   []profile.HeldOut{{Point: "8 MiB read", Unit: "s", Predicted: 0.275, Measured: 0.25, Error: 0.1}},
+	}
+}
+
+func TestProfileRoundTrips(t *testing.T) {
+	var b bytes.Buffer
+	if err := sample().Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := profile.Load(path)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if !reflect.DeepEqual(got, sample()) {
+		t.Errorf("read back %+v\nwant %+v", got, sample())
+	}
+	for _, want := range []string{"schema: " + profile.Schema, "kind: bucket", "persistlab_commit: abc1234", "held_out:", "provenance: measured"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("file lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// Each wrong field is refused with an error naming the field and its value.
+func TestProfileRefusesBadFields(t *testing.T) {
+	cases := []struct {
+		field, value string
+		change       func(p *profile.Profile)
+	}{
+		{"schema", "persistlab.profile/9", func(p *profile.Profile) { p.Schema = "persistlab.profile/9" }},
+		{"kind", "disk", func(p *profile.Profile) { p.Kind = "disk" }},
+		{"measured.target", "user:secret@host/b", func(p *profile.Profile) { p.Measured.Target = "user:secret@host/b" }},
+		{"measured.target", "host-only", func(p *profile.Profile) { p.Measured.Target = "host-only" }},
+		{"measured.when", "yesterday", func(p *profile.Profile) { p.Measured.When = "yesterday" }},
+		{"measured.machine.cpu", "", func(p *profile.Profile) { p.Measured.Machine.CPU = "" }},
+		{"measured.persistlab_commit", "", func(p *profile.Profile) { p.Measured.Commit = "" }},
+		{"figures", "", func(p *profile.Profile) { p.Figures = nil }},
+		{"figures[1].option", "model", func(p *profile.Profile) { p.Figures[1].Option = "model" }},
+		{"figures[1].option", "read_median", func(p *profile.Profile) { p.Figures[1].Option = "read_median" }},
+		{"figures[0].value", "fast", func(p *profile.Profile) { p.Figures[0].Value = "fast" }},
+		{"figures[2].value", "-3", func(p *profile.Profile) { p.Figures[2].Value = "-3" }},
+		{"figures[0].provenance", "assumed", func(p *profile.Profile) { p.Figures[0].Provenance = "assumed" }},
+		{"figures[0].how", "", func(p *profile.Profile) { p.Figures[0].How = "" }},
+		{"not_fitted[0].option", "read_median", func(p *profile.Profile) { p.NotFitted[0].Option = "read_median" }},
+		{"held_out[0].measured", "0", func(p *profile.Profile) { p.HeldOut[0].Measured = 0 }},
+		{"held_out[0].error", "0.5", func(p *profile.Profile) { p.HeldOut[0].Error = 0.5 }},
+	}
+	for _, c := range cases {
+		p := sample()
+		c.change(p)
+		var b bytes.Buffer
+		if err := p.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		_, err := profile.Parse(b.Bytes(), "p.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.field+": ") || !strings.Contains(err.Error(), "\""+c.value+"\"") || !strings.Contains(err.Error(), "want") {
+			t.Errorf("%s = %q: %v", c.field, c.value, err)
+		}
+	}
+	p := sample()
+	p.Figures[1].Value = "5ms" // read_p99 below read_median
+	var b bytes.Buffer
+	p.Write(&b)
+	if _, err := profile.Parse(b.Bytes(), "p.yaml"); err == nil || !strings.Contains(err.Error(), "read_p99") {
+		t.Errorf("a p99 below its median: %v", err)
+	}
+	if _, err := profile.Parse(append(b.Bytes(), "extra: 1\n"...), "p.yaml"); err == nil || !strings.Contains(err.Error(), "extra") {
+		t.Errorf("an unknown field: %v", err)
+	}
+}
+
+func TestProfileLoadIsBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	var b bytes.Buffer
+	sample().Write(&b)
+	b.WriteString("# " + strings.Repeat("x", profile.MaxBytes) + "\n")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := profile.Load(path); err == nil {
+		t.Error("a profile over the size limit was read")
+	}
+}
+
+// The figures become the bucket model's figures for their options, measured, with where and when.
+func TestProfileProvenanceIsMeasured(t *testing.T) {
+	figs, err := sample().Provenance("p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) != 3 {
+		t.Fatalf("%d figures", len(figs))
+	}
+	s := figs["stream_mib_s"]
+	if s.Kind != provenance.Measured || s.FittedFrom != "" || s.Value != "31.5 MiB/s" || s.Go != "DefaultModel().StreamBytesPerSecond" || s.Measurement.Profile != "p.yaml" {
+		t.Errorf("stream: %+v", s)
+	}
+	for _, f := range figs {
+		if err := f.Check(); err != nil {
+			t.Error(err)
+		}
+	}
+	u := &profile.Use{Path: "p.yaml", Profile: *sample()}
+	if got := u.Summary(); !strings.Contains(got, "held-out 8 MiB read predicted within 10.0%") || !strings.Contains(got, "storage.googleapis.com/my-bucket") {
+		t.Errorf("summary %q", got)
+	}
+}
