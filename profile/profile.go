@@ -337,7 +337,7 @@ func (p *Profile) Provenance(path string) (map[string]provenance.Figure, error) 
 	}
 	base := map[string]provenance.Figure{}
 	for _, f := range model.Figures() {
-		if f.Option != "" {
+		if _, seen := base[f.Option]; f.Option != "" && !seen { // the model's own figure, before a named variant's
 			base[f.Option] = f
 		}
 	}
