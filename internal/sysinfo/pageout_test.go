@@ -1,11 +1,12 @@
 package sysinfo
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"persistlab/internal/damon/damontest"
 )
 
 // damonTree writes a DAMON admin tree of one kdamond in state, with one context (aggregations of
@@ -31,15 +32,7 @@ func damonTree(t *testing.T, state, action string, aggrUs, ageMin int, anon bool
 		"kdamonds/0/contexts/0/schemes/0/ops_filters/0/allow":            map[bool]string{true: "Y", false: "N"}[anon],
 		"kdamonds/0/contexts/0/schemes/0/access_pattern/nr_accesses/max": "1",
 	}
-	for name, v := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(v+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	damontest.WriteFiles(t, root, files)
 	return root
 }
 

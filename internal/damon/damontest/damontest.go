@@ -40,6 +40,13 @@ func Tree(t *testing.T, kdamonds ...Kdamond) string {
 			files[name] = v
 		}
 	}
+	WriteFiles(t, root, files)
+	return root
+}
+
+// WriteFiles writes each file (a path under root) holding its one line, as sysfs shows them.
+func WriteFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
 	for name, v := range files {
 		p := filepath.Join(root, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -49,7 +56,6 @@ func Tree(t *testing.T, kdamonds ...Kdamond) string {
 			t.Fatal(err)
 		}
 	}
-	return root
 }
 
 // State reads kdamond k's state file.
