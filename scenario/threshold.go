@@ -61,6 +61,15 @@ func ParseThreshold(text string) (Threshold, error) {
 	return t, nil
 }
 
+// IsDuration says the value was written as a duration ("1s", "200ms"), before Resolve converts it.
+func (t Threshold) IsDuration() bool {
+	switch t.unit {
+	case "us", "µs", "ns", "ms", "s", "m", "h":
+		return true
+	}
+	return false
+}
+
 // Holds says whether value meets the threshold.
 func (t Threshold) Holds(value float64) bool {
 	switch t.Op {

@@ -44,6 +44,11 @@ func commands() []command {
 			"persistlab run cloudrun-sqlite --quick --samples samples.jsonl --openmetrics metrics.txt",
 			"persistlab run gcsfuse-cache --quick --fio-json fio-reports/   # fio's own JSON of every cell, for fio's tools",
 		}},
+		{name: "advise", args: "--rate N --require EXPR... [flags]", summary: "where should my app's data live: every storage design measured at your rate, ranked by your requirements and the bill", run: cmdAdvise, exits: adviseExitStatuses, examples: []string{
+			"persistlab advise --rate 50 --require 'p95 < 100ms' --require 'lost_acked == 0' --require 'usd_per_month < 30'",
+			"persistlab advise --app rails --rate 20 --require 'p95 < 200ms' --require 'lost_acked <= 1s'   # the seed's Rails app on Cloud Run",
+			"persistlab advise --platform n1-standard-2 --rate 100 --require 'p99 < 50ms' --dry-run   # the candidates and the plan on a GCE VM",
+		}},
 		{name: "scenarios", args: "[show NAME [--provenance [--profile F]]]", summary: "list the built-in scenarios, print one, or where its figures come from", run: withoutCtx(cmdScenarios), examples: []string{
 			"persistlab scenarios show cloudrun-sqlite > my-app.yaml   # a scenario to edit",
 			"persistlab scenarios show gcsfuse-cache --provenance",
@@ -219,6 +224,9 @@ const (
 	exitCellsFailed = 3 // some cells failed; the others' results were kept
 	exitThreshold   = 4 // every cell ran, but a row crossed a threshold (thresholds:, --threshold, max_error_rate)
 )
+
+// adviseExitStatuses are advise's exit statuses besides 0 (some candidate meets every requirement).
+const adviseExitStatuses = "1 bad input or a candidate's runs failed, 4 no candidate meets every requirement, 130/143 interrupted"
 
 // exitError carries an exit status: 3, 4, or 128 + the signal that interrupted the run.
 type exitError struct {

@@ -94,12 +94,15 @@ type runFlags struct {
 	backends, out, htmlOut, workDir string
 	shard, shardBy, beside, fioJSON string
 	profile                         string
-	sets, sweeps, thresholds        listFlag
-	maxErrorRate                    float64
-	force, keep, dryRun             bool
-	pausePageOut                    bool
-	view                            func() (report.View, error)
-	exports                         *exportFlags
+	// workloadDir replaces the directory a scenario file's relative paths resolve against (advise
+	// writes its scenarios apart from the user's app scenario they take the workload from).
+	workloadDir              string
+	sets, sweeps, thresholds listFlag
+	maxErrorRate             float64
+	force, keep, dryRun      bool
+	pausePageOut             bool
+	view                     func() (report.View, error)
+	exports                  *exportFlags
 }
 
 // newRunFlags declares run's flags.
@@ -201,6 +204,9 @@ func (c *runCmd) makePlans() error {
 	spec, err := scenario.Load(f.scenario)
 	if err != nil {
 		return err
+	}
+	if f.workloadDir != "" {
+		spec.Workload.Dir = f.workloadDir
 	}
 	if err := spec.Apply(f.o); err != nil {
 		return err

@@ -1,0 +1,272 @@
+package advise
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"persistlab/lab/volume"
+	"persistlab/scenario"
+)
+
+var counterMetrics = map[string]string{"p95_ms": "ms", "p99_ms": "ms", "med_ms": "ms", "service_p95_ms": "ms", "ok": "count", "errors": "count", "rate": "requests/s"}
+
+func mustRequire(t *testing.T, texts ...string) []Requirement {
+	t.Helper()
+	var out []Requirement
+	for _, s := range texts {
+		r, err := ParseRequirement(s, counterMetrics)
+		if err != nil {
+			t.Fatalf("ParseRequirement(%q): %v", s, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func TestParseRequirementSortsEachIntoTheRunsThatJudgeIt(t *testing.T) {
+	for _, c := range []struct {
+		text, metric string
+		where        Where
+		value        float64
+	}{
+		{"p95 < 100ms", "p95_ms", Steady, 100},
+		{"p99_ms <= 0.5s", "p99_ms", Steady, 500},
+		{"error_rate < 1%", "error_rate", Steady, 0.01},
+		{"lost_acked == 0", "lost_acked", Crash, 0},
+		{"lost_acked <= 1s", "lost_reach_ms", Crash, 1000},
+		{"usd_per_month < 30", "usd_per_month", Bill, 30},
+	} {
+		r, err := ParseRequirement(c.text, counterMetrics)
+		if err != nil {
+			t.Fatalf("%q: %v", c.text, err)
+		}
+		if r.Metric != c.metric || r.Where != c.where || r.Value != c.value {
+			t.Errorf("%q: got metric %s, where %s, value %g; want %s, %s, %g", c.text, r.Metric, r.Where, r.Value, c.metric, c.where, c.value)
+		}
+	}
+}
+
+func TestParseRequirementNamesTheFieldTheValueAndWhatIsAllowed(t *testing.T) {
+	for _, text := range []string{"p42 < 1ms", "latency fast", "usd_per_month[S3] < 3", "usd_per_month < 3ms", "lost_acked < 5%"} {
+		_, err := ParseRequirement(text, counterMetrics)
+		var fe *scenario.FieldError
+		if !errors.As(err, &fe) {
+			t.Fatalf("%q: got %v, want a field error", text, err)
+		}
+		if fe.Field != "--require" || fe.Value != text || fe.Allowed == "" {
+			t.Errorf("%q: got field %q value %q allowed %q", text, fe.Field, fe.Value, fe.Allowed)
+		}
+	}
+	_, err := ParseRequirement("p42 < 1ms", counterMetrics)
+	for _, want := range []string{"p95", "lost_acked", "usd_per_month"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error for an unknown metric does not list %s: %v", want, err)
+		}
+	}
+}
+
+// figures builds a candidate's figures: latency at the rate and twice it, worst loss over n crashes, a bill.
+func figures(p95, p95Double, lost float64, crashes int, usd float64) Figures {
+	return Figures{
+		AtRate:   map[string]float64{"p95_ms": p95},
+		AtDouble: map[string]float64{"p95_ms": p95Double},
+		Crash:    map[string]float64{MetricLostAcked: lost, MetricLostWindow: lost * 50},
+		Crashes:  crashes,
+		Bill:     []Line{{Item: "all", USDPerMonth: usd}},
+		Priced:   true,
+	}
+}
+
+var fakeCandidates = []Candidate{{Name: "local"}, {Name: "gcsfuse"}, {Name: "litestream-1s"}, {Name: "pd-ssd", Excluded: "no volumes here"}}
+
+func TestLostAckedZeroExcludesTheLocalDiskAndLitestream(t *testing.T) {
+	figs := map[string]Figures{
+		"local":         figures(5, 9, 400, 3, 10),
+		"gcsfuse":       figures(40, 90, 0, 3, 12),
+		"litestream-1s": figures(6, 10, 12, 3, 11),
+	}
+	ranked := Rank(fakeCandidates, figs, mustRequire(t, "lost_acked == 0", "p95 < 100ms"), "p95_ms")
+	if len(ranked) != 3 {
+		t.Fatalf("ranked %d candidates, want the 3 not excluded", len(ranked))
+	}
+	if ranked[0].Candidate.Name != "gcsfuse" || !ranked[0].Meets {
+		t.Fatalf("first: %+v, want gcsfuse meeting every requirement", ranked[0])
+	}
+	for _, v := range ranked[1:] {
+		if v.Meets || len(v.Fails) != 1 || v.Fails[0].Requirement != "lost_acked == 0" {
+			t.Errorf("%s: meets %v, fails %+v; want it failing lost_acked == 0 alone", v.Candidate.Name, v.Meets, v.Fails)
+		}
+	}
+	// Of the two failing the same requirement by the same (unbounded) share, the cheaper ranks first.
+	if ranked[1].Candidate.Name != "local" {
+		t.Errorf("second: %s, want local (cheaper than litestream-1s, both losing writes)", ranked[1].Candidate.Name)
+	}
+}
+
+func TestABudgetBelowEveryCandidateMeetsNoneAndNamesTheCheapest(t *testing.T) {
+	figs := map[string]Figures{
+		"local":         figures(5, 9, 400, 3, 10),
+		"gcsfuse":       figures(40, 90, 0, 3, 12),
+		"litestream-1s": figures(6, 10, 12, 3, 11),
+	}
+	p := &Plan{App: App{Name: "counter"}, Platform: Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}, Rate: 50,
+		Requirements: mustRequire(t, "usd_per_month < 5"), Candidates: fakeCandidates, Crashes: 3, Duration: 30 * time.Second}
+	a := p.Advise(figs, nil)
+	if a.Met() {
+		t.Fatalf("a budget of $5 was met: %+v", a.Ranked[0])
+	}
+	if a.Ranked[0].Candidate.Name != "local" || !strings.Contains(a.Answer, "closest is local") {
+		t.Errorf("answer %q, first %s: want the cheapest, local, named the closest", a.Answer, a.Ranked[0].Candidate.Name)
+	}
+	if got := a.Ranked[0].Fails[0].By; math.Abs(got-1) > 1e-9 { // $10 against $5: 100% over
+		t.Errorf("local misses the budget by %g of it, want 1", got)
+	}
+}
+
+func TestTheRankingFollowsTheMeasuredFigures(t *testing.T) {
+	reqs := mustRequire(t, "p95 < 50ms")
+	figs := map[string]Figures{
+		"local":         figures(5, 9, 400, 3, 10),
+		"gcsfuse":       figures(40, 90, 0, 3, 8),
+		"litestream-1s": figures(6, 10, 12, 3, 11),
+	}
+	ranked := Rank(fakeCandidates, figs, reqs, "p95_ms")
+	var order []string
+	for _, v := range ranked {
+		order = append(order, v.Candidate.Name)
+	}
+	if got := strings.Join(order, ","); got != "gcsfuse,local,litestream-1s" {
+		t.Errorf("order %s: every one meets p95 < 50ms, so cheapest first: gcsfuse ($8), local ($10), litestream-1s ($11)", got)
+	}
+	// gcsfuse slows past the bound: it drops below the two that still meet it.
+	figs["gcsfuse"] = figures(60, 90, 0, 3, 8)
+	ranked = Rank(fakeCandidates, figs, reqs, "p95_ms")
+	if ranked[2].Candidate.Name != "gcsfuse" || ranked[2].Meets {
+		t.Errorf("last: %s (meets %v), want gcsfuse failing p95 < 50ms", ranked[2].Candidate.Name, ranked[2].Meets)
+	}
+}
+
+func TestAFigureTheRunsLackIsUnjudgedNotMet(t *testing.T) {
+	f := figures(5, 9, 0, 0, 10) // no crash ran
+	f.Priced = false
+	v := Judge(Candidate{Name: "x"}, f, mustRequire(t, "lost_acked == 0", "usd_per_month < 30", "p95 < 10ms"))
+	if v.Meets || len(v.Unjudged) != 2 || len(v.Fails) != 0 {
+		t.Errorf("meets %v, unjudged %v, fails %v: want the crash and bill requirements unjudged and not met", v.Meets, v.Unjudged, v.Fails)
+	}
+}
+
+func TestTheFrontierHoldsOnlyTheUndominated(t *testing.T) {
+	figs := map[string]Figures{
+		"local":         figures(5, 9, 400, 3, 10),  // fastest
+		"gcsfuse":       figures(40, 90, 0, 3, 12),  // loses nothing
+		"litestream-1s": figures(50, 60, 12, 3, 13), // slower, lossier and dearer than gcsfuse
+	}
+	for _, v := range Rank(fakeCandidates, figs, mustRequire(t, "p95 < 1s"), "p95_ms") {
+		want := v.Candidate.Name != "litestream-1s"
+		if v.Frontier != want {
+			t.Errorf("%s: frontier %v, want %v", v.Candidate.Name, v.Frontier, want)
+		}
+	}
+}
+
+func TestCandidatesOnCloudRunExcludeBlockVolumesAndSayWhy(t *testing.T) {
+	app := App{Name: "counter", SQLite: true}
+	run, err := ParsePlatform("cloudrun", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gce, err := ParsePlatform("n1-standard-2", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnable := func(cs []Candidate) map[string]bool {
+		m := map[string]bool{}
+		for _, c := range cs {
+			if c.Excluded == "" {
+				m[c.Backend] = true
+			} else if !strings.Contains(c.Excluded, " ") {
+				t.Errorf("%s: excluded with %q, want a reason in words", c.Name, c.Excluded)
+			}
+		}
+		return m
+	}
+	if got := runnable(Candidates(app, run, 50, 1<<30)); got["volume"] || !got["gcsfuse"] || !got["litestream"] || !got["local"] || got["mysql"] {
+		t.Errorf("on Cloud Run: runnable backends %v, want local, gcsfuse and litestream only", got)
+	}
+	if got := runnable(Candidates(app, gce, 50, 1<<30)); !got["volume"] {
+		t.Errorf("on a GCE VM: runnable backends %v, want the Persistent Disks too", got)
+	}
+	for _, c := range Candidates(app, gce, 50, 1<<30) {
+		if c.Backend == "volume" && c.Excluded == "" && !strings.HasPrefix(c.Name, "pd-") {
+			t.Errorf("on a GCE VM, %s is offered: want only Persistent Disks", c.Name)
+		}
+	}
+	for _, c := range Candidates(App{Name: "files"}, run, 50, 1<<30) {
+		if c.Backend == "litestream" && c.Excluded == "" {
+			t.Errorf("an app without SQLite is offered %s", c.Name)
+		}
+	}
+}
+
+func TestSizeVolumeMeetsTheIOPSWithinTheTypesRules(t *testing.T) {
+	for _, typ := range []string{"gp2", "gp3", "io2", "pd-balanced", "pd-ssd"} {
+		for _, iops := range []float64{100, 2000, 9000} {
+			s := SizeVolume(typ, 3<<30, iops)
+			if err := s.Validate(); err != nil {
+				t.Fatalf("%s for %g IOPS: %v", typ, iops, err)
+			}
+			if s.SizeBytes < 6<<30 {
+				t.Errorf("%s: %d GiB, want room for the 3 GiB database twice", typ, s.SizeBytes>>30)
+			}
+			if got := sustainedIOPS(s); got < iops {
+				t.Errorf("%s sized %d GiB (iops %g) sustains %g IOPS, want at least %g", typ, s.SizeBytes>>30, s.ProvisionedIOPS, got, iops)
+			}
+			// Not oversized: half the size (where the type sizes by size) would not do.
+			if typ == "gp2" || typ == "pd-ssd" {
+				half := s
+				half.SizeBytes /= 2
+				if half.SizeBytes >= 6<<30 && half.SizeBytes >= int64(MinVolumeGiB)<<30 && sustainedIOPS(half) >= iops {
+					t.Errorf("%s: %d GiB, but %d GiB sustains %g", typ, s.SizeBytes>>30, half.SizeBytes>>30, sustainedIOPS(half))
+				}
+			}
+		}
+	}
+	_ = volume.Spec{}
+}
+
+func TestNewPlanRefusesWhatCannotRunBeforeAnythingRuns(t *testing.T) {
+	app := App{Name: "counter", SQLite: true, Workload: scenario.Workload{Type: "counter", Params: map[string]string{"cpu_per_request": "4.7ms", "gvl": "true"}}}
+	p, _ := ParsePlatform("cloudrun", 4, 0)
+	cands := Candidates(app, p, 50, 1<<30)
+	reqs := mustRequire(t, "p95 < 100ms")
+	for _, c := range []struct {
+		field string
+		rate  float64
+		reqs  []Requirement
+		time  time.Duration
+	}{
+		{"--rate", 500, reqs, 15 * time.Minute}, // 500 x 4.7 ms = 2.35 CPUs behind one GVL
+		{"--rate", -1, reqs, 15 * time.Minute},
+		{"--require", 50, nil, 15 * time.Minute},
+		{"--time", 50, reqs, time.Minute},
+	} {
+		_, err := NewPlan(app, p, c.rate, 1<<30, c.reqs, c.time, DefaultCrashes, cands)
+		var fe *scenario.FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("rate %g, %d requirements, time %s: got %v, want an error on %s", c.rate, len(c.reqs), c.time, err, c.field)
+		}
+	}
+	if _, err := NewPlan(app, p, 50, 1<<30, reqs, 15*time.Minute, 0, cands); err == nil || !strings.Contains(err.Error(), "--crashes") {
+		t.Errorf("no crash runs: got %v, want an error on --crashes", err)
+	}
+	pl, err := NewPlan(app, p, 50, 1<<30, reqs, 15*time.Minute, DefaultCrashes, cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Duration < MinDuration || pl.Estimate() > pl.Budget {
+		t.Errorf("cells of %s, estimate %s: want at least %s each, within the budget %s", pl.Duration, pl.Estimate(), MinDuration, pl.Budget)
+	}
+}

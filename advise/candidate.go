@@ -1,0 +1,267 @@
+package advise
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"persistlab/lab/volume"
+	"persistlab/scenario"
+)
+
+// Platform is where the app runs: Cloud Run, or a VM type of the volume catalogue.
+type Platform struct {
+	Kind     string // "cloudrun", "gce" or "ec2"
+	Instance string // the VM type ("" on Cloud Run)
+	CPUs     float64
+	Memory   int64 // bytes
+}
+
+// Cloud Run's defaults and bounds (cloud.google.com/run/docs/configuring/services/cpu and
+// .../memory-limits, as recorded 2026-11-28, not re-read: 1 vCPU and 512 MiB by default; up to 8
+// vCPUs and 32 GiB).
+const (
+	CloudRunDefaultCPUs   = 1.0
+	CloudRunDefaultMemory = 512 << 20
+	CloudRunMaxCPUs       = 8.0
+	CloudRunMaxMemory     = 32 << 30
+)
+
+// ParsePlatform reads --platform: "cloudrun", or a VM type of the volume catalogue (n1-standard-2
+// on GCE, c4.large on EC2). cpus and memory size a Cloud Run instance (0: its defaults).
+func ParsePlatform(name string, cpus float64, memory int64) (Platform, error) {
+	vms := VMTypes()
+	allowed := "cloudrun, or a VM type: " + strings.Join(vms, ", ")
+	switch {
+	case name == "cloudrun":
+		if cpus == 0 {
+			cpus = CloudRunDefaultCPUs
+		}
+		if memory == 0 {
+			memory = CloudRunDefaultMemory
+		}
+		if math.IsNaN(cpus) || cpus < 0.08 || cpus > CloudRunMaxCPUs {
+			return Platform{}, &scenario.FieldError{Field: "--cpus", Value: fmt.Sprint(cpus), Allowed: fmt.Sprintf("Cloud Run's vCPUs, 0.08 to %g", CloudRunMaxCPUs)}
+		}
+		if memory < 128<<20 || memory > CloudRunMaxMemory {
+			return Platform{}, &scenario.FieldError{Field: "--memory", Value: fmt.Sprint(memory), Allowed: "Cloud Run's memory, 128MiB to 32GiB"}
+		}
+		return Platform{Kind: "cloudrun", CPUs: cpus, Memory: memory}, nil
+	case slices.Contains(vms, name):
+		if cpus != 0 || memory != 0 {
+			return Platform{}, &scenario.FieldError{Field: "--cpus/--memory", Value: name, Allowed: "only with --platform cloudrun: a VM type has its own"}
+		}
+		kind := "gce"
+		if !strings.HasPrefix(name, "n1-") {
+			kind = "ec2"
+		}
+		in := slices.IndexFunc(volume.Instances, func(i volume.Instance) bool { return i.Name == name })
+		return Platform{Kind: kind, Instance: name, CPUs: vmCPUs(name), Memory: volume.Instances[in].MemoryBytes}, nil
+	}
+	return Platform{}, &scenario.FieldError{Field: "--platform", Value: name, Allowed: allowed}
+}
+
+// VMTypes are the VM types a platform may name: the volume catalogue's instances.
+func VMTypes() []string {
+	var vms []string
+	for _, in := range volume.Instances {
+		if in.Name != "none" && !strings.HasPrefix(in.Name, "db-") {
+			vms = append(vms, in.Name)
+		}
+	}
+	return vms
+}
+
+// vmCPUs is a catalogue VM's vCPUs, from its name (n1-standard-N; c4.large has 2).
+func vmCPUs(name string) float64 {
+	var n float64
+	if _, err := fmt.Sscanf(name, "n1-standard-%g", &n); err == nil {
+		return n
+	}
+	return 2 // c4.large
+}
+
+// String says the platform in plain words.
+func (p Platform) String() string {
+	if p.Kind == "cloudrun" {
+		return fmt.Sprintf("Cloud Run (%g vCPU, %s)", p.CPUs, sizeText(p.Memory))
+	}
+	return fmt.Sprintf("a %s VM (%s)", p.Instance, map[string]string{"gce": "GCE", "ec2": "EC2"}[p.Kind])
+}
+
+func sizeText(b int64) string {
+	if b%(1<<30) == 0 {
+		return fmt.Sprintf("%d GiB", b>>30)
+	}
+	return fmt.Sprintf("%d MiB", b>>20)
+}
+
+// App is the system under test: a workload section, and what it can keep its data in.
+type App struct {
+	Name     string
+	Workload scenario.Workload
+	SQLite   bool              // keeps one SQLite database (Litestream can replicate it)
+	Pragmas  bool              // takes its SQLite pragmas from the scenario (the counter's pragmas section)
+	MySQL    bool              // can use a MySQL server instead
+	Metrics  map[string]string // the workload's metrics, by unit
+}
+
+// Candidate is one storage design: a backend entry, in plain words, or why the app or the
+// platform cannot use it.
+type Candidate struct {
+	Name     string            `json:"name"`
+	Backend  string            `json:"backend"`
+	Options  map[string]string `json:"options,omitempty"`
+	What     string            `json:"what"`
+	Excluded string            `json:"excluded,omitempty"`
+	// Pragmas replace the app's SQLite pragmas of the same names (synchronous=FULL).
+	Pragmas []string `json:"pragmas,omitempty"`
+	// Volume is the block volume a volume candidate sizes, for its bill.
+	Volume *volume.Spec `json:"-"`
+}
+
+// SyncFull is the pragma that makes SQLite fsync at every commit: on storage that persists what
+// is fsynced (a volume; gcsfuse, which uploads at fsync), no acknowledged write is lost, for a
+// slower commit. Rails, and the counter like it, default to NORMAL, which syncs only at a
+// checkpoint in WAL mode.
+const SyncFull = "synchronous=FULL"
+
+// StagedWrites is the gcsfuse flag under which an fsync uploads the file. gcsfuse 3's default,
+// streaming writes, uploads a new file written in order as it goes, and "the fsync operation will
+// not finalize the object" (gcsfuse v2.9.1's release notes, which introduced them): SQLite's WAL
+// fsynced at every commit still vanishes with the instance (measured: every acknowledged write
+// lost in a crash on 3.11.4 with synchronous=FULL).
+const StagedWrites = "--enable-streaming-writes=false"
+
+// withSyncFull is c's variant with every commit fsynced, where the app takes its pragmas; on
+// gcsfuse, with staged writes, so that the fsync reaches the bucket.
+func withSyncFull(c Candidate) Candidate {
+	c.Name += "-sync-full"
+	c.Pragmas = []string{SyncFull}
+	c.What += "; SQLite fsyncs every commit (synchronous=FULL, instead of the app's default)"
+	if c.Backend == "gcsfuse" {
+		c.Options = map[string]string{"flags": StagedWrites}
+		c.What += ", and gcsfuse stages writes (" + StagedWrites + ") so that an fsync uploads the file"
+	}
+	return c
+}
+
+// LitestreamIntervals are the sync intervals offered: what a lost instance can cost, against
+// the bucket writes each interval costs.
+var LitestreamIntervals = []string{"1s", "10s", "60s"}
+
+// AssumedIOsPerRequest is the volume I/Os one write request makes, for sizing a volume before
+// anything is measured: SQLite's WAL append and its fsync, which ext4 turns into a journal
+// commit (data and journal blocks). Assumed, not published: a volume sized by it that throttles
+// shows it in the run's throttled time, and the bill of a larger size is a line away.
+const AssumedIOsPerRequest = 4
+
+// Candidates are the designs for app on platform at rate requests/s with a database of dbBytes,
+// each either runnable or excluded with why.
+func Candidates(app App, p Platform, rate float64, dbBytes int64) []Candidate {
+	var out []Candidate
+	ephemeral := "the instance's own disk"
+	if p.Kind == "cloudrun" {
+		ephemeral += " (Cloud Run's in-memory file system, counted in its memory)"
+	} else {
+		ephemeral += " (a local SSD)"
+	}
+	out = append(out, Candidate{Name: "local", Backend: "local", What: "SQLite on " + ephemeral + ": everything on it is lost with the instance"})
+	gcsfuse := Candidate{Name: "gcsfuse", Backend: "gcsfuse", What: "SQLite on a Cloud Storage FUSE mount of a bucket (gcsfuse, as Cloud Run mounts one)"}
+	out = append(out, gcsfuse)
+	if app.Pragmas {
+		out = append(out, withSyncFull(gcsfuse))
+	}
+	for _, iv := range LitestreamIntervals {
+		c := Candidate{Name: "litestream-" + iv, Backend: "litestream", Options: map[string]string{"sync_interval": iv},
+			What: "SQLite on the instance's disk, replicated by Litestream to a bucket every " + iv}
+		if !app.SQLite {
+			c.Excluded = "Litestream replicates one SQLite database; this app keeps none"
+		}
+		out = append(out, c)
+	}
+	if !app.SQLite {
+		out[0].What = strings.Replace(out[0].What, "SQLite on", "the app's files on", 1)
+		out[1].What = strings.Replace(out[1].What, "SQLite on", "the app's files on", 1)
+	}
+	for _, t := range volumeTypes {
+		c := Candidate{Name: t.name, Backend: "volume", What: t.what}
+		switch {
+		case p.Kind == "cloudrun":
+			c.Excluded = "Cloud Run attaches no block volumes (only buckets, NFS and in-memory volumes)"
+		case p.Kind != t.cloud:
+			c.Excluded = fmt.Sprintf("a %s volume attaches only to a %s VM", strings.ToUpper(t.cloud), strings.ToUpper(t.cloud))
+		default:
+			spec := SizeVolume(t.name, dbBytes, 2*rate*AssumedIOsPerRequest)
+			spec.Instance = p.Instance
+			c.Volume = &spec
+			c.Options = map[string]string{"type": spec.Type, "size": fmt.Sprintf("%dGiB", spec.SizeBytes>>30), "instance": p.Instance}
+			if spec.ProvisionedIOPS > 0 {
+				c.Options["iops"] = fmt.Sprintf("%.0f", spec.ProvisionedIOPS)
+			}
+			c.Name = fmt.Sprintf("%s-%dg", t.name, spec.SizeBytes>>30)
+			c.What += fmt.Sprintf(", %d GiB", spec.SizeBytes>>30)
+		}
+		out = append(out, c)
+		if app.Pragmas && c.Excluded == "" {
+			out = append(out, withSyncFull(c))
+		}
+	}
+	mysql := Candidate{Name: "cloud-sql", Backend: "mysql", What: "a managed MySQL server (Cloud SQL, RDS)"}
+	if app.MySQL {
+		mysql.Excluded = "needs your server's DSN: run a scenario with the mysql backend against it"
+	} else {
+		mysql.Excluded = "the app keeps SQLite: a MySQL server serves only an app that speaks MySQL"
+	}
+	return append(out, mysql)
+}
+
+// volumeTypes are the block volumes offered on a VM of their cloud.
+var volumeTypes = []struct{ name, cloud, what string }{
+	{"pd-balanced", "gce", "SQLite on a Persistent Disk, balanced"},
+	{"pd-ssd", "gce", "SQLite on a Persistent Disk, SSD"},
+	{"gp3", "ec2", "SQLite on an EBS gp3 volume"},
+	{"gp2", "ec2", "SQLite on an EBS gp2 volume"},
+	{"io2", "ec2", "SQLite on an EBS io2 volume"},
+}
+
+// MinVolumeGiB is the smallest volume offered: room for the database twice over (a VACUUM's copy)
+// and the file system's own, whatever the type allows.
+const MinVolumeGiB = 10
+
+// SizeVolume is the smallest volume of the type that holds the database twice over and whose
+// sustained IOPS meet iops (provisioned where the type takes it), within the type's range.
+func SizeVolume(typ string, dbBytes int64, iops float64) volume.Spec {
+	gib := max(int64(MinVolumeGiB), (2*dbBytes+(1<<30)-1)>>30)
+	s := volume.Spec{Type: typ, SizeBytes: gib << 30}
+	switch typ {
+	case "io2":
+		s.ProvisionedIOPS = math.Ceil(max(volume.IOMinIOPS, iops))
+		s.SizeBytes = max(s.SizeBytes, int64(math.Ceil(s.ProvisionedIOPS/volume.IO2IOPSPerGiB))<<30)
+		return s
+	case "gp3":
+		if iops > volume.GP3BaseIOPS {
+			s.ProvisionedIOPS = math.Ceil(min(iops, volume.GP3MaxIOPS))
+			s.SizeBytes = max(s.SizeBytes, int64(math.Ceil(s.ProvisionedIOPS/volume.GP3IOPSPerGiB))<<30)
+		}
+		return s
+	}
+	for s.Validate() == nil && sustainedIOPS(s) < iops {
+		s.SizeBytes *= 2
+	}
+	if s.Validate() != nil {
+		s.SizeBytes /= 2
+	}
+	return s
+}
+
+// sustainedIOPS is what a volume sustains without burst credits: writes, where reads and writes
+// have limits of their own.
+func sustainedIOPS(s volume.Spec) float64 {
+	l := s.Limits()
+	if l.WriteIOPS > 0 {
+		return l.WriteIOPS
+	}
+	return l.BaseIOPS
+}

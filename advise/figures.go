@@ -1,0 +1,99 @@
+package advise
+
+import (
+	"fmt"
+	"strconv"
+
+	"persistlab/report"
+	"persistlab/results"
+)
+
+// Measured reads a candidate's figures from its runs' results: steady (at the rate and at twice
+// it) and crash (nil where the crash runs did not run); files name them in the evidence.
+func (p *Plan) Measured(c Candidate, steady *results.Results, steadyFile string, crash *results.Results, crashFile string) Figures {
+	f := Figures{AtRate: map[string]float64{}, AtDouble: map[string]float64{}, Crash: map[string]float64{}}
+	var atRate *results.Aggregate
+	if steady != nil {
+		for i, a := range steady.Aggregates {
+			if a.Backend != c.Name {
+				continue
+			}
+			rate, _ := strconv.ParseFloat(a.Params["rate"], 64)
+			into := f.AtRate
+			switch rate {
+			case p.Rate:
+				atRate = &steady.Aggregates[i]
+			case 2 * p.Rate:
+				into = f.AtDouble
+			default:
+				continue
+			}
+			for k, v := range a.Median {
+				into[k] = v
+			}
+			if share, ok := report.ErrorShare(a); ok {
+				into[MetricErrorRate] = share
+			}
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: row %s %s", steadyFile, a.Backend, a.Point))
+		}
+	}
+	if crash != nil {
+		for _, s := range crash.CrashSummaries {
+			if s.Backend != c.Name || s.Runs == 0 {
+				continue
+			}
+			f.Crashes = s.Runs
+			f.Crash[MetricLostAcked] = float64(s.LostMax)
+			f.Crash["lost_acked_median"] = s.LostMedian
+			f.Crash["lost_everything"] = float64(s.LostEverything)
+			f.Crash[MetricLostWindow] = s.ReachMaxMs
+			f.Crash["recovery_ms"] = s.RecoveryMedianMs
+			f.Crash["integrity_failures"] = float64(s.IntegrityFailures)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: row %s %s (%d crashes)", crashFile, s.Backend, s.Point, s.Runs))
+		}
+	}
+	f.Bill, f.Priced, f.Notes = p.bill(c, atRate)
+	for _, at := range []struct {
+		m    map[string]float64
+		rate float64
+	}{{f.AtRate, p.Rate}, {f.AtDouble, 2 * p.Rate}} {
+		if got, ok := at.m["rate"]; ok && got < MinServedShare*at.rate {
+			f.Notes = append(f.Notes, fmt.Sprintf("at %s/s it answered %.1f/s: it fell behind, and its latency there includes the queue", rateText(at.rate), got))
+		}
+	}
+	return f
+}
+
+// MinServedShare is the share of the asked rate a run must answer to count as keeping up: an open
+// loop's answers lag its starts by one latency, so a run of a few hundred requests answers a little
+// under the rate even when it keeps up.
+const MinServedShare = 0.95
+
+// bill is the candidate's monthly bill from what it measured at the rate; priced is false where a
+// line cannot be told.
+func (p *Plan) bill(c Candidate, atRate *results.Aggregate) (lines []Line, priced bool, notes []string) {
+	priced = true
+	if c.Volume != nil {
+		usd, how := c.Volume.MonthlyUSD()
+		lines = append(lines, Line{Item: "volume", USDPerMonth: usd, How: how})
+	}
+	if c.Backend == "gcsfuse" || c.Backend == "litestream" {
+		switch {
+		case atRate == nil:
+			priced = false
+			notes = append(notes, "no steady run at the rate: the bucket's operations are not priced")
+		case atRate.Bucket == nil || atRate.Bucket.TooFewToPrice || len(atRate.Bucket.Costs) == 0:
+			priced = false
+			ops := 0.0
+			if atRate.Bucket != nil {
+				ops = atRate.Bucket.ClassAOps + atRate.Bucket.ClassBOps
+			}
+			notes = append(notes, fmt.Sprintf("the run at the rate counted %.0f bucket operations, too few to price (at least %d): a longer --time prices them", ops, report.MinPricedOps))
+		default:
+			cost := atRate.Bucket.Costs[0] // the first price list: GCS
+			lines = append(lines, Line{Item: "bucket operations", USDPerMonth: cost.USDPerMonth,
+				How: fmt.Sprintf("%.3g class A and %.3g class B operations/s at %s list prices, for a month", atRate.Bucket.ClassAPerS, atRate.Bucket.ClassBPerS, cost.Prices)})
+		}
+	}
+	return lines, priced, notes
+}

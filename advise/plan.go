@@ -1,0 +1,188 @@
+package advise
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"persistlab/scenario"
+)
+
+// Plan is what an advise run measures: for each runnable candidate, the steady open loop at the
+// user's rate and at twice it, then crash runs at the rate, sized to fit the time budget.
+type Plan struct {
+	App          App
+	Platform     Platform
+	Rate         float64
+	DBBytes      int64
+	Requirements []Requirement
+	Budget       time.Duration
+	Candidates   []Candidate
+	// Duration is each steady cell's measured time; Crashes the crash runs per candidate.
+	Duration time.Duration
+	Crashes  int
+}
+
+// Each cell's fixed costs, assumed from this machine's runs (a backend's start and a crash's
+// recovery take a few seconds; the lab's ceiling probe runs once per candidate): they size the
+// cells to the budget, and the plan's estimate says the total before anything runs.
+const (
+	Warmup         = 2 * time.Second
+	CellStartup    = 5 * time.Second  // start the backend and the app, stop them
+	CandidateSetup = 10 * time.Second // the lab's ceiling probe, the crash run's backend
+	CrashRecovery  = 5 * time.Second  // recover after a crash and check
+	MinDuration    = 10 * time.Second // a steady cell shorter than this tells p95 from a few hundred requests
+	MaxDuration    = 2 * time.Minute
+	DefaultCrashes = 3
+	MaxCrashes     = 100
+	// CrashAfterFrom is the earliest a crash lands: after the warm-up's first writes.
+	CrashAfterFrom = 2 * time.Second
+	// Connections is the open loop's pool: requests beyond it wait for one (k6's preAllocatedVUs).
+	Connections = 64
+)
+
+// NewPlan checks the inputs and sizes the cells to the budget: two steady cells and the crash
+// runs per runnable candidate. Errors name the input and what is allowed, before anything runs.
+func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requirement, budget time.Duration, crashes int, cands []Candidate) (*Plan, error) {
+	if math.IsNaN(rate) || rate <= 0 || rate > 100000 {
+		return nil, &scenario.FieldError{Field: "--rate", Value: fmt.Sprint(rate), Allowed: "requests per second, above 0 and at most 100000"}
+	}
+	if cpu, ok := app.Workload.Params["cpu_per_request"]; ok {
+		d, err := time.ParseDuration(cpu)
+		if err == nil && d > 0 {
+			cpus := p.CPUs
+			if gvl, _ := scenario.ParseBool(app.Workload.Params["gvl"]); gvl {
+				cpus = 1 // one process-wide lock: one CPU's worth, as a Ruby process
+			}
+			if need := rate * d.Seconds(); need > cpus {
+				return nil, &scenario.FieldError{Field: "--rate", Value: fmt.Sprint(rate), Allowed: fmt.Sprintf(
+					"at most %.0f requests/s on %s: the app's %s of CPU per request needs %.2f CPUs at %g/s (one instance; run several with a scenario's instances:)",
+					cpus/d.Seconds(), p, d, need, rate)}
+			}
+		}
+	}
+	if len(reqs) == 0 {
+		return nil, &scenario.FieldError{Field: "--require", Value: "(none)", Allowed: `at least one requirement, like --require "p95 < 100ms"`}
+	}
+	if crashes < 1 || crashes > MaxCrashes {
+		return nil, &scenario.FieldError{Field: "--crashes", Value: fmt.Sprint(crashes), Allowed: fmt.Sprintf("1 to %d crash runs per candidate", MaxCrashes)}
+	}
+	pl := &Plan{App: app, Platform: p, Rate: rate, DBBytes: dbBytes, Requirements: reqs, Budget: budget, Candidates: cands, Crashes: crashes}
+	n := len(pl.Runnable())
+	if n == 0 {
+		return nil, fmt.Errorf("no candidate can serve this app on %s", p)
+	}
+	// Per candidate: setup, two steady cells, and the crash runs (each up to CrashAfterFrom +
+	// Duration/2 of load, then recovery).
+	per := budget / time.Duration(n)
+	fixed := CandidateSetup + 3*CellStartup + 2*Warmup + time.Duration(pl.Crashes)*(CrashAfterFrom+CrashRecovery)
+	d := (per - fixed) / time.Duration(2+pl.Crashes/2+pl.Crashes%2)
+	if d < MinDuration {
+		least := time.Duration(n) * (fixed + time.Duration(2+pl.Crashes/2+pl.Crashes%2)*MinDuration)
+		return nil, &scenario.FieldError{Field: "--time", Value: budget.String(), Allowed: fmt.Sprintf(
+			"at least %s for steady cells of %s and %d crash runs per candidate (%d candidates); or fewer candidates with --candidates, fewer crash runs with --crashes",
+			(least + time.Minute - 1).Truncate(time.Minute), MinDuration, pl.Crashes, n)}
+	}
+	pl.Duration = min(d, MaxDuration).Truncate(time.Second)
+	return pl, nil
+}
+
+// Runnable are the candidates not excluded.
+func (p *Plan) Runnable() []Candidate {
+	var out []Candidate
+	for _, c := range p.Candidates {
+		if c.Excluded == "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Estimate is how long the plan takes, by the same assumptions that sized it.
+func (p *Plan) Estimate() time.Duration {
+	per := CandidateSetup + 2*(CellStartup+Warmup+p.Duration) + CellStartup +
+		time.Duration(p.Crashes)*(CrashAfterFrom+(p.Duration/2)+CrashRecovery)
+	return time.Duration(len(p.Runnable())) * per
+}
+
+// rateText is a rate as a parameter value.
+func rateText(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
+
+// spec is the scenario one candidate runs: the app's workload in an open loop.
+func (p *Plan) spec(c Candidate, kind string) *scenario.Spec {
+	w := scenario.Workload{Type: p.App.Workload.Type, Params: map[string]string{}, Sections: p.App.Workload.Sections, Dir: p.App.Workload.Dir}
+	for k, v := range p.App.Workload.Params {
+		w.Params[k] = v
+	}
+	if len(c.Pragmas) > 0 {
+		w.Sections = withPragmas(w.Sections, c.Pragmas)
+	}
+	w.Params["mode"] = "open"
+	w.Params["cpus"] = strconv.FormatFloat(p.Platform.CPUs, 'f', -1, 64)
+	delete(w.Params, "rate")
+	delete(w.Params, "vus")
+	s := &scenario.Spec{
+		Name:     "advise-" + c.Name + "-" + kind,
+		Title:    fmt.Sprintf("advise: %s, %s at %s requests/s on %s", c.Name, p.App.Name, rateText(p.Rate), p.Platform),
+		Workload: w,
+		Backends: []scenario.BackendSpec{{Name: c.Backend, Label: c.Name, Options: c.Options}},
+		Duration: scenario.Duration(p.Duration),
+		Warmup:   scenario.Duration(Warmup),
+		Repeat:   1,
+	}
+	rates := rateText(p.Rate)
+	if kind == "steady" {
+		rates += "," + rateText(2*p.Rate)
+	}
+	s.Sweep = scenario.Sweep{{Name: "rate", Text: rates}, {Name: "vus", Text: strconv.Itoa(Connections)}}
+	if kind == "crash" {
+		s.Warmup = 0
+		s.Crash = &scenario.Crash{Count: p.Crashes, After: scenario.DurRange{From: CrashAfterFrom, To: CrashAfterFrom + p.Duration/2}, Seed: 1}
+	}
+	return s
+}
+
+// withPragmas is sections with the pragmas list's entries of the same names replaced (the rest kept).
+func withPragmas(sections map[string]any, pragmas []string) map[string]any {
+	out := map[string]any{}
+	for k, v := range sections {
+		out[k] = v
+	}
+	name := func(p string) string { n, _, _ := strings.Cut(p, "="); return strings.ToLower(strings.TrimSpace(n)) }
+	var list []any
+	if had, ok := sections["pragmas"].([]any); ok {
+		for _, p := range had {
+			text, _ := p.(string)
+			if !slices.ContainsFunc(pragmas, func(q string) bool { return name(q) == name(text) }) {
+				list = append(list, p)
+			}
+		}
+	}
+	for _, p := range pragmas {
+		list = append(list, p)
+	}
+	out["pragmas"] = list
+	return out
+}
+
+// SteadyYAML and CrashYAML are the scenarios a candidate runs, as files a user can run again
+// with persistlab run.
+func (p *Plan) SteadyYAML(c Candidate) ([]byte, error) { return specYAML(p.spec(c, "steady")) }
+
+// CrashYAML is the candidate's crash runs.
+func (p *Plan) CrashYAML(c Candidate) ([]byte, error) { return specYAML(p.spec(c, "crash")) }
+
+func specYAML(s *scenario.Spec) ([]byte, error) {
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), enc.Close()
+}

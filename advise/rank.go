@@ -1,0 +1,193 @@
+package advise
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Figures are what a candidate's runs measured, each with where it comes from.
+type Figures struct {
+	// AtRate and AtDouble are the steady open loop's medians at the user's rate and at twice it.
+	AtRate   map[string]float64 `json:"at_rate,omitempty"`
+	AtDouble map[string]float64 `json:"at_double,omitempty"`
+	// Crash holds the crash runs' figures (CrashMetricNames), over every crash.
+	Crash   map[string]float64 `json:"crash,omitempty"`
+	Crashes int                `json:"crashes"`
+	// Bill is the monthly bill, line by line; Priced is false where a line cannot be told (too few
+	// bucket operations counted to price them).
+	Bill     []Line   `json:"bill,omitempty"`
+	Priced   bool     `json:"priced"`
+	Evidence []string `json:"evidence,omitempty"` // results file and row of each figure
+	// Notes are what the figures cannot support or what bounds them (a row bound by this machine).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Line is one line of a bill.
+type Line struct {
+	Item        string  `json:"item"`
+	USDPerMonth float64 `json:"usd_per_month"`
+	How         string  `json:"how"`
+}
+
+// USD is the bill's total.
+func (f Figures) USD() float64 {
+	var t float64
+	for _, l := range f.Bill {
+		t += l.USDPerMonth
+	}
+	return t
+}
+
+// Value is the candidate's figure for a requirement; ok is false where its runs have none.
+func (f Figures) Value(r Requirement) (float64, bool) {
+	var v float64
+	var ok bool
+	switch r.Where {
+	case Steady:
+		v, ok = f.AtRate[r.Metric]
+	case Crash:
+		v, ok = f.Crash[r.Metric]
+		ok = ok && f.Crashes > 0
+	case Bill:
+		v, ok = f.USD(), f.Priced
+	}
+	return v, ok && !math.IsNaN(v)
+}
+
+// Shortfall is a requirement a candidate does not meet, and its figure.
+type Shortfall struct {
+	Requirement string  `json:"requirement"`
+	Value       float64 `json:"value"`
+	Text        string  `json:"text"` // "p95_ms 130 ms (wants < 100ms)"
+	// By is how far the figure is from the bound, as a share of the bound (0.3: 30% over); +Inf
+	// where the bound is 0.
+	By float64 `json:"by"`
+}
+
+// Verdict is a candidate judged by every requirement.
+type Verdict struct {
+	Candidate Candidate   `json:"candidate"`
+	Figures   Figures     `json:"figures"`
+	Meets     bool        `json:"meets"`
+	Fails     []Shortfall `json:"fails,omitempty"`
+	// Unjudged are requirements the candidate's runs carry no figure for: it cannot be said to meet them.
+	Unjudged []string `json:"unjudged,omitempty"`
+	// Frontier: no other candidate is at least as good on p95, lost writes and cost, and better on one.
+	Frontier bool `json:"frontier"`
+}
+
+// Judge judges one candidate's figures by the requirements.
+func Judge(c Candidate, f Figures, reqs []Requirement) Verdict {
+	v := Verdict{Candidate: c, Figures: f}
+	for _, r := range reqs {
+		x, ok := f.Value(r)
+		switch {
+		case !ok:
+			v.Unjudged = append(v.Unjudged, r.Text)
+		case !r.Holds(x):
+			v.Fails = append(v.Fails, Shortfall{Requirement: r.Text, Value: x, By: shortBy(r, x),
+				Text: fmt.Sprintf("%s is %s (wants %s)", r.Metric, formatValue(r.Metric, x), r.Text)})
+		}
+	}
+	v.Meets = len(v.Fails) == 0 && len(v.Unjudged) == 0
+	return v
+}
+
+// shortBy is how far x misses r's bound, relative to the bound.
+func shortBy(r Requirement, x float64) float64 {
+	if r.Value == 0 {
+		if x == 0 {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	return math.Abs(x-r.Value) / math.Abs(r.Value)
+}
+
+// Rank judges every runnable candidate and orders them: those meeting every requirement first,
+// cheapest first (then lowest p95); then the rest by how many requirements they fail, how far,
+// and cost. Excluded candidates are left out (the caller lists them apart).
+func Rank(cands []Candidate, figs map[string]Figures, reqs []Requirement, latency string) []Verdict {
+	var out []Verdict
+	for _, c := range cands {
+		if c.Excluded != "" {
+			continue
+		}
+		out = append(out, Judge(c, figs[c.Name], reqs))
+	}
+	markFrontier(out, latency)
+	usd := func(v Verdict) float64 {
+		if !v.Figures.Priced {
+			return math.Inf(1)
+		}
+		return v.Figures.USD()
+	}
+	lat := func(v Verdict) float64 {
+		if x, ok := v.Figures.AtRate[latency]; ok {
+			return x
+		}
+		return math.Inf(1)
+	}
+	worst := func(v Verdict) float64 {
+		w := 0.0
+		for _, s := range v.Fails {
+			w = max(w, s.By)
+		}
+		return w
+	}
+	slices.SortStableFunc(out, func(a, b Verdict) int {
+		if a.Meets != b.Meets {
+			if a.Meets {
+				return -1
+			}
+			return 1
+		}
+		if !a.Meets {
+			if c := cmp.Compare(len(a.Fails)+len(a.Unjudged), len(b.Fails)+len(b.Unjudged)); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(worst(a), worst(b)); c != 0 {
+				return c
+			}
+		}
+		if c := cmp.Compare(usd(a), usd(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(lat(a), lat(b))
+	})
+	return out
+}
+
+// markFrontier marks the verdicts no other dominates on latency at the rate, acknowledged writes
+// lost and the bill (lower is better on each; a missing figure counts as worst).
+func markFrontier(vs []Verdict, latency string) {
+	point := func(v Verdict) [3]float64 {
+		p := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+		if x, ok := v.Figures.AtRate[latency]; ok {
+			p[0] = x
+		}
+		if x, ok := v.Figures.Crash[MetricLostAcked]; ok && v.Figures.Crashes > 0 {
+			p[1] = x
+		}
+		if v.Figures.Priced {
+			p[2] = v.Figures.USD()
+		}
+		return p
+	}
+	for i := range vs {
+		pi := point(vs[i])
+		vs[i].Frontier = true
+		for j := range vs {
+			if i == j {
+				continue
+			}
+			pj := point(vs[j])
+			if pj[0] <= pi[0] && pj[1] <= pi[1] && pj[2] <= pi[2] && pj != pi {
+				vs[i].Frontier = false
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,257 @@
+package advise
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Advice is an advise run's answer: the ranking, what is excluded and why, what would change the
+// answer and how far to trust it.
+type Advice struct {
+	Question     string      `json:"question"`
+	Requirements []string    `json:"requirements"`
+	Answer       string      `json:"answer"`
+	Latency      string      `json:"latency_metric"`
+	Rate         float64     `json:"rate"`
+	Ranked       []Verdict   `json:"ranked"`
+	Excluded     []Candidate `json:"excluded,omitempty"`
+	Changes      []string    `json:"what_would_change_it,omitempty"`
+	Trust        []string    `json:"trust"`
+	Plan         string      `json:"plan"`
+}
+
+// ExitNoneMeets is the exit status when no candidate meets every requirement, as a crossed
+// threshold's: a CI job gates on it.
+const ExitNoneMeets = 4
+
+// Met says whether some candidate meets every requirement.
+func (a Advice) Met() bool { return len(a.Ranked) > 0 && a.Ranked[0].Meets }
+
+// LatencyMetric is the latency the table shows: the first steady requirement's on a latency, else p95.
+func LatencyMetric(reqs []Requirement) string {
+	for _, r := range reqs {
+		if r.Where == Steady && strings.HasSuffix(r.Metric, "_ms") {
+			return r.Metric
+		}
+	}
+	return "p95_ms"
+}
+
+// Advise ranks the candidates from their figures and says the answer.
+func (p *Plan) Advise(figs map[string]Figures, trust []string) Advice {
+	lat := LatencyMetric(p.Requirements)
+	a := Advice{
+		Question: fmt.Sprintf("where should %s's data live at %s requests/s on %s?", p.App.Name, rateText(p.Rate), p.Platform),
+		Latency:  lat, Rate: p.Rate,
+		Ranked: Rank(p.Candidates, figs, p.Requirements, lat),
+		Trust:  trust,
+		Plan: fmt.Sprintf("each candidate: %s of open loop at %s/s and at %s/s, then %d crash runs at %s/s",
+			p.Duration, rateText(p.Rate), rateText(2*p.Rate), p.Crashes, rateText(p.Rate)),
+	}
+	for _, r := range p.Requirements {
+		a.Requirements = append(a.Requirements, r.Text)
+	}
+	for _, c := range p.Candidates {
+		if c.Excluded != "" {
+			a.Excluded = append(a.Excluded, c)
+		}
+	}
+	a.Answer = answer(a)
+	a.Changes = changes(a, p)
+	return a
+}
+
+// answer is the ranking in one sentence.
+func answer(a Advice) string {
+	if len(a.Ranked) == 0 {
+		return "no candidate ran"
+	}
+	meets := 0
+	for _, v := range a.Ranked {
+		if v.Meets {
+			meets++
+		}
+	}
+	top := a.Ranked[0]
+	if top.Meets {
+		return fmt.Sprintf("%s meets every requirement, at %s a month (%s %s%s); %d of %d candidates meet every requirement, and it is the cheapest of them",
+			top.Candidate.Name, usdText(top.Figures), strings.TrimSuffix(a.Latency, "_ms"), latText(top.Figures.AtRate, a.Latency), lossText(top.Figures), meets, len(a.Ranked))
+	}
+	why := make([]string, 0, len(top.Fails)+len(top.Unjudged))
+	for _, s := range top.Fails {
+		why = append(why, s.Text)
+	}
+	for _, u := range top.Unjudged {
+		why = append(why, u+" cannot be told from its runs")
+	}
+	return fmt.Sprintf("no candidate meets every requirement; the closest is %s: %s", top.Candidate.Name, strings.Join(why, "; "))
+}
+
+// changes says what would change the answer: headroom at twice the rate.
+func changes(a Advice, p *Plan) []string {
+	var out []string
+	for _, v := range a.Ranked {
+		if !v.Meets {
+			continue
+		}
+		for _, r := range p.Requirements {
+			if r.Where != Steady {
+				continue
+			}
+			x, ok := v.Figures.AtDouble[r.Metric]
+			switch {
+			case !ok:
+				out = append(out, fmt.Sprintf("at twice the rate (%s/s), %s has no figure for %s", rateText(2*p.Rate), v.Candidate.Name, r.Text))
+			case !r.Holds(x):
+				out = append(out, fmt.Sprintf("at twice the rate (%s/s), %s no longer meets %s: %s is %s", rateText(2*p.Rate), v.Candidate.Name, r.Text, r.Metric, formatValue(r.Metric, x)))
+			}
+		}
+		if len(out) == 0 {
+			out = append(out, fmt.Sprintf("%s still meets every latency requirement at twice the rate (%s/s)", v.Candidate.Name, rateText(2*p.Rate)))
+		}
+		break
+	}
+	return out
+}
+
+func usdText(f Figures) string {
+	if !f.Priced {
+		return "an untold cost"
+	}
+	return fmt.Sprintf("$%.2f", f.USD())
+}
+
+func latText(m map[string]float64, metric string) string {
+	if x, ok := m[metric]; ok {
+		return fmtMs(x)
+	}
+	return "-"
+}
+
+func lossText(f Figures) string {
+	if f.Crashes == 0 {
+		return ""
+	}
+	lost := f.Crash[MetricLostAcked]
+	if lost == 0 {
+		return fmt.Sprintf(", no acknowledged write lost in %d crashes", f.Crashes)
+	}
+	return fmt.Sprintf(", up to %.0f acknowledged writes lost in a crash", lost)
+}
+
+// WriteText writes the advice for a terminal: the answer first, then the ranking and the rest.
+func (a Advice) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "persistlab advise: %s\nrequirements: %s\n\nanswer: %s.\n\n", a.Question, strings.Join(a.Requirements, "; "), a.Answer)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	lat := strings.ToUpper(strings.TrimSuffix(a.Latency, "_ms"))
+	fmt.Fprintf(tw, "RANK\tCANDIDATE\tMEETS\t%s AT %s/s\t%s AT %s/s\tLOST ACKED\tUSD/MONTH\tFRONTIER\tFAILS\n", lat, rateText(a.Rate), lat, rateText(2*a.Rate))
+	for i, v := range a.Ranked {
+		meets := "yes"
+		if !v.Meets {
+			meets = "no"
+		}
+		lost := "-"
+		if v.Figures.Crashes > 0 {
+			lost = fmt.Sprintf("%.0f (%d crashes)", v.Figures.Crash[MetricLostAcked], v.Figures.Crashes)
+		}
+		usd := "cannot tell"
+		if v.Figures.Priced {
+			usd = fmt.Sprintf("%.2f", v.Figures.USD())
+		}
+		front := ""
+		if v.Frontier {
+			front = "*"
+		}
+		var fails []string
+		for _, s := range v.Fails {
+			fails = append(fails, s.Requirement)
+		}
+		for _, u := range v.Unjudged {
+			fails = append(fails, u+" (cannot tell)")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, v.Candidate.Name, meets, latText(v.Figures.AtRate, a.Latency),
+			latText(v.Figures.AtDouble, a.Latency), lost, usd, front, strings.Join(fails, "; "))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\n* frontier: no other candidate is at least as good on latency, lost writes and cost, and better on one")
+	if len(a.Changes) > 0 {
+		fmt.Fprintf(w, "\nwhat would change the answer:\n")
+		for _, c := range a.Changes {
+			fmt.Fprintf(w, "  %s\n", c)
+		}
+	}
+	if len(a.Excluded) > 0 {
+		fmt.Fprintf(w, "\nexcluded:\n")
+		for _, c := range a.Excluded {
+			fmt.Fprintf(w, "  %s: %s\n", c.Name, c.Excluded)
+		}
+	}
+	fmt.Fprintf(w, "\nthe candidates:\n")
+	for _, v := range a.Ranked {
+		fmt.Fprintf(w, "  %s: %s\n", v.Candidate.Name, v.Candidate.What)
+		for _, l := range v.Figures.Bill {
+			fmt.Fprintf(w, "    %s: $%.2f a month (%s)\n", l.Item, l.USDPerMonth, l.How)
+		}
+		for _, n := range v.Figures.Notes {
+			fmt.Fprintf(w, "    note: %s\n", n)
+		}
+	}
+	fmt.Fprintf(w, "\nhow far to trust it:\n")
+	for _, t := range a.Trust {
+		fmt.Fprintf(w, "  %s\n", t)
+	}
+	fmt.Fprintf(w, "\nwhat ran: %s\nevidence:\n", a.Plan)
+	for _, v := range a.Ranked {
+		for _, e := range v.Figures.Evidence {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes the advice as JSON, for scripts.
+func (a Advice) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(a)
+}
+
+// WriteMarkdown writes the advice for a pull request's comment.
+func (a Advice) WriteMarkdown(w io.Writer) error {
+	fmt.Fprintf(w, "**%s**\n\nRequirements: %s\n\n**Answer:** %s.\n\n", a.Question, "`"+strings.Join(a.Requirements, "`, `")+"`", a.Answer)
+	lat := strings.TrimSuffix(a.Latency, "_ms")
+	fmt.Fprintf(w, "| rank | candidate | meets | %s at %s/s | %s at %s/s | lost acked | $/month | fails |\n|---|---|---|---|---|---|---|---|\n",
+		lat, rateText(a.Rate), lat, rateText(2*a.Rate))
+	for i, v := range a.Ranked {
+		meets := "yes"
+		if !v.Meets {
+			meets = "no"
+		}
+		lost := "-"
+		if v.Figures.Crashes > 0 {
+			lost = fmt.Sprintf("%.0f in %d crashes", v.Figures.Crash[MetricLostAcked], v.Figures.Crashes)
+		}
+		var fails []string
+		for _, s := range v.Fails {
+			fails = append(fails, s.Text)
+		}
+		for _, u := range v.Unjudged {
+			fails = append(fails, u+" (cannot tell)")
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, v.Candidate.Name, meets, latText(v.Figures.AtRate, a.Latency),
+			latText(v.Figures.AtDouble, a.Latency), lost, strings.TrimPrefix(usdText(v.Figures), "$"), strings.Join(fails, "; "))
+	}
+	if len(a.Excluded) > 0 {
+		fmt.Fprintf(w, "\nExcluded: ")
+		var ex []string
+		for _, c := range a.Excluded {
+			ex = append(ex, c.Name+" ("+c.Excluded+")")
+		}
+		fmt.Fprintf(w, "%s.\n", strings.Join(ex, "; "))
+	}
+	fmt.Fprintf(w, "\nHow far to trust it: %s\n", strings.Join(a.Trust, " "))
+	return nil
+}

@@ -1,0 +1,341 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"persistlab/advise"
+	"persistlab/internal/proc"
+	"persistlab/internal/readfile"
+	"persistlab/report"
+	"persistlab/results"
+	"persistlab/runner"
+	"persistlab/scenario"
+)
+
+// adviseApps are the built-in apps: the scenario whose workload each is.
+var adviseApps = map[string]string{
+	"counter": "cloudrun-sqlite",        // the Go counter, Rails-sized CPU per request
+	"rails":   "cloudrun-sqlite-rails",  // the seed's Rails app under Puma (scripts/setup --for rails)
+	"python":  "cloudrun-sqlite-python", // the Python counter
+}
+
+type adviseFlags struct {
+	app, platform, memory, db, dir, format, profile, candidates string
+	cpus, rate                                                  float64
+	crashes                                                     int
+	budget                                                      time.Duration
+	require                                                     listFlag
+	dryRun                                                      bool
+}
+
+func cmdAdvise(ctx context.Context, args []string) error {
+	fs := newFlags("advise")
+	f := &adviseFlags{}
+	fs.StringVar(&f.app, "app", "counter", "the app: counter (the Go counter with Rails-sized CPU per request), rails (the seed's Rails app), python, or a scenario file whose workload is your app")
+	fs.StringVar(&f.platform, "platform", "cloudrun", "where it runs: cloudrun, or a VM type ("+strings.Join(advise.VMTypes(), ", ")+")")
+	fs.Float64Var(&f.cpus, "cpus", 0, "Cloud Run's vCPUs (default 1)")
+	fs.StringVar(&f.memory, "memory", "", "Cloud Run's memory, like 512MiB (default 512MiB)")
+	fs.Float64Var(&f.rate, "rate", 0, "the request rate to serve, requests/s (required)")
+	fs.StringVar(&f.db, "db-size", "1GiB", "the database's size, for the storage bill and a volume's size")
+	fs.Var(&f.require, "require", `a requirement, like "p95 < 100ms", "lost_acked == 0", "lost_acked <= 1s" (no acknowledged write older than that lost), "usd_per_month < 30" (repeatable)`)
+	fs.DurationVar(&f.budget, "time", 15*time.Minute, "the time the measurements may take: each candidate's cells are sized to fit it")
+	fs.IntVar(&f.crashes, "crashes", advise.DefaultCrashes, "crash runs per candidate: the instance lost at a random moment of load, and what it acknowledged checked")
+	fs.StringVar(&f.dir, "dir", "", "where each candidate's scenarios and results go; a candidate whose scenario is unchanged and whose results are complete there is not run again (default out/advise-APP-RATE)")
+	fs.StringVar(&f.candidates, "candidates", "", "comma-separated candidates to consider (default: every one the platform offers)")
+	fs.StringVar(&f.profile, "profile", "", "a profile persistlab calibrate wrote: its measured figures replace the model's defaults")
+	fs.StringVar(&f.format, "format", "text", "text, markdown or json")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the candidates and the plan, run nothing")
+	positional, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) > 0 {
+		return fmt.Errorf("unexpected argument %q: advise takes flags only (--app, --rate, --require)", positional[0])
+	}
+	if !slices.Contains([]string{"text", "markdown", "json"}, f.format) {
+		return &scenario.FieldError{Field: "--format", Value: f.format, Allowed: "text, markdown or json"}
+	}
+	plan, err := f.plan()
+	if err != nil {
+		return err
+	}
+	if f.dir == "" {
+		f.dir = filepath.Join("out", fmt.Sprintf("advise-%s-%s", safeName(plan.App.Name), strings.ReplaceAll(fmt.Sprint(plan.Rate), ".", "_")))
+	}
+	writeAdvisePlan(os.Stderr, plan, f.dir)
+	if f.dryRun {
+		fmt.Fprintln(os.Stderr, "nothing was run (--dry-run)")
+		return nil
+	}
+	if err := os.MkdirAll(f.dir, 0o755); err != nil {
+		return fmt.Errorf("--dir: %w", err)
+	}
+	ctx, caught, stop := catchSignals(ctx)
+	defer stop()
+	figs := map[string]advise.Figures{}
+	var runErr error
+	for _, c := range plan.Runnable() {
+		steady, steadyFile, err := f.measure(ctx, plan, c, "steady")
+		if err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("%s: %w", c.Name, err))
+		}
+		var crash *results.Results
+		var crashFile string
+		if ctx.Err() == nil {
+			if crash, crashFile, err = f.measure(ctx, plan, c, "crash"); err != nil {
+				runErr = errors.Join(runErr, fmt.Errorf("%s crash runs: %w", c.Name, err))
+			}
+		}
+		figs[c.Name] = plan.Measured(c, steady, steadyFile, crash, crashFile)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	a := plan.Advise(figs, adviseTrust(plan, f.profile))
+	out := terminalSafe(os.Stdout)
+	switch f.format {
+	case "json":
+		err = a.WriteJSON(out)
+	case "markdown":
+		err = a.WriteMarkdown(out)
+	default:
+		err = a.WriteText(out)
+	}
+	if sig := caught(); sig != nil {
+		return fmt.Errorf("interrupted by %v: the ranking above holds only the candidates measured", sig)
+	}
+	if err != nil {
+		return err
+	}
+	if runErr != nil {
+		return fmt.Errorf("a candidate's runs failed (the ranking above marks what they could not tell):\n%w", runErr)
+	}
+	if !a.Met() {
+		return &exitError{code: advise.ExitNoneMeets}
+	}
+	return nil
+}
+
+// plan reads the flags into the advise plan, every input checked before anything runs.
+func (f *adviseFlags) plan() (*advise.Plan, error) {
+	if f.rate == 0 {
+		return nil, &scenario.FieldError{Field: "--rate", Value: "(unset)", Allowed: "the request rate to serve, like --rate 50"}
+	}
+	var memory int64
+	if f.memory != "" {
+		m, err := scenario.ParseSize(f.memory)
+		if err != nil {
+			return nil, &scenario.FieldError{Field: "--memory", Value: f.memory, Allowed: "a size like 512MiB or 2GiB"}
+		}
+		memory = m
+	}
+	if f.platform != "cloudrun" && f.memory == "" && f.cpus == 0 {
+		memory = 0
+	}
+	platform, err := advise.ParsePlatform(f.platform, f.cpus, memory)
+	if err != nil {
+		return nil, err
+	}
+	db, err := scenario.ParseSize(f.db)
+	if err != nil || db <= 0 || db > 64<<40 {
+		return nil, &scenario.FieldError{Field: "--db-size", Value: f.db, Allowed: "a size above 0 and at most 64TiB, like 1GiB"}
+	}
+	app, err := adviseApp(f.app)
+	if err != nil {
+		return nil, err
+	}
+	var reqs []advise.Requirement
+	for _, text := range f.require {
+		r, err := advise.ParseRequirement(text, app.Metrics)
+		if err != nil {
+			return nil, err
+		}
+		reqs = append(reqs, r)
+	}
+	if f.budget <= 0 || f.budget > 24*time.Hour {
+		return nil, &scenario.FieldError{Field: "--time", Value: f.budget.String(), Allowed: "a duration above 0 and at most 24h, like 15m"}
+	}
+	cands := advise.Candidates(app, platform, f.rate, db)
+	if f.candidates != "" {
+		var names []string
+		for _, c := range cands {
+			names = append(names, c.Name)
+		}
+		var chosen []advise.Candidate
+		for _, name := range strings.Split(f.candidates, ",") {
+			i := slices.IndexFunc(cands, func(c advise.Candidate) bool { return c.Name == strings.TrimSpace(name) })
+			if i < 0 {
+				return nil, &scenario.FieldError{Field: "--candidates", Value: name, Allowed: "candidates on " + platform.String() + ": " + strings.Join(names, ", ")}
+			}
+			chosen = append(chosen, cands[i])
+		}
+		cands = chosen
+	}
+	return advise.NewPlan(app, platform, f.rate, db, reqs, f.budget, f.crashes, cands)
+}
+
+// adviseApp is the app under test: a built-in's workload, or a scenario file's.
+func adviseApp(name string) (advise.App, error) {
+	src, builtin := adviseApps[name]
+	if !builtin {
+		if _, err := os.Stat(name); err != nil {
+			return advise.App{}, &scenario.FieldError{Field: "--app", Value: name, Allowed: "counter, rails, python, or a scenario file whose workload is your app (counter or http)"}
+		}
+		src = name
+	}
+	spec, err := scenario.Load(src)
+	if err != nil {
+		return advise.App{}, fmt.Errorf("--app: %w", err)
+	}
+	w := spec.Workload
+	if w.Type != "counter" && w.Type != "http" {
+		return advise.App{}, &scenario.FieldError{Field: "--app", Value: name, Allowed: "an app serving HTTP requests: a scenario whose workload is counter or http, not " + w.Type}
+	}
+	_, keepsSQLite := w.Params["sqlite"]
+	app := advise.App{Name: name, Workload: w, SQLite: w.Type == "counter" || keepsSQLite, Pragmas: w.Type == "counter", Metrics: runner.Known().Metrics[w.Type]}
+	if !builtin {
+		app.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	}
+	return app, nil
+}
+
+// writeAdvisePlan says what advise will run and about how long, before anything runs.
+func writeAdvisePlan(w *os.File, p *advise.Plan, dir string) {
+	fmt.Fprintf(w, "advise: %s at %g requests/s on %s; requirements: ", p.App.Name, p.Rate, p.Platform)
+	var rs []string
+	for _, r := range p.Requirements {
+		rs = append(rs, r.Text)
+	}
+	fmt.Fprintf(w, "%s\n", strings.Join(rs, "; "))
+	var names, excluded []string
+	for _, c := range p.Candidates {
+		if c.Excluded == "" {
+			names = append(names, c.Name)
+		} else {
+			excluded = append(excluded, c.Name)
+		}
+	}
+	fmt.Fprintf(w, "candidates: %s", strings.Join(names, ", "))
+	if len(excluded) > 0 {
+		fmt.Fprintf(w, " (excluded: %s)", strings.Join(excluded, ", "))
+	}
+	fmt.Fprintf(w, "\nplan: per candidate %s of open loop at %g/s and %g/s, then %d crash runs; about %s in all (budget %s); scenarios and results in %s\n",
+		p.Duration, p.Rate, 2*p.Rate, p.Crashes, p.Estimate().Round(time.Minute), p.Budget, dir)
+}
+
+// measure runs one of a candidate's scenarios (steady or crash) into the advise directory, or
+// reuses what an earlier advise run measured there with the same scenario.
+func (f *adviseFlags) measure(ctx context.Context, p *advise.Plan, c advise.Candidate, kind string) (*results.Results, string, error) {
+	var data []byte
+	var err error
+	if kind == "steady" {
+		data, err = p.SteadyYAML(c)
+	} else {
+		data, err = p.CrashYAML(c)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	base := filepath.Join(f.dir, c.Name+"."+kind)
+	yamlPath, outPath := base+".yaml", base+".json"
+	if res := reusable(yamlPath, outPath, data); res != nil {
+		fmt.Fprintf(os.Stderr, "%s %s: measured before with the same scenario (%s): not run again\n", c.Name, kind, outPath)
+		return res, outPath, nil
+	}
+	if err := os.WriteFile(yamlPath, data, 0o644); err != nil {
+		return nil, "", err
+	}
+	fmt.Fprintf(os.Stderr, "%s %s: persistlab run %s\n", c.Name, kind, yamlPath)
+	res, err := runScenarioFile(ctx, yamlPath, outPath, f.profile, p.App.Workload.Dir)
+	return res, outPath, err
+}
+
+// reusable is an earlier advise run's results for the same scenario, complete and without a
+// failed cell; nil otherwise.
+func reusable(yamlPath, outPath string, want []byte) *results.Results {
+	had, err := readfile.Regular(yamlPath, scenario.MaxScenarioBytes)
+	if err != nil || !bytes.Equal(had, want) {
+		return nil
+	}
+	res, err := results.Load(outPath)
+	if err != nil || res.Error != "" {
+		return nil
+	}
+	if failed, _ := report.Verdict(res); failed > 0 {
+		return nil
+	}
+	if res.Scenario == nil || (res.Scenario.Crash == nil && len(res.Aggregates) == 0) || (res.Scenario.Crash != nil && len(res.CrashSummaries) == 0) {
+		return nil
+	}
+	return res
+}
+
+// runScenarioFile runs a scenario file as persistlab run does (its own work directory, the
+// processes it starts recorded and stopped), into out, and shows only the progress line.
+func runScenarioFile(ctx context.Context, path, out, profilePath, workloadDir string) (*results.Results, error) {
+	_, f := newRunFlags()
+	f.scenario, f.out, f.force, f.profile, f.workloadDir = path, out, true, profilePath, workloadDir
+	c := &runCmd{f: f}
+	if err := c.makePlans(); err != nil {
+		return nil, err
+	}
+	release, err := c.claimOutputs()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	lock, err := c.lockWorkDir()
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	proc.NotifyStarts(lock.Record)
+	defer proc.NotifyStarts(nil)
+	c.progress, c.progressWidth = progressTo(os.Stderr)
+	res, runErr := runner.RunPlan(ctx, c.plan, c.options(c.outPath, c.dir, ""))
+	failed := 0
+	if res != nil {
+		failed, _ = report.Verdict(res)
+	}
+	c.leaveWorkDir(lock, failed > 0)
+	if runErr == nil && failed > 0 {
+		runErr = fmt.Errorf("%d cell(s) failed: persistlab report %s", failed, report.ShellWord(c.outPath))
+	}
+	if runErr != nil && errors.Is(runErr, fs.ErrNotExist) {
+		return res, fmt.Errorf("%w (persistlab run %s shows it whole)", runErr, path)
+	}
+	return res, runErr
+}
+
+// adviseTrust says how far to trust the answer: where each kind of figure comes from.
+func adviseTrust(p *advise.Plan, profilePath string) []string {
+	out := []string{
+		"latency and CPU are this machine's: the app's CPU per request runs on this machine's CPU, not the target's (seed 000's Cloud Run instance took about 3.7 times as long per request as this lab: docs/fidelity.md); ratios between candidates carry over better than absolute levels",
+	}
+	if profilePath != "" {
+		out = append(out, "the bucket's and volumes' figures the profile "+profilePath+" measured replace the model's (persistlab lab model --profile "+profilePath+" lists them)")
+	} else {
+		out = append(out, "the bucket's latencies are the lab's assumptions (GCS publishes none); persistlab calibrate bucket measures yours, and --profile uses it")
+	}
+	out = append(out,
+		"volumes follow the providers' published IOPS, throughput and burst rules; prices are list prices with their dated sources in persistlab lab model prices",
+		fmt.Sprintf("each candidate's loss rests on %d crashes at random moments: none lost in %d says a loss is rare, not impossible", p.Crashes, p.Crashes),
+		fmt.Sprintf("the database is not filled to %s: its size prices storage and sizes volumes only", sizeWords(p.DBBytes)))
+	return out
+}
+
+func sizeWords(b int64) string {
+	if b >= 1<<30 {
+		return fmt.Sprintf("%g GiB", float64(b)/(1<<30))
+	}
+	return fmt.Sprintf("%g MiB", float64(b)/(1<<20))
+}
