@@ -22,6 +22,11 @@ const (
 	srcR2         = `Cloudflare R2 pricing, https://developers.cloudflare.com/r2/pricing/ (its source, cloudflare/cloudflare-docs src/content/docs/r2/pricing.mdx at commit 07ec87d, read 2026-11-28): Standard storage "$0.015 / GB-month", Class A "$4.50 / million requests", Class B "$0.36 / million requests", Egress "Free"; DeleteObject among the "Free operations"; its free tier (10 GB-month, 1 and 10 million operations) not subtracted`
 	srcGCPEgress  = `Cloud Storage pricing examples, https://cloud.google.com/storage/pricing-examples (stored copy, read 2026-11-28): "1 GB outbound data transfer * $0.12 per GB" to the Americas and EMEA; Cloud Run's pricing page: internet egress "charged at Google Cloud networking pricing", "no charge for data transfer to Google Cloud resources in the same region"; the first tier (discounts above 1 TiB a month not modelled; Cloud Run's free 1 GiB in North America not subtracted)`
 	srcAWSEgress  = `Amazon S3 pricing, https://aws.amazon.com/s3/pricing, data transfer out to the internet, up to 10 TB a month: $0.09 per GB after the first 100 GB a month, which are free across AWS (not subtracted). The page renders by script: as quoted by stored guides of May-June 2026 (usage.ai, egresscost.com), read 2026-11-28; not read on the page itself`
+	srcRun        = `Cloud Run pricing, https://cloud.google.com/run/pricing, Tier 1 regions (stored copies, read 2026-11-28)`
+	srcRunRequest = srcRun + `: "Pricing for services with CPU only allocated during request processing" (request-based billing): "$0.00002400 / vCPU-second beyond free tier". The copies cut off before memory and requests: $0.0000025 per GiB-second and $0.40 per million requests as quoted from the page by stored guides (cloudchipr.com 2025, cloudwebschool.com) and many public repositories' notes, read 2026-11-28`
+	srcRunInst    = srcRun + `: "Services with CPU always allocated" (instance-based billing): "$0.00001800 / vCPU-second beyond free tier". The copy cuts off before memory: $0.00000200 per GiB-second as quoted from the page in public repositories' notes of 2024-2026, read 2026-11-28`
+	srcRunRound   = srcRun + `: "Cloud Run charges you only for the resources you use, rounded up to the nearest 100 millisecond"; Cloud Monitoring's run.googleapis.com/container/billable_instance_time (its description as copied in public repositories, read 2026-11-28): "billable time occurs when the container instance is starting or at least one request is being processed. Billable time is rounded up to the nearest 100 milliseconds", "a single request lasting 30ms ... is rounded up to 100ms"`
+	srcRunFree    = srcRun + `: request-based "First 180,000 vCPU-seconds free per month", "First 360,000 GiB-seconds free per month", "2 million requests free per month"; instance-based "Free: First 24..." (the copy is cut there): 240,000 vCPU-seconds and 450,000 GiB-seconds as quoted in public repositories' notes and a stored guide (unanswered.io), read 2026-11-28; "The free tier is applied as a spending based discount using Tier 1 pricing"`
 )
 
 // Figures is the price lists' table.
@@ -45,7 +50,8 @@ func Figures() []provenance.Figure {
 	return figs
 }
 
-// billFigures are the figures of the whole bill beyond operations: storage, egress and R2.
+// billFigures are the figures of the whole bill (bill.go, cloudrun.go): storage, egress, R2 and
+// Cloud Run.
 func billFigures() []provenance.Figure {
 	var figs []provenance.Figure
 	pub := func(name, goName, value, source, moves string) {
@@ -55,6 +61,7 @@ func billFigures() []provenance.Figure {
 	perGiB := func(v float64) string { return usd(v) + " per GiB" }
 	perMillion := func(per1000 float64) string { return usd(per1000*1000) + " per million" }
 	const bucketMoves = "a bill's bucket lines (cost.Usage.Bill): what advise charges a candidate that keeps its data in that bucket"
+	const runMoves = "a bill's Cloud Run lines (cost.Usage.Bill): what advise charges every Cloud Run candidate, and which billing mode is cheaper (CloudRunBreakEven)"
 
 	pub("GCS Standard storage price", "GCSStoragePerGiBMonthUSD", perGiBMonth(GCSStoragePerGiBMonthUSD), srcGCSStorage, bucketMoves)
 	pub("S3 Standard storage price", "S3StoragePerGiBMonthUSD", perGiBMonth(S3StoragePerGiBMonthUSD), srcS3Storage, bucketMoves)
@@ -66,10 +73,29 @@ func billFigures() []provenance.Figure {
 		"a bill's egress lines leaving Google's network (an app on Cloud Run writing to S3 or R2); none within a region")
 	pub("AWS internet egress price", "AWSInternetEgressPerGiBUSD", perGiB(AWSInternetEgressPerGiBUSD), srcAWSEgress,
 		"a bill's egress lines leaving AWS's network (reading an S3 bucket from Cloud Run); none within a region")
+	pub("bucket deletes", "Usage{}.DeletesPerS", "free on GCS, S3 and R2", srcR2+`; GCS: delete is a free operation ("Operations by class", https://cloud.google.com/storage/pricing, as recorded 2026-11-22); S3: DELETE requests are free (its pricing page, as quoted by stored guides, read 2026-11-28)`,
+		"nothing: a bill lists the deletes it counts at $0, so the model says they are free")
 	figs = append(figs, provenance.Figure{Name: "billed gigabyte", Go: "GiB", Value: grouped(GiB) + " bytes (a GiB)", Kind: provenance.Assumed,
 		Source: `Google bills storage and network in binary GB ("1 GB = 2^30 bytes", the Cloud Storage pricing page as archived 2015) and Cloud Run memory in GiB-seconds ("running a 1 gibibyte instance for 1 second", its pricing page); AWS's and Cloudflare's GB read alike (AWS bills EBS and S3 GB-months of 2^30 bytes; Cloudflare's page does not say)`,
 		Moves:  "storage and egress lines: R2's by at most 7% should Cloudflare's GB be 10^9 bytes"})
 
+	perSecond := func(v float64, unit string) string { return usd(v) + " per " + unit }
+	pub("Cloud Run vCPU price, request-based", "CloudRunRequestVCPUSecondUSD", perSecond(CloudRunRequestVCPUSecondUSD, "vCPU-second"), srcRunRequest, runMoves)
+	pub("Cloud Run memory price, request-based", "CloudRunRequestGiBSecondUSD", perSecond(CloudRunRequestGiBSecondUSD, "GiB-second"), srcRunRequest, runMoves)
+	pub("Cloud Run request price", "CloudRunPerMillionRequestsUSD", usd(CloudRunPerMillionRequestsUSD)+" per million requests", srcRunRequest, runMoves+"; request-based billing only")
+	pub("Cloud Run vCPU price, instance-based", "CloudRunInstanceVCPUSecondUSD", perSecond(CloudRunInstanceVCPUSecondUSD, "vCPU-second"), srcRunInst, runMoves)
+	pub("Cloud Run memory price, instance-based", "CloudRunInstanceGiBSecondUSD", perSecond(CloudRunInstanceGiBSecondUSD, "GiB-second"), srcRunInst, runMoves)
+	pub("Cloud Run billable-time rounding", "CloudRunRoundSeconds", fmt.Sprintf("up to the next %g s", CloudRunRoundSeconds), srcRunRound,
+		"request-based bills for short requests at low rates: a request alone is billed as one step however short")
+	figs = append(figs, provenance.Figure{Name: "Cloud Run rounding, per busy spell", Go: "Usage.billedShare",
+		Value: "each spell of an instance's busy time rounded up; spells per second the request rate times the idle share, unless measured", Kind: provenance.Assumed,
+		Source: "Google says billable time is rounded up, not whether spells closer than one step merge; rounding each spell is the reading that bills most. Spells per second are what Poisson arrivals give (an arrival that finds the instance idle starts one), unless the caller measured them (Usage.BusySpellsPerS)",
+		Moves:  "request-based Cloud Run lines at low rates of short requests, where the rounding outweighs the busy time"})
+	free := fmt.Sprintf("request-based: %s vCPU-seconds, %s GiB-seconds, %s requests; instance-based: %s vCPU-seconds, %s GiB-seconds",
+		grouped(CloudRunFreeRequestVCPUSeconds), grouped(CloudRunFreeRequestGiBSeconds), grouped(CloudRunFreeRequests),
+		grouped(CloudRunFreeInstanceVCPUSeconds), grouped(CloudRunFreeInstanceGiBSeconds))
+	pub("Cloud Run free tier a month", "CloudRunFreeRequestVCPUSeconds, CloudRunFreeRequestGiBSeconds, CloudRunFreeRequests, CloudRunFreeInstanceVCPUSeconds, CloudRunFreeInstanceGiBSeconds",
+		free, srcRunFree, "nothing unless a bill asks (Usage.CloudRunFreeTier): the allowance is the billing account's, shared by all its services and projects, so one candidate's bill cannot know what is left of it")
 	return figs
 }
 
