@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"persistlab/cost"
 	"persistlab/lab/volume"
 	"persistlab/scenario"
 )
@@ -75,7 +76,7 @@ func figures(p95, p95Double, lost float64, crashes int, usd float64) Figures {
 		AtDouble: map[string]float64{"p95_ms": p95Double},
 		Crash:    map[string]float64{MetricLostAcked: lost, MetricLostWindow: lost * 50},
 		Crashes:  crashes,
-		Bill:     []Line{{Item: "all", USDPerMonth: usd}},
+		Bill:     []cost.Line{{Item: "all", USDPerMonth: usd}},
 		Priced:   true,
 	}
 }
@@ -266,7 +267,20 @@ func TestNewPlanRefusesWhatCannotRunBeforeAnythingRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pl.Duration < MinDuration || pl.Estimate() > pl.Budget {
-		t.Errorf("cells of %s, estimate %s: want at least %s each, within the budget %s", pl.Duration, pl.Estimate(), MinDuration, pl.Budget)
+	if pl.Duration < pl.MinCell() || float64(pl.Duration)*pl.Rate < MinRequests*float64(time.Second) || pl.Estimate() > pl.Budget {
+		t.Errorf("cells of %s, estimate %s: want at least %s (%d requests at %g/s) each, within the budget %s", pl.Duration, pl.Estimate(), pl.MinCell(), MinRequests, pl.Rate, pl.Budget)
+	}
+}
+
+func TestAdviceWithAnUnboundedShortfallIsValidJSON(t *testing.T) {
+	p := &Plan{App: App{Name: "counter"}, Platform: Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}, Rate: 50,
+		Requirements: mustRequire(t, "lost_acked == 0"), Candidates: fakeCandidates, Crashes: 3, Duration: 30 * time.Second}
+	a := p.Advise(map[string]Figures{"local": figures(5, 9, 400, 3, 10)}, nil)
+	var b strings.Builder
+	if err := a.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"by": null`) {
+		t.Errorf("a shortfall against a bound of 0 is not null in JSON:\n%s", b.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"persistlab/cost"
 	"persistlab/report"
 	"persistlab/results"
 )
@@ -69,20 +70,29 @@ func (p *Plan) Measured(c Candidate, steady *results.Results, steadyFile string,
 // under the rate even when it keeps up.
 const MinServedShare = 0.95
 
-// bill is the candidate's monthly bill from what it measured at the rate; priced is false where a
-// line cannot be told.
-func (p *Plan) bill(c Candidate, atRate *results.Aggregate) (lines []Line, priced bool, notes []string) {
+// bill is the candidate's monthly bill from what it measured at the rate: the platform, the
+// bucket's operations and storage, the volume; priced is false where a line cannot be told.
+func (p *Plan) bill(c Candidate, atRate *results.Aggregate) (lines []cost.Line, priced bool, notes []string) {
 	priced = true
+	u := cost.Usage{}
+	if p.Platform.Kind == "cloudrun" {
+		// One instance always on: a single SQLite writer must stay up (scaling to zero throws the
+		// instance's disk away), and Litestream replicates between requests, which request-based
+		// billing's CPU throttling would stall.
+		u.Billing, u.Instances = cost.InstanceBased, 1
+		u.VCPUs, u.GiB, u.RequestsPerS = p.Platform.CPUs, float64(p.Platform.Memory)/(1<<30), p.Rate
+	}
 	if c.Volume != nil {
 		usd, how := c.Volume.MonthlyUSD()
-		lines = append(lines, Line{Item: "volume", USDPerMonth: usd, How: how})
+		u.Priced = append(u.Priced, cost.Line{Item: "volume " + c.Volume.Type, USDPerMonth: usd, How: how, Source: "persistlab lab model volume"})
 	}
 	if c.Backend == "gcsfuse" || c.Backend == "litestream" {
+		u.Bucket, u.StoredBytes = "GCS", float64(p.DBBytes)
 		switch {
 		case atRate == nil:
 			priced = false
 			notes = append(notes, "no steady run at the rate: the bucket's operations are not priced")
-		case atRate.Bucket == nil || atRate.Bucket.TooFewToPrice || len(atRate.Bucket.Costs) == 0:
+		case atRate.Bucket == nil || atRate.Bucket.TooFewToPrice:
 			priced = false
 			ops := 0.0
 			if atRate.Bucket != nil {
@@ -90,10 +100,12 @@ func (p *Plan) bill(c Candidate, atRate *results.Aggregate) (lines []Line, price
 			}
 			notes = append(notes, fmt.Sprintf("the run at the rate counted %.0f bucket operations, too few to price (at least %d): a longer --time prices them", ops, report.MinPricedOps))
 		default:
-			cost := atRate.Bucket.Costs[0] // the first price list: GCS
-			lines = append(lines, Line{Item: "bucket operations", USDPerMonth: cost.USDPerMonth,
-				How: fmt.Sprintf("%.3g class A and %.3g class B operations/s at %s list prices, for a month", atRate.Bucket.ClassAPerS, atRate.Bucket.ClassBPerS, cost.Prices)})
+			u.ClassAPerS, u.ClassBPerS = atRate.Bucket.ClassAPerS, atRate.Bucket.ClassBPerS
 		}
 	}
-	return lines, priced, notes
+	b, err := u.Bill()
+	if err != nil {
+		return nil, false, append(notes, "the bill: "+err.Error())
+	}
+	return b.Lines, priced, notes
 }

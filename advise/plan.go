@@ -36,7 +36,10 @@ const (
 	CellStartup    = 5 * time.Second  // start the backend and the app, stop them
 	CandidateSetup = 10 * time.Second // the lab's ceiling probe, the crash run's backend
 	CrashRecovery  = 5 * time.Second  // recover after a crash and check
-	MinDuration    = 10 * time.Second // a steady cell shorter than this tells p95 from a few hundred requests
+	// MinRequests is the fewest requests a steady cell at the rate holds: p95 from 200 rests on its
+	// 10 slowest. MinDuration bounds a cell below whatever the rate.
+	MinRequests = 200
+	MinDuration = 5 * time.Second
 	MaxDuration    = 2 * time.Minute
 	DefaultCrashes = 3
 	MaxCrashes     = 100
@@ -82,14 +85,19 @@ func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requiremen
 	per := budget / time.Duration(n)
 	fixed := CandidateSetup + 3*CellStartup + 2*Warmup + time.Duration(pl.Crashes)*(CrashAfterFrom+CrashRecovery)
 	d := (per - fixed) / time.Duration(2+pl.Crashes/2+pl.Crashes%2)
-	if d < MinDuration {
-		least := time.Duration(n) * (fixed + time.Duration(2+pl.Crashes/2+pl.Crashes%2)*MinDuration)
+	if least := pl.MinCell(); d < least {
+		need := time.Duration(n) * (fixed + time.Duration(2+pl.Crashes/2+pl.Crashes%2)*least)
 		return nil, &scenario.FieldError{Field: "--time", Value: budget.String(), Allowed: fmt.Sprintf(
-			"at least %s for steady cells of %s and %d crash runs per candidate (%d candidates); or fewer candidates with --candidates, fewer crash runs with --crashes",
-			(least + time.Minute - 1).Truncate(time.Minute), MinDuration, pl.Crashes, n)}
+			"at least %s for steady cells of %s (%d requests at %s/s) and %d crash runs per candidate (%d candidates); or fewer candidates with --candidates, fewer crash runs with --crashes",
+			(need + time.Minute - 1).Truncate(time.Minute), least, MinRequests, rateText(rate), pl.Crashes, n)}
 	}
 	pl.Duration = min(d, MaxDuration).Truncate(time.Second)
 	return pl, nil
+}
+
+// MinCell is the shortest steady cell the plan allows: MinRequests at the rate, and MinDuration.
+func (p *Plan) MinCell() time.Duration {
+	return max(MinDuration, time.Duration(math.Ceil(MinRequests/p.Rate))*time.Second)
 }
 
 // Runnable are the candidates not excluded.

@@ -2,9 +2,12 @@ package advise
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
+
+	"persistlab/cost"
 )
 
 // Figures are what a candidate's runs measured, each with where it comes from.
@@ -17,18 +20,11 @@ type Figures struct {
 	Crashes int                `json:"crashes"`
 	// Bill is the monthly bill, line by line; Priced is false where a line cannot be told (too few
 	// bucket operations counted to price them).
-	Bill     []Line   `json:"bill,omitempty"`
+	Bill     []cost.Line `json:"bill,omitempty"`
 	Priced   bool     `json:"priced"`
 	Evidence []string `json:"evidence,omitempty"` // results file and row of each figure
 	// Notes are what the figures cannot support or what bounds them (a row bound by this machine).
 	Notes []string `json:"notes,omitempty"`
-}
-
-// Line is one line of a bill.
-type Line struct {
-	Item        string  `json:"item"`
-	USDPerMonth float64 `json:"usd_per_month"`
-	How         string  `json:"how"`
 }
 
 // USD is the bill's total.
@@ -62,8 +58,21 @@ type Shortfall struct {
 	Value       float64 `json:"value"`
 	Text        string  `json:"text"` // "p95_ms 130 ms (wants < 100ms)"
 	// By is how far the figure is from the bound, as a share of the bound (0.3: 30% over); +Inf
-	// where the bound is 0.
-	By float64 `json:"by"`
+	// where the bound is 0 (JSON: null).
+	By float64 `json:"-"`
+}
+
+// MarshalJSON writes By as a number, or null where it is unbounded.
+func (s Shortfall) MarshalJSON() ([]byte, error) {
+	type plain Shortfall
+	var by *float64
+	if !math.IsInf(s.By, 0) && !math.IsNaN(s.By) {
+		by = &s.By
+	}
+	return json.Marshal(struct {
+		plain
+		By *float64 `json:"by"`
+	}{plain(s), by})
 }
 
 // Verdict is a candidate judged by every requirement.

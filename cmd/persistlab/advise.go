@@ -329,8 +329,17 @@ func adviseTrust(p *advise.Plan, profilePath string) []string {
 	out = append(out,
 		"volumes follow the providers' published IOPS, throughput and burst rules; prices are list prices with their dated sources in persistlab lab model prices",
 		fmt.Sprintf("each candidate's loss rests on %d crashes at random moments: none lost in %d says a loss is rare, not impossible", p.Crashes, p.Crashes),
+		platformBill(p),
 		fmt.Sprintf("the database is not filled to %s: its size prices storage and sizes volumes only", sizeWords(p.DBBytes)))
 	return out
+}
+
+// platformBill says what the bill assumes of the platform.
+func platformBill(p *advise.Plan) string {
+	if p.Platform.Kind == "cloudrun" {
+		return "the bill assumes one Cloud Run instance always on, billed instance-based (a single SQLite writer must stay up; Litestream replicates between requests), before the free tier; the bucket's storage is the database's size, Litestream's at least that"
+	}
+	return "the bill leaves out the VM itself, the same for every candidate; the bucket's storage is the database's size, Litestream's at least that"
 }
 
 func sizeWords(b int64) string {

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"persistlab/advise"
+)
+
+// TestAdviseRanksMeasuredCandidatesAndReusesThem runs a short advise on a GCE VM: the instance's
+// disk and Litestream at 60 s lose acknowledged writes in a crash, SQLite fsyncing every commit on
+// a Persistent Disk loses none, so "lost_acked == 0" leaves the disk alone; run again in the same
+// directory, nothing is run again; a budget below the disk's price meets nothing and exits 4.
+func TestAdviseRanksMeasuredCandidatesAndReusesThem(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "advise")
+	disk := "pd-ssd-10g-sync-full"
+	args := []string{"advise", "--platform", "n1-standard-2", "--rate", "20", "--candidates", "local,litestream-60s," + disk,
+		"--require", "lost_acked == 0", "--time", "4m", "--crashes", "1", "--dir", dir, "--format", "json"}
+	stdout, stderr, err := persistlab(t, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	var a advise.Advice
+	if err := json.Unmarshal([]byte(stdout), &a); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if len(a.Ranked) != 3 || a.Ranked[0].Candidate.Name != disk || !a.Ranked[0].Meets {
+		t.Fatalf("ranked %+v: want %s first, meeting lost_acked == 0", a.Ranked, disk)
+	}
+	for _, v := range a.Ranked[1:] {
+		lost := v.Figures.Crash[advise.MetricLostAcked]
+		if v.Meets || v.Figures.Crashes != 1 || lost < 1 {
+			t.Errorf("%s: meets %v after %d crashes losing %g: want it to lose acknowledged writes", v.Candidate.Name, v.Meets, v.Figures.Crashes, lost)
+		}
+	}
+	if !strings.HasPrefix(a.Answer, disk+" meets every requirement") {
+		t.Errorf("answer %q: want it to open with %s", a.Answer, disk)
+	}
+	// Every figure names its evidence, a results file in the advise directory.
+	for _, v := range a.Ranked {
+		if len(v.Figures.Evidence) != 3 {
+			t.Errorf("%s: evidence %v, want the two steady rows and the crash row", v.Candidate.Name, v.Figures.Evidence)
+		}
+	}
+
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 6 {
+		t.Fatalf("results files %v: want a steady and a crash file per candidate", files)
+	}
+	modified := map[string]time.Time{}
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		modified[f] = st.ModTime()
+	}
+	budget := append(args[:len(args)-2:len(args)-2], "--require", "usd_per_month < 0.01", "--format", "text")
+	stdout, stderr, err = persistlab(t, budget...)
+	if code := exitCode(err); code != advise.ExitNoneMeets {
+		t.Fatalf("a budget of a cent: exit %d (%v), want %d\n%s\n%s", code, err, advise.ExitNoneMeets, stdout, stderr)
+	}
+	if got := strings.Count(stderr, "not run again"); got != 6 {
+		t.Errorf("%d of 6 scenarios reused:\n%s", got, stderr)
+	}
+	for f, was := range modified {
+		if st, err := os.Stat(f); err != nil || !st.ModTime().Equal(was) {
+			t.Errorf("%s was written again", f)
+		}
+	}
+	if !strings.Contains(stdout, "answer: no candidate meets every requirement") {
+		t.Errorf("the answer does not say none meets:\n%s", stdout)
+	}
+}
+
+// TestAdviseRefusesBadInputBeforeAnythingRuns: an unknown requirement metric, a rate the platform
+// cannot serve, a budget too small for one cell per candidate.
+func TestAdviseRefusesBadInputBeforeAnythingRuns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "advise")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--rate", "20", "--require", "p42 < 1ms"}, []string{"--require", "p42 < 1ms", "p95", "lost_acked"}},
+		{[]string{"--rate", "500", "--require", "p95 < 1s"}, []string{"--rate", "500", "at most 213 requests/s"}},
+		{[]string{"--rate", "20", "--require", "p95 < 1s", "--time", "1m"}, []string{"--time", "1m0s", "at least"}},
+		{[]string{"--rate", "20", "--require", "p95 < 1s", "--platform", "m5.large"}, []string{"--platform", "m5.large", "cloudrun", "n1-standard-2"}},
+		{[]string{"--rate", "20"}, []string{"--require", "at least one requirement"}},
+	} {
+		stdout, stderr, err := persistlab(t, append([]string{"advise", "--dir", dir}, c.args...)...)
+		if exitCode(err) != 1 {
+			t.Errorf("%v: exit %d, want 1\n%s%s", c.args, exitCode(err), stdout, stderr)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: the error does not name %q:\n%s", c.args, w, stderr)
+			}
+		}
+		if _, err := os.Stat(dir); err == nil {
+			t.Fatalf("%v: the advise directory was made before the input was checked", c.args)
+		}
+	}
+}
