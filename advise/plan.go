@@ -38,8 +38,8 @@ const (
 	CrashRecovery  = 5 * time.Second  // recover after a crash and check
 	// MinRequests is the fewest requests a steady cell at the rate holds: p95 from 200 rests on its
 	// 10 slowest. MinDuration bounds a cell below whatever the rate.
-	MinRequests = 200
-	MinDuration = 5 * time.Second
+	MinRequests    = 200
+	MinDuration    = 5 * time.Second
 	MaxDuration    = 2 * time.Minute
 	DefaultCrashes = 3
 	MaxCrashes     = 100

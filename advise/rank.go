@@ -21,8 +21,8 @@ type Figures struct {
 	// Bill is the monthly bill, line by line; Priced is false where a line cannot be told (too few
 	// bucket operations counted to price them).
 	Bill     []cost.Line `json:"bill,omitempty"`
-	Priced   bool     `json:"priced"`
-	Evidence []string `json:"evidence,omitempty"` // results file and row of each figure
+	Priced   bool        `json:"priced"`
+	Evidence []string    `json:"evidence,omitempty"` // results file and row of each figure
 	// Notes are what the figures cannot support or what bounds them (a row bound by this machine).
 	Notes []string `json:"notes,omitempty"`
 }
