@@ -2,7 +2,7 @@
 // user's own target, each replacing one model default of a run (run --profile, a scenario's
 // profile:), and the probe points it held out to show how far the fitted model predicts.
 //
-// A profile has a kind (bucket; later volume, instance): the model package of that kind
+// A profile has a kind (bucket, volume; later instance): the model package of that kind
 // registers which options its figures may set and how they are checked together, so this package
 // links no model.
 package profile
@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -42,11 +43,15 @@ type Profile struct {
 	// model keeps its default for them, and the profile says why.
 	NotFitted []NotFitted `yaml:"not_fitted,omitempty" json:"not_fitted,omitempty"`
 	HeldOut   []HeldOut   `yaml:"held_out" json:"held_out"`
+	// AppliesTo are option values an entry must hold for the figures to apply to it (a volume
+	// profile's calibrated type: a gp3's latency says nothing of a pd-ssd); empty: every entry
+	// that runs the model.
+	AppliesTo map[string]string `yaml:"applies_to,omitempty" json:"applies_to,omitempty"`
 }
 
 // Measured says what was measured, from where, when, and with which persistlab.
 type Measured struct {
-	Target  string  `yaml:"target" json:"target"` // an endpoint's host and bucket: never credentials
+	Target  string  `yaml:"target" json:"target"` // as the kind names it (Kind.Target): never credentials
 	Machine Machine `yaml:"machine" json:"machine"`
 	When    string  `yaml:"when" json:"when"` // RFC 3339
 	Commit  string  `yaml:"persistlab_commit" json:"persistlab_commit"`
@@ -95,6 +100,16 @@ type Kind struct {
 	Options []param.Param
 	// Check checks the figures as one set of options (a p99 below its median); nil: none.
 	Check func(opts map[string]string) error
+	// Target says what measured.target holds, for errors, and ValidTarget checks it; unset: an
+	// endpoint's host and a bucket.
+	Target      string
+	ValidTarget func(string) bool
+	// Selectors are the options applies_to may name.
+	Selectors []param.Param
+	// Fits checks one backend entry's options as a whole: a figure whose addition makes them
+	// invalid (an IOPS below the minimum the entry's type provisions) is declined by that entry,
+	// with the error as the reason. nil: every figure fits every entry.
+	Fits func(opts map[string]string) error
 }
 
 var (
@@ -197,8 +212,12 @@ func (p *Profile) Check(source string) error {
 		return fail("kind", p.Kind, "one of "+strings.Join(KindNames(), ", "))
 	}
 	m := p.Measured
-	if !validTarget(m.Target) {
-		return fail("measured.target", m.Target, "the endpoint's host and the bucket, like storage.googleapis.com/my-bucket (no user, password, query or spaces)")
+	validT, targetText := validTarget, "the endpoint's host and the bucket, like storage.googleapis.com/my-bucket (no user, password, query or spaces)"
+	if kind.ValidTarget != nil {
+		validT, targetText = kind.ValidTarget, kind.Target
+	}
+	if !validT(m.Target) || !validText(m.Target, maxName) {
+		return fail("measured.target", m.Target, targetText)
 	}
 	for field, v := range map[string]string{"measured.machine.hostname": m.Machine.Hostname, "measured.machine.cpu": m.Machine.CPU,
 		"measured.machine.kernel": m.Machine.Kernel, "measured.persistlab_commit": m.Commit} {
@@ -242,6 +261,20 @@ func (p *Profile) Check(source string) error {
 		}
 		if !validText(n.Why, maxHow) {
 			return fail(at+".why", n.Why, fmt.Sprintf("why, in 1 to %d printable characters", maxHow))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.AppliesTo)) {
+		at, v := "applies_to."+name, p.AppliesTo[name]
+		sel, ok := param.Find(kind.Selectors, name)
+		if !ok {
+			allowed := "no applies_to: a " + p.Kind + " profile applies to every entry that runs its model"
+			if len(kind.Selectors) > 0 {
+				allowed = "one of " + strings.Join(param.Names(kind.Selectors), ", ")
+			}
+			return fail(at, name, allowed)
+		}
+		if sel.Check(at, v) != nil || v == "" {
+			return fail(at, v, sel.Accepts())
 		}
 	}
 	for i, h := range p.HeldOut {
@@ -335,9 +368,16 @@ func (p *Profile) Provenance(path string) (map[string]provenance.Figure, error) 
 	if !ok {
 		return nil, fmt.Errorf("profile %s: model %q is not registered", path, kind.Model)
 	}
+	// The model's own figure of each option, before a named variant's; of the type the profile
+	// applies to, where figures are per type (a pd-ssd's service time, not an SSD's).
+	typ := p.AppliesTo["type"]
 	base := map[string]provenance.Figure{}
 	for _, f := range model.Figures() {
-		if _, seen := base[f.Option]; f.Option != "" && !seen { // the model's own figure, before a named variant's
+		if f.Option == "" {
+			continue
+		}
+		b, seen := base[f.Option]
+		if !seen || (typ != "" && !slices.Contains(b.Types, typ) && slices.Contains(f.Types, typ)) {
 			base[f.Option] = f
 		}
 	}
@@ -372,8 +412,32 @@ type EntryUse struct {
 	Took  []string `json:"took,omitempty"` // options set from the profile
 	// Kept are the options the entry sets itself: its own value wins over the profile's.
 	Kept []string `json:"kept,omitempty"`
-	// Skipped says why the entry took none (it runs no model of the profile's kind).
+	// Skipped says why the entry took none (it runs no model of the profile's kind, or not the
+	// one the profile applies to).
 	Skipped string `json:"skipped,omitempty"`
+	// Declined are the figures the entry could not take (a value its volume type does not
+	// provision): it runs with its own model's figure for them.
+	Declined []Declined `json:"declined,omitempty"`
+}
+
+// Declined is a figure an entry could not take, and why.
+type Declined struct {
+	Option string `json:"option"`
+	Why    string `json:"why"`
+}
+
+// Mismatch says why an entry with options opts is not one the profile applies to (its
+// applies_to); "" when it is.
+func (p *Profile) Mismatch(opts map[string]string) string {
+	for _, name := range slices.Sorted(maps.Keys(p.AppliesTo)) {
+		if want, got := p.AppliesTo[name], opts[name]; got != want {
+			if got == "" {
+				got = "unset"
+			}
+			return fmt.Sprintf("its %s is %s; the profile measured %s %s and applies to no other", name, got, name, want)
+		}
+	}
+	return ""
 }
 
 // Took says whether entry took option from the profile.

@@ -10,6 +10,7 @@ import (
 
 	"persistlab/internal/provenance"
 	_ "persistlab/lab/bucket" // registers the bucket kind and model
+	_ "persistlab/lab/volume" // registers the volume kind and model
 	"persistlab/profile"
 )
 
@@ -133,5 +134,83 @@ func TestProfileProvenanceIsMeasured(t *testing.T) {
 	u := &profile.Use{Path: "p.yaml", Profile: *sample()}
 	if got := u.Summary(); !strings.Contains(got, "held-out 8 MiB read predicted within 10.0%") || !strings.Contains(got, "storage.googleapis.com/my-bucket") {
 		t.Errorf("summary %q", got)
+	}
+}
+
+// volumeSample is a volume profile of a gp3.
+func volumeSample() *profile.Profile {
+	return &profile.Profile{
+		Schema: profile.Schema, Kind: "volume",
+		Measured: profile.Measured{Target: "vm-1:/mnt/data", When: "2026-11-28T04:00:00Z", Commit: "abc1234",
+			Machine: profile.Machine{Hostname: "vm-1", CPU: "Intel Xeon", Kernel: "Linux 6.1 x86_64"}},
+		Figures: []profile.Figure{
+			{Option: "latency", Value: "650µs", Provenance: "measured", How: "mean of the depth-1 medians"},
+			{Option: "iops", Value: "3950", Provenance: "measured", How: "4 KiB random reads at depth 32"},
+		},
+		NotFitted: []profile.NotFitted{{Option: "throughput", Why: "measured 120 MiB/s, below gp3's 125"}},
+		HeldOut:   []profile.HeldOut{{Point: "4 KiB random reads at depth 8", Unit: "IOPS", Predicted: 3950, Measured: 3800, Error: 150.0 / 3800}},
+		AppliesTo: map[string]string{"type": "gp3"},
+	}
+}
+
+// A volume profile names a machine and a directory as its target, and applies_to only a volume
+// type; an entry of another type is not one it applies to.
+func TestVolumeProfileTargetAndAppliesTo(t *testing.T) {
+	var b bytes.Buffer
+	if err := volumeSample().Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	got, err := profile.Parse(b.Bytes(), "v.yaml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if !reflect.DeepEqual(got, volumeSample()) || !strings.Contains(b.String(), "applies_to:\n  type: gp3") {
+		t.Errorf("read back %+v\n%s", got, b.String())
+	}
+	cases := []struct {
+		field, value string
+		change       func(p *profile.Profile)
+	}{
+		{"measured.target", "storage.googleapis.com/b", func(p *profile.Profile) { p.Measured.Target = "storage.googleapis.com/b" }},
+		{"measured.target", "user@vm:/mnt", func(p *profile.Profile) { p.Measured.Target = "user@vm:/mnt" }},
+		{"measured.target", "vm:relative/dir", func(p *profile.Profile) { p.Measured.Target = "vm:relative/dir" }},
+		{"applies_to.size", "size", func(p *profile.Profile) { p.AppliesTo = map[string]string{"size": "100GiB"} }},
+		{"applies_to.type", "gp9", func(p *profile.Profile) { p.AppliesTo = map[string]string{"type": "gp9"} }},
+		{"figures[0].option", "type", func(p *profile.Profile) { p.Figures[0].Option = "type" }},
+	}
+	for _, c := range cases {
+		p := volumeSample()
+		c.change(p)
+		b.Reset()
+		p.Write(&b)
+		if _, err := profile.Parse(b.Bytes(), "v.yaml"); err == nil || !strings.Contains(err.Error(), c.field+": ") || !strings.Contains(err.Error(), "\""+c.value+"\"") {
+			t.Errorf("%s = %q: %v", c.field, c.value, err)
+		}
+	}
+	p := sample() // a bucket profile takes no applies_to
+	p.AppliesTo = map[string]string{"type": "gp3"}
+	b.Reset()
+	p.Write(&b)
+	if _, err := profile.Parse(b.Bytes(), "p.yaml"); err == nil || !strings.Contains(err.Error(), "applies_to.type") {
+		t.Errorf("a bucket profile with applies_to: %v", err)
+	}
+	v := volumeSample()
+	if why := v.Mismatch(map[string]string{"type": "pd-ssd", "size": "100GiB"}); !strings.Contains(why, "pd-ssd") || !strings.Contains(why, "gp3") {
+		t.Errorf("pd-ssd entry: %q", why)
+	}
+	if why := v.Mismatch(map[string]string{"type": "gp3"}); why != "" {
+		t.Errorf("gp3 entry: %q", why)
+	}
+	// The measured figures stand for the gp3's own: the SSD service time, gp3's IOPS.
+	figs, err := v.Provenance("v.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, i := figs["latency"], figs["iops"]; l.Go != "SSDServiceTime" || l.Value != "650µs" || i.Go != "GP3BaseIOPS" || i.Value != "3950 IOPS" || l.Kind != provenance.Measured {
+		t.Errorf("latency %+v\niops %+v", l, i)
+	}
+	v.AppliesTo = map[string]string{"type": "pd-ssd"}
+	if figs, _ := v.Provenance("v.yaml"); figs["latency"].Go != "PDServiceTime" {
+		t.Errorf("a pd-ssd profile's latency stands for %s", figs["latency"].Go)
 	}
 }

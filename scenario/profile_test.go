@@ -1,9 +1,11 @@
 package scenario
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"persistlab/profile"
@@ -59,5 +61,41 @@ func TestProfilePathIsRelativeToTheScenarioFile(t *testing.T) {
 	s.Profile = "/abs/p.yaml"
 	if got := s.ProfilePath(); got != "/abs/p.yaml" {
 		t.Errorf("absolute profile path %q", got)
+	}
+}
+
+// A kind whose entries check their options as a whole: an entry declines the figure that would
+// make it invalid, keeps its model's own, and takes the rest; an entry of another type than the
+// profile applies to takes nothing; an entry invalid on its own declines nothing.
+func TestApplyProfileDeclinesWhatAnEntryCannotTake(t *testing.T) {
+	profile.RegisterKind(profile.Kind{Name: "test-disk", Model: "test-disk", Fits: func(o map[string]string) error {
+		if o["size"] == "" {
+			return errors.New("option size: want a size")
+		}
+		if v := o["iops"]; v != "" && v < "3000" {
+			return errors.New("option iops " + v + ": want 3000 or more")
+		}
+		return nil
+	}})
+	s := &Spec{Name: "x", Backends: []BackendSpec{
+		{Name: "volume", Options: map[string]string{"type": "gp3", "size": "20GiB"}},
+		{Name: "volume", Label: "ssd", Options: map[string]string{"type": "pd-ssd", "size": "20GiB"}},
+		{Name: "volume", Label: "nosize", Options: map[string]string{"type": "gp3"}},
+	}}
+	p := &profile.Profile{Kind: "test-disk", AppliesTo: map[string]string{"type": "gp3"},
+		Figures: []profile.Figure{{Option: "latency", Value: "2ms"}, {Option: "iops", Value: "2990"}}}
+	use := s.ApplyProfile(p, "p.yaml", func(BackendSpec) (bool, string) { return true, "" })
+	if got := s.Backends[0].Options; got["latency"] != "2ms" || got["iops"] != "" {
+		t.Errorf("gp3 options %v", got)
+	}
+	e := use.Entries[0]
+	if !reflect.DeepEqual(e.Took, []string{"latency"}) || len(e.Declined) != 1 || e.Declined[0].Option != "iops" || !strings.Contains(e.Declined[0].Why, "want 3000") {
+		t.Errorf("gp3 entry %+v", e)
+	}
+	if e := use.Entries[1]; e.Skipped == "" || !strings.Contains(e.Skipped, "pd-ssd") || s.Backends[1].Options["latency"] != "" {
+		t.Errorf("pd-ssd entry %+v, options %v", e, s.Backends[1].Options)
+	}
+	if e := use.Entries[2]; len(e.Declined) != 0 || len(e.Took) != 2 {
+		t.Errorf("an entry invalid on its own: %+v", e)
 	}
 }

@@ -133,9 +133,10 @@ func cmdLabModel(args []string, w io.Writer) error {
 		kind, _ := profile.LookupKind(p.Kind)
 		replaced, done := 0, map[string]bool{}
 		for i, f := range figs {
-			// The model's own figure of the option; a named variant's (model gcsfuse-bench-2024's
-			// read median) is what an entry choosing it would run, and stays listed as it is.
-			if m, ok := measured[f.Option]; ok && f.Model == kind.Model && f.Option != "" && !done[f.Option] {
+			// The row the measured figure stands for (Provenance chose it: the model's own, of
+			// the profile's volume type); a named variant's (model gcsfuse-bench-2024's read
+			// median) is what an entry choosing it would run, and stays listed as it is.
+			if m, ok := measured[f.Option]; ok && f.Model == kind.Model && f.Option != "" && !done[f.Option] && m.Name == f.Name && m.Go == f.Go {
 				figs[i], replaced, done[f.Option] = m, replaced+1, true
 			}
 		}

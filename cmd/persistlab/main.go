@@ -98,6 +98,11 @@ func commands() []command {
 			"persistlab calibrate bucket --bucket my-bucket --key-file key.json --max-usd 0.01",
 			"persistlab calibrate bucket --endpoint http://localhost:4443/storage/v1/ --bucket persistlab   # a lab serve",
 		}},
+		{name: "calibrate volume", args: "--dir DIR [--type T] [--long] [flags]", summary: "measure a mounted volume with fio on one file of its own: a profile for run --profile", run: cmdCalibrateVolume, signals: true, examples: []string{
+			"persistlab calibrate volume --dir /mnt/data --type gp3 --out my-gp3.yaml   # on the EC2 instance the volume is attached to",
+			"persistlab calibrate volume --dir /mnt/disk --type pd-balanced   # on a GCE VM",
+			"persistlab calibrate volume --dir /mnt/gp2 --type gp2 --long --drain-max 45m   # until gp2's burst bucket empties too",
+		}},
 		{name: "lab model", args: "[app|bucket|prices|volume|all] [--markdown] [--profile F]", summary: "each model figure: published, assumed, fitted or measured", run: toStdout(cmdLabModel)},
 		{name: "completion", args: "bash|zsh", summary: "a shell completion script for commands, flags and scenarios", run: toStdout(cmdCompletion), examples: []string{
 			"source <(persistlab completion bash)   # in ~/.bashrc",

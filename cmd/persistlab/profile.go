@@ -74,8 +74,11 @@ func writeProfileUse(w io.Writer, use *profile.Use) {
 		if len(e.Kept) > 0 {
 			fmt.Fprintf(w, "  %s sets %s itself: its own value wins over the profile's\n", e.Entry, strings.Join(e.Kept, ", "))
 		}
+		for _, d := range e.Declined {
+			fmt.Fprintf(w, "  %s cannot take %s %s, so it keeps its model's own: %s\n", e.Entry, d.Option, p.Options()[d.Option], d.Why)
+		}
 	}
-	if len(skipped) > 0 && len(took) > 0 {
+	if len(skipped) > 0 {
 		fmt.Fprintf(w, "  not for %s\n", strings.Join(skipped, "; "))
 	}
 	if h, ok := p.WorstHeldOut(); ok {
