@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"persistlab/advise"
@@ -111,7 +112,11 @@ func cmdAdvise(ctx context.Context, args []string) error {
 		err = a.WriteText(out)
 	}
 	if sig := caught(); sig != nil {
-		return fmt.Errorf("interrupted by %v: the ranking above holds only the candidates measured", sig)
+		code := 130
+		if sig == syscall.SIGTERM {
+			code = 143
+		}
+		return &exitError{code: code, err: fmt.Errorf("interrupted by %v: the ranking above holds only the candidates measured", sig)}
 	}
 	if err != nil {
 		return err

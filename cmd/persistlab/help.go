@@ -47,6 +47,11 @@ const runExitStatuses = `  0  every cell ran and every row met its thresholds
   4  every cell ran, but a row crossed a threshold (thresholds:, --threshold, max_error_rate)
   130, 143  interrupted by SIGINT or SIGTERM; what was measured was kept`
 
+const adviseExitStatuses = `  0  some candidate meets every requirement
+  1  advise could not start (a mistake in a flag, said on standard error), or a candidate's runs failed (the ranking marks what they could not tell)
+  4  every candidate ran, and none meets every requirement
+  130, 143  interrupted by SIGINT or SIGTERM; the ranking holds the candidates measured`
+
 // writeHelp prints c's help: its usage line and summary, its flags, examples and exit statuses.
 // The flags are those c declares when it parses args (up to and with the -h), which it does
 // before anything else.

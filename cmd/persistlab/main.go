@@ -230,9 +230,6 @@ const (
 	exitThreshold   = 4 // every cell ran, but a row crossed a threshold (thresholds:, --threshold, max_error_rate)
 )
 
-// adviseExitStatuses are advise's exit statuses besides 0 (some candidate meets every requirement).
-const adviseExitStatuses = "1 bad input or a candidate's runs failed, 4 no candidate meets every requirement, 130/143 interrupted"
-
 // exitError carries an exit status: 3, 4, or 128 + the signal that interrupted the run.
 type exitError struct {
 	code int
