@@ -284,3 +284,44 @@ func TestAdviceWithAnUnboundedShortfallIsValidJSON(t *testing.T) {
 		t.Errorf("a shortfall against a bound of 0 is not null in JSON:\n%s", b.String())
 	}
 }
+
+func TestThePageOpensWithTheAnswerAndDrawsEveryCandidateWithALatency(t *testing.T) {
+	cands := append([]Candidate{{Name: "<b>odd</b>"}}, fakeCandidates...)
+	figs := map[string]Figures{
+		"local":         figures(5, 9, 400, 3, 10),
+		"gcsfuse":       figures(40, 90, 0, 3, 12),
+		"litestream-1s": figures(50, 60, 12, 3, 13),
+		"<b>odd</b>":    {Crash: map[string]float64{}}, // no latency: not drawn
+	}
+	p := &Plan{App: App{Name: "counter"}, Platform: Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}, Rate: 50,
+		Requirements: mustRequire(t, "p95 < 100ms"), Candidates: cands, Crashes: 3, Duration: 30 * time.Second}
+	a := p.Advise(figs, []string{"a trust line"})
+	var b strings.Builder
+	if err := a.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if i, j := strings.Index(page, a.Answer), strings.Index(page, "<svg"); i < 0 || j < 0 || i > j {
+		t.Errorf("the answer (at %d) does not come before the chart (at %d)", i, j)
+	}
+	if got := strings.Count(page, `r="6"`); got != 3 {
+		t.Errorf("%d points drawn, want the 3 candidates with a latency", got)
+	}
+	frontier := 0
+	for _, v := range a.Ranked {
+		if v.Frontier {
+			if _, ok := v.Figures.AtRate[a.Latency]; ok {
+				frontier++
+			}
+		}
+	}
+	if got := strings.Count(page, `r="10"`); got != frontier {
+		t.Errorf("%d rings, want the %d frontier candidates with a latency", got, frontier)
+	}
+	if strings.Contains(page, "<b>odd</b>") {
+		t.Error("a candidate's name reached the page unescaped")
+	}
+	if strings.Contains(page, "<script") {
+		t.Error("the page holds a script: it should need none")
+	}
+}

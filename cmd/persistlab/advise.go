@@ -31,6 +31,8 @@ var adviseApps = map[string]string{
 
 type adviseFlags struct {
 	app, platform, memory, db, dir, format, profile, candidates string
+	html                                                        string
+	force                                                       bool
 	cpus, rate                                                  float64
 	crashes                                                     int
 	budget                                                      time.Duration
@@ -54,6 +56,8 @@ func cmdAdvise(ctx context.Context, args []string) error {
 	fs.StringVar(&f.candidates, "candidates", "", "comma-separated candidates to consider (default: every one the platform offers)")
 	fs.StringVar(&f.profile, "profile", "", "a profile persistlab calibrate wrote: its measured figures replace the model's defaults")
 	fs.StringVar(&f.format, "format", "text", "text, markdown or json")
+	fs.StringVar(&f.html, "html", "", "also write the advice as a self-contained HTML page with the frontier chart to this file")
+	fs.BoolVar(&f.force, "force", false, "replace an existing --html file")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the candidates and the plan, run nothing")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -68,6 +72,11 @@ func cmdAdvise(ctx context.Context, args []string) error {
 	plan, err := f.plan()
 	if err != nil {
 		return err
+	}
+	if f.html != "" {
+		if _, err := os.Lstat(f.html); err == nil && !f.force {
+			return &scenario.FieldError{Field: "--html", Value: f.html, Allowed: "a file that does not exist yet (or --force to replace it)"}
+		}
 	}
 	if f.dir == "" {
 		f.dir = filepath.Join("out", fmt.Sprintf("advise-%s-%s", safeName(plan.App.Name), strings.ReplaceAll(fmt.Sprint(plan.Rate), ".", "_")))
@@ -111,6 +120,9 @@ func cmdAdvise(ctx context.Context, args []string) error {
 	default:
 		err = a.WriteText(out)
 	}
+	if f.html != "" && err == nil {
+		err = writeAdviceHTML(f.html, a)
+	}
 	if sig := caught(); sig != nil {
 		code := 130
 		if sig == syscall.SIGTERM {
@@ -127,6 +139,30 @@ func cmdAdvise(ctx context.Context, args []string) error {
 	if !a.Met() {
 		return &exitError{code: advise.ExitNoneMeets}
 	}
+	return nil
+}
+
+// writeAdviceHTML writes the page to a temporary file beside path and renames it into place.
+func writeAdviceHTML(path string, a advise.Advice) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".advise-*.html")
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := a.WriteHTML(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--html: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "page: %s\n", path)
 	return nil
 }
 

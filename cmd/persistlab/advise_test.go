@@ -59,7 +59,8 @@ func TestAdviseRanksMeasuredCandidatesAndReusesThem(t *testing.T) {
 		}
 		modified[f] = st.ModTime()
 	}
-	budget := append(args[:len(args)-2:len(args)-2], "--require", "usd_per_month < 0.01", "--format", "text")
+	page := filepath.Join(filepath.Dir(dir), "advice.html")
+	budget := append(args[:len(args)-2:len(args)-2], "--require", "usd_per_month < 0.01", "--format", "text", "--html", page)
 	stdout, stderr, err = persistlab(t, budget...)
 	if code := exitCode(err); code != advise.ExitNoneMeets {
 		t.Fatalf("a budget of a cent: exit %d (%v), want %d\n%s\n%s", code, err, advise.ExitNoneMeets, stdout, stderr)
@@ -74,6 +75,9 @@ func TestAdviseRanksMeasuredCandidatesAndReusesThem(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "answer: no candidate meets every requirement") {
 		t.Errorf("the answer does not say none meets:\n%s", stdout)
+	}
+	if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), "<svg") || !strings.Contains(string(html), "no candidate meets every requirement") {
+		t.Errorf("--html: %v; the page holds no chart or no answer", err)
 	}
 }
 
