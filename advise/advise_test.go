@@ -239,7 +239,7 @@ func TestSizeVolumeMeetsTheIOPSWithinTheTypesRules(t *testing.T) {
 }
 
 func TestNewPlanRefusesWhatCannotRunBeforeAnythingRuns(t *testing.T) {
-	app := App{Name: "counter", SQLite: true, Workload: scenario.Workload{Type: "counter", Params: map[string]string{"cpu_per_request": "4.7ms", "gvl": "true"}}}
+	app := App{Name: "counter", SQLite: true, Crashable: true, Workload: scenario.Workload{Type: "counter", Params: map[string]string{"cpu_per_request": "4.7ms", "gvl": "true"}}}
 	p, _ := ParsePlatform("cloudrun", 4, 0)
 	cands := Candidates(app, p, 50, 1<<30)
 	reqs := mustRequire(t, "p95 < 100ms")
@@ -254,16 +254,28 @@ func TestNewPlanRefusesWhatCannotRunBeforeAnythingRuns(t *testing.T) {
 		{"--require", 50, nil, 15 * time.Minute},
 		{"--time", 50, reqs, time.Minute},
 	} {
-		_, err := NewPlan(app, p, c.rate, 1<<30, c.reqs, c.time, DefaultCrashes, cands)
+		_, err := NewPlan(app, p, c.rate, 1<<30, c.reqs, c.time, DefaultCrashes, DefaultConnections, cands)
 		var fe *scenario.FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field {
 			t.Errorf("rate %g, %d requirements, time %s: got %v, want an error on %s", c.rate, len(c.reqs), c.time, err, c.field)
 		}
 	}
-	if _, err := NewPlan(app, p, 50, 1<<30, reqs, 15*time.Minute, 0, cands); err == nil || !strings.Contains(err.Error(), "--crashes") {
+	if _, err := NewPlan(app, p, 50, 1<<30, reqs, 15*time.Minute, 0, DefaultConnections, cands); err == nil || !strings.Contains(err.Error(), "--crashes") {
 		t.Errorf("no crash runs: got %v, want an error on --crashes", err)
 	}
-	pl, err := NewPlan(app, p, 50, 1<<30, reqs, 15*time.Minute, DefaultCrashes, cands)
+	if _, err := NewPlan(app, p, 50, 1<<30, reqs, 15*time.Minute, DefaultCrashes, 0, cands); err == nil || !strings.Contains(err.Error(), "--connections") {
+		t.Errorf("no connections: got %v, want an error on --connections", err)
+	}
+	// An app whose crashes cannot be counted: a crash requirement is refused, and nothing crashes.
+	blind := app
+	blind.Crashable = false
+	if _, err := NewPlan(blind, p, 50, 1<<30, mustRequire(t, "lost_acked == 0"), 15*time.Minute, DefaultCrashes, DefaultConnections, cands); err == nil || !strings.Contains(err.Error(), "no ack and recover") {
+		t.Errorf("a crash requirement on an app without ack and recover: got %v", err)
+	}
+	if bp, err := NewPlan(blind, p, 50, 1<<30, reqs, 15*time.Minute, DefaultCrashes, DefaultConnections, cands); err != nil || bp.Crashes != 0 || len(bp.Kinds()) != 1 || bp.Estimate() > bp.Budget {
+		t.Errorf("an app without ack and recover: %v; want a plan of steady runs alone within the budget", err)
+	}
+	pl, err := NewPlan(app, p, 50, 1<<30, reqs, 15*time.Minute, DefaultCrashes, DefaultConnections, cands)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,10 +101,13 @@ func sizeText(b int64) string {
 type App struct {
 	Name     string
 	Workload scenario.Workload
-	SQLite   bool              // keeps one SQLite database (Litestream can replicate it)
-	Pragmas  bool              // takes its SQLite pragmas from the scenario (the counter's pragmas section)
-	MySQL    bool              // can use a MySQL server instead
-	Metrics  map[string]string // the workload's metrics, by unit
+	SQLite   bool // keeps one SQLite database (Litestream can replicate it)
+	Pragmas  bool // takes its SQLite pragmas from the scenario (the counter's pragmas section)
+	// Crashable: its workload says what it acknowledged and how to read what persisted, so a crash
+	// run can count what was lost.
+	Crashable bool
+	MySQL     bool              // can use a MySQL server instead
+	Metrics   map[string]string // the workload's metrics, by unit
 }
 
 // Candidate is one storage design: a backend entry, in plain words, or why the app or the

@@ -23,9 +23,11 @@ type Plan struct {
 	Requirements []Requirement
 	Budget       time.Duration
 	Candidates   []Candidate
-	// Duration is each steady cell's measured time; Crashes the crash runs per candidate.
-	Duration time.Duration
-	Crashes  int
+	// Duration is each steady cell's measured time; Crashes the crash runs per candidate (0: the
+	// app cannot be crashed); Connections the open loop's pool.
+	Duration    time.Duration
+	Crashes     int
+	Connections int
 }
 
 // Each cell's fixed costs, assumed from this machine's runs (a backend's start and a crash's
@@ -45,13 +47,18 @@ const (
 	MaxCrashes     = 100
 	// CrashAfterFrom is the earliest a crash lands: after the warm-up's first writes.
 	CrashAfterFrom = 2 * time.Second
-	// Connections is the open loop's pool: requests beyond it wait for one (k6's preAllocatedVUs).
-	Connections = 64
+	// DefaultConnections is the open loop's pool: keep-alive connections, requests beyond them
+	// wait for one (k6's preAllocatedVUs). Assumed: Cloud Run's front end's connections to an
+	// instance are not published. It moves an app server that serves one connection's requests
+	// inline (Puma's max_fast_inline): the seed's Rails app at 20 requests/s answered with a p95 of
+	// 105 ms over 4 connections and 5.6 s over 16 on this lab.
+	DefaultConnections = 8
+	MaxConnections     = 1000
 )
 
 // NewPlan checks the inputs and sizes the cells to the budget: two steady cells and the crash
 // runs per runnable candidate. Errors name the input and what is allowed, before anything runs.
-func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requirement, budget time.Duration, crashes int, cands []Candidate) (*Plan, error) {
+func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requirement, budget time.Duration, crashes, connections int, cands []Candidate) (*Plan, error) {
 	if math.IsNaN(rate) || rate <= 0 || rate > 100000 {
 		return nil, &scenario.FieldError{Field: "--rate", Value: fmt.Sprint(rate), Allowed: "requests per second, above 0 and at most 100000"}
 	}
@@ -69,13 +76,25 @@ func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requiremen
 			}
 		}
 	}
+	if connections < 1 || connections > MaxConnections {
+		return nil, &scenario.FieldError{Field: "--connections", Value: fmt.Sprint(connections), Allowed: fmt.Sprintf("1 to %d", MaxConnections)}
+	}
+	for _, r := range reqs {
+		if r.Where == Crash && !app.Crashable {
+			return nil, &scenario.FieldError{Field: "--require", Value: r.Text, Allowed: "a requirement on steady runs or the bill: " + app.Name +
+				"'s workload has no ack and recover, without which a crash run cannot count what was lost (docs/own-app.md)"}
+		}
+	}
 	if len(reqs) == 0 {
 		return nil, &scenario.FieldError{Field: "--require", Value: "(none)", Allowed: `at least one requirement, like --require "p95 < 100ms"`}
 	}
-	if crashes < 1 || crashes > MaxCrashes {
+	if (crashes < 1 && app.Crashable) || crashes > MaxCrashes {
 		return nil, &scenario.FieldError{Field: "--crashes", Value: fmt.Sprint(crashes), Allowed: fmt.Sprintf("1 to %d crash runs per candidate", MaxCrashes)}
 	}
-	pl := &Plan{App: app, Platform: p, Rate: rate, DBBytes: dbBytes, Requirements: reqs, Budget: budget, Candidates: cands, Crashes: crashes}
+	if !app.Crashable {
+		crashes = 0
+	}
+	pl := &Plan{App: app, Platform: p, Rate: rate, DBBytes: dbBytes, Requirements: reqs, Budget: budget, Candidates: cands, Crashes: crashes, Connections: connections}
 	n := len(pl.Runnable())
 	if n == 0 {
 		return nil, fmt.Errorf("no candidate can serve this app on %s", p)
@@ -83,7 +102,10 @@ func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requiremen
 	// Per candidate: setup, two steady cells, and the crash runs (each up to CrashAfterFrom +
 	// Duration/2 of load, then recovery).
 	per := budget / time.Duration(n)
-	fixed := CandidateSetup + 3*CellStartup + 2*Warmup + time.Duration(pl.Crashes)*(CrashAfterFrom+CrashRecovery)
+	fixed := CandidateSetup + 2*CellStartup + 2*Warmup + time.Duration(pl.Crashes)*(CrashAfterFrom+CrashRecovery)
+	if pl.Crashes > 0 {
+		fixed += CellStartup
+	}
 	d := (per - fixed) / time.Duration(2+pl.Crashes/2+pl.Crashes%2)
 	if least := pl.MinCell(); d < least {
 		need := time.Duration(n) * (fixed + time.Duration(2+pl.Crashes/2+pl.Crashes%2)*least)
@@ -113,8 +135,11 @@ func (p *Plan) Runnable() []Candidate {
 
 // Estimate is how long the plan takes, by the same assumptions that sized it.
 func (p *Plan) Estimate() time.Duration {
-	per := CandidateSetup + 2*(CellStartup+Warmup+p.Duration) + CellStartup +
+	per := CandidateSetup + 2*(CellStartup+Warmup+p.Duration) +
 		time.Duration(p.Crashes)*(CrashAfterFrom+(p.Duration/2)+CrashRecovery)
+	if p.Crashes > 0 {
+		per += CellStartup
+	}
 	return time.Duration(len(p.Runnable())) * per
 }
 
@@ -147,7 +172,7 @@ func (p *Plan) spec(c Candidate, kind string) *scenario.Spec {
 	if kind == "steady" {
 		rates += "," + rateText(2*p.Rate)
 	}
-	s.Sweep = scenario.Sweep{{Name: "rate", Text: rates}, {Name: "vus", Text: strconv.Itoa(Connections)}}
+	s.Sweep = scenario.Sweep{{Name: "rate", Text: rates}, {Name: "vus", Text: strconv.Itoa(p.Connections)}}
 	if kind == "crash" {
 		s.Warmup = 0
 		s.Crash = &scenario.Crash{Count: p.Crashes, After: scenario.DurRange{From: CrashAfterFrom, To: CrashAfterFrom + p.Duration/2}, Seed: 1}
@@ -178,12 +203,17 @@ func withPragmas(sections map[string]any, pragmas []string) map[string]any {
 	return out
 }
 
-// SteadyYAML and CrashYAML are the scenarios a candidate runs, as files a user can run again
-// with persistlab run.
-func (p *Plan) SteadyYAML(c Candidate) ([]byte, error) { return specYAML(p.spec(c, "steady")) }
+// Kinds are the scenarios each candidate runs: steady, and crash where the app can be crashed.
+func (p *Plan) Kinds() []string {
+	if p.Crashes == 0 {
+		return []string{"steady"}
+	}
+	return []string{"steady", "crash"}
+}
 
-// CrashYAML is the candidate's crash runs.
-func (p *Plan) CrashYAML(c Candidate) ([]byte, error) { return specYAML(p.spec(c, "crash")) }
+// YAML is a candidate's scenario of a kind (steady or crash), as a file a user can run again with
+// persistlab run.
+func (p *Plan) YAML(c Candidate, kind string) ([]byte, error) { return specYAML(p.spec(c, kind)) }
 
 func specYAML(s *scenario.Spec) ([]byte, error) {
 	var b strings.Builder

@@ -48,8 +48,8 @@ func (p *Plan) Advise(figs map[string]Figures, trust []string) Advice {
 		Latency:  lat, Rate: p.Rate,
 		Ranked: Rank(p.Candidates, figs, p.Requirements, lat),
 		Trust:  trust,
-		Plan: fmt.Sprintf("each candidate: %s of open loop at %s/s and at %s/s, then %d crash runs at %s/s",
-			p.Duration, rateText(p.Rate), rateText(2*p.Rate), p.Crashes, rateText(p.Rate)),
+		Plan: fmt.Sprintf("each candidate: %s of open loop at %s/s and at %s/s over %d connections, then %d crash runs at %s/s",
+			p.Duration, rateText(p.Rate), rateText(2*p.Rate), p.Connections, p.Crashes, rateText(p.Rate)),
 	}
 	for _, r := range p.Requirements {
 		a.Requirements = append(a.Requirements, r.Text)

@@ -23,10 +23,12 @@ import (
 )
 
 // adviseApps are the built-in apps: the scenario whose workload each is.
+// (the crash scenarios': their workloads also say what the app acknowledged and how to read what
+// persisted).
 var adviseApps = map[string]string{
-	"counter": "cloudrun-sqlite",        // the Go counter, Rails-sized CPU per request
-	"rails":   "cloudrun-sqlite-rails",  // the seed's Rails app under Puma (scripts/setup --for rails)
-	"python":  "cloudrun-sqlite-python", // the Python counter
+	"counter": "cloudrun-sqlite",              // the Go counter, Rails-sized CPU per request
+	"rails":   "cloudrun-sqlite-rails-crash",  // the seed's Rails app under Puma (scripts/setup --for rails)
+	"python":  "cloudrun-sqlite-python-crash", // the Python counter
 }
 
 type adviseFlags struct {
@@ -34,10 +36,10 @@ type adviseFlags struct {
 	html                                                        string
 	force                                                       bool
 	cpus, rate                                                  float64
-	crashes                                                     int
+	crashes, connections                                        int
 	budget                                                      time.Duration
 	require                                                     listFlag
-	dryRun                                                      bool
+	dryRun, noRun                                               bool
 }
 
 func cmdAdvise(ctx context.Context, args []string) error {
@@ -51,6 +53,7 @@ func cmdAdvise(ctx context.Context, args []string) error {
 	fs.StringVar(&f.db, "db-size", "1GiB", "the database's size, for the storage bill and a volume's size")
 	fs.Var(&f.require, "require", `a requirement, like "p95 < 100ms", "lost_acked == 0", "lost_acked <= 1s" (no acknowledged write older than that lost), "usd_per_month < 30" (repeatable)`)
 	fs.DurationVar(&f.budget, "time", 15*time.Minute, "the time the measurements may take: each candidate's cells are sized to fit it")
+	fs.IntVar(&f.connections, "connections", advise.DefaultConnections, "keep-alive connections the load comes over (k6's preallocated VUs): an app server that serves a connection's requests inline, as Puma does, answers slower with more of them")
 	fs.IntVar(&f.crashes, "crashes", advise.DefaultCrashes, "crash runs per candidate: the instance lost at a random moment of load, and what it acknowledged checked")
 	fs.StringVar(&f.dir, "dir", "", "where each candidate's scenarios and results go; a candidate whose scenario is unchanged and whose results are complete there is not run again (default out/advise-APP-RATE)")
 	fs.StringVar(&f.candidates, "candidates", "", "comma-separated candidates to consider (default: every one the platform offers)")
@@ -58,6 +61,7 @@ func cmdAdvise(ctx context.Context, args []string) error {
 	fs.StringVar(&f.format, "format", "text", "text, markdown or json")
 	fs.StringVar(&f.html, "html", "", "also write the advice as a self-contained HTML page with the frontier chart to this file")
 	fs.BoolVar(&f.force, "force", false, "replace an existing --html file")
+	fs.BoolVar(&f.noRun, "no-run", false, "run nothing: rank from what --dir holds (a candidate whose scenario there is missing or differs from this plan's is not measured)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the candidates and the plan, run nothing")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -86,7 +90,11 @@ func cmdAdvise(ctx context.Context, args []string) error {
 		fmt.Fprintln(os.Stderr, "nothing was run (--dry-run)")
 		return nil
 	}
-	if err := os.MkdirAll(f.dir, 0o755); err != nil {
+	if f.noRun {
+		if st, err := os.Stat(f.dir); err != nil || !st.IsDir() {
+			return &scenario.FieldError{Field: "--dir", Value: f.dir, Allowed: "with --no-run, the directory of an earlier advise run"}
+		}
+	} else if err := os.MkdirAll(f.dir, 0o755); err != nil {
 		return fmt.Errorf("--dir: %w", err)
 	}
 	ctx, caught, stop := catchSignals(ctx)
@@ -100,7 +108,7 @@ func cmdAdvise(ctx context.Context, args []string) error {
 		}
 		var crash *results.Results
 		var crashFile string
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && plan.App.Crashable {
 			if crash, crashFile, err = f.measure(ctx, plan, c, "crash"); err != nil {
 				runErr = errors.Join(runErr, fmt.Errorf("%s crash runs: %w", c.Name, err))
 			}
@@ -221,7 +229,33 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 		}
 		cands = chosen
 	}
-	return advise.NewPlan(app, platform, f.rate, db, reqs, f.budget, f.crashes, cands)
+	plan, err := advise.NewPlan(app, platform, f.rate, db, reqs, f.budget, f.crashes, f.connections, cands)
+	if err != nil {
+		return nil, err
+	}
+	return plan, checkAdviseScenarios(plan)
+}
+
+// checkAdviseScenarios plans every scenario advise would run, so that a mistake in one is said
+// before the first runs.
+func checkAdviseScenarios(p *advise.Plan) error {
+	for _, c := range p.Runnable() {
+		for _, kind := range p.Kinds() {
+			data, err := p.YAML(c, kind)
+			if err != nil {
+				return err
+			}
+			spec, err := scenario.Parse(data, c.Name+"."+kind+".yaml")
+			if err != nil {
+				return fmt.Errorf("advise's %s scenario for %s: %w", kind, c.Name, err)
+			}
+			spec.Workload.Dir = p.App.Workload.Dir
+			if _, err := scenario.NewPlan(spec, runner.Known()); err != nil {
+				return fmt.Errorf("advise's %s scenario for %s: %w", kind, c.Name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // adviseApp is the app under test: a built-in's workload, or a scenario file's.
@@ -242,7 +276,8 @@ func adviseApp(name string) (advise.App, error) {
 		return advise.App{}, &scenario.FieldError{Field: "--app", Value: name, Allowed: "an app serving HTTP requests: a scenario whose workload is counter or http, not " + w.Type}
 	}
 	_, keepsSQLite := w.Params["sqlite"]
-	app := advise.App{Name: name, Workload: w, SQLite: w.Type == "counter" || keepsSQLite, Pragmas: w.Type == "counter", Metrics: runner.Known().Metrics[w.Type]}
+	app := advise.App{Name: name, Workload: w, SQLite: w.Type == "counter" || keepsSQLite, Pragmas: w.Type == "counter", Metrics: runner.Known().Metrics[w.Type],
+		Crashable: w.Type == "counter" || (w.Params["ack"] != "" && w.Params["recover"] != "")}
 	if !builtin {
 		app.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 	}
@@ -269,20 +304,18 @@ func writeAdvisePlan(w *os.File, p *advise.Plan, dir string) {
 	if len(excluded) > 0 {
 		fmt.Fprintf(w, " (excluded: %s)", strings.Join(excluded, ", "))
 	}
-	fmt.Fprintf(w, "\nplan: per candidate %s of open loop at %g/s and %g/s, then %d crash runs; about %s in all (budget %s); scenarios and results in %s\n",
-		p.Duration, p.Rate, 2*p.Rate, p.Crashes, p.Estimate().Round(time.Minute), p.Budget, dir)
+	crashes := fmt.Sprintf("then %d crash runs", p.Crashes)
+	if p.Crashes == 0 {
+		crashes = "no crash runs (the app's workload has no ack and recover)"
+	}
+	fmt.Fprintf(w, "\nplan: per candidate %s of open loop at %g/s and %g/s over %d connections, %s; about %s in all (budget %s); scenarios and results in %s\n",
+		p.Duration, p.Rate, 2*p.Rate, p.Connections, crashes, p.Estimate().Round(time.Minute), p.Budget, dir)
 }
 
 // measure runs one of a candidate's scenarios (steady or crash) into the advise directory, or
 // reuses what an earlier advise run measured there with the same scenario.
 func (f *adviseFlags) measure(ctx context.Context, p *advise.Plan, c advise.Candidate, kind string) (*results.Results, string, error) {
-	var data []byte
-	var err error
-	if kind == "steady" {
-		data, err = p.SteadyYAML(c)
-	} else {
-		data, err = p.CrashYAML(c)
-	}
+	data, err := p.YAML(c, kind)
 	if err != nil {
 		return nil, "", err
 	}
@@ -291,6 +324,10 @@ func (f *adviseFlags) measure(ctx context.Context, p *advise.Plan, c advise.Cand
 	if res := reusable(yamlPath, outPath, data); res != nil {
 		fmt.Fprintf(os.Stderr, "%s %s: measured before with the same scenario (%s): not run again\n", c.Name, kind, outPath)
 		return res, outPath, nil
+	}
+	if f.noRun {
+		fmt.Fprintf(os.Stderr, "%s %s: not measured in %s (--no-run)\n", c.Name, kind, f.dir)
+		return nil, "", nil
 	}
 	if err := os.WriteFile(yamlPath, data, 0o644); err != nil {
 		return nil, "", err
@@ -369,10 +406,19 @@ func adviseTrust(p *advise.Plan, profilePath string) []string {
 	}
 	out = append(out,
 		"volumes follow the providers' published IOPS, throughput and burst rules; prices are list prices with their dated sources in persistlab lab model prices",
-		fmt.Sprintf("each candidate's loss rests on %d crashes at random moments: none lost in %d says a loss is rare, not impossible", p.Crashes, p.Crashes),
+		fmt.Sprintf("the load comes over %d keep-alive connections (--connections; Cloud Run's front end's to an instance are not published): an app server that serves a connection's requests inline, as Puma does, answers slower with more of them", p.Connections),
+		crashTrust(p),
 		platformBill(p),
 		fmt.Sprintf("the database is not filled to %s: its size prices storage and sizes volumes only", sizeWords(p.DBBytes)))
 	return out
+}
+
+// crashTrust says what the loss figures rest on.
+func crashTrust(p *advise.Plan) string {
+	if p.Crashes == 0 {
+		return "no crash runs: the app's workload has no ack and recover, without which a crash run cannot count what was lost (docs/own-app.md)"
+	}
+	return fmt.Sprintf("each candidate's loss rests on %d crashes at random moments: none lost in %d says a loss is rare, not impossible", p.Crashes, p.Crashes)
 }
 
 // platformBill says what the bill assumes of the platform.
