@@ -254,28 +254,28 @@ func TestNewPlanRefusesWhatCannotRunBeforeAnythingRuns(t *testing.T) {
 		{"--require", 50, nil, 15 * time.Minute},
 		{"--time", 50, reqs, time.Minute},
 	} {
-		_, err := NewPlan(app, p, c.rate, 1<<30, c.reqs, c.time, DefaultCrashes, DefaultConnections, cands)
+		_, err := NewPlan(app, p, c.rate, 1<<30, c.reqs, c.time, DefaultCrashes, 0, cands)
 		var fe *scenario.FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field {
 			t.Errorf("rate %g, %d requirements, time %s: got %v, want an error on %s", c.rate, len(c.reqs), c.time, err, c.field)
 		}
 	}
-	if _, err := NewPlan(app, p, 50, 1<<30, reqs, 15*time.Minute, 0, DefaultConnections, cands); err == nil || !strings.Contains(err.Error(), "--crashes") {
+	if _, err := NewPlan(app, p, 50, 1<<30, reqs, 15*time.Minute, 0, 0, cands); err == nil || !strings.Contains(err.Error(), "--crashes") {
 		t.Errorf("no crash runs: got %v, want an error on --crashes", err)
 	}
-	if _, err := NewPlan(app, p, 50, 1<<30, reqs, 15*time.Minute, DefaultCrashes, 0, cands); err == nil || !strings.Contains(err.Error(), "--connections") {
+	if _, err := NewPlan(app, p, 50, 1<<30, reqs, 15*time.Minute, DefaultCrashes, -1, cands); err == nil || !strings.Contains(err.Error(), "--connections") {
 		t.Errorf("no connections: got %v, want an error on --connections", err)
 	}
 	// An app whose crashes cannot be counted: a crash requirement is refused, and nothing crashes.
 	blind := app
 	blind.Crashable = false
-	if _, err := NewPlan(blind, p, 50, 1<<30, mustRequire(t, "lost_acked == 0"), 15*time.Minute, DefaultCrashes, DefaultConnections, cands); err == nil || !strings.Contains(err.Error(), "no ack and recover") {
+	if _, err := NewPlan(blind, p, 50, 1<<30, mustRequire(t, "lost_acked == 0"), 15*time.Minute, DefaultCrashes, 0, cands); err == nil || !strings.Contains(err.Error(), "no ack and recover") {
 		t.Errorf("a crash requirement on an app without ack and recover: got %v", err)
 	}
-	if bp, err := NewPlan(blind, p, 50, 1<<30, reqs, 15*time.Minute, DefaultCrashes, DefaultConnections, cands); err != nil || bp.Crashes != 0 || len(bp.Kinds()) != 1 || bp.Estimate() > bp.Budget {
+	if bp, err := NewPlan(blind, p, 50, 1<<30, reqs, 15*time.Minute, DefaultCrashes, 0, cands); err != nil || bp.Crashes != 0 || len(bp.Kinds()) != 1 || bp.Estimate() > bp.Budget {
 		t.Errorf("an app without ack and recover: %v; want a plan of steady runs alone within the budget", err)
 	}
-	pl, err := NewPlan(app, p, 50, 1<<30, reqs, 15*time.Minute, DefaultCrashes, DefaultConnections, cands)
+	pl, err := NewPlan(app, p, 50, 1<<30, reqs, 15*time.Minute, DefaultCrashes, 0, cands)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,5 +335,37 @@ func TestThePageOpensWithTheAnswerAndDrawsEveryCandidateWithALatency(t *testing.
 	}
 	if strings.Contains(page, "<script") {
 		t.Error("the page holds a script: it should need none")
+	}
+}
+
+func TestTheConnectionsFollowTheRateAndTheTightestLatency(t *testing.T) {
+	for _, c := range []struct {
+		rate float64
+		reqs []string
+		want int
+	}{
+		{20, []string{"p95 < 100ms"}, 2},                    // 20/s x 0.1 s
+		{200, []string{"p95 < 100ms", "p99 <= 50ms"}, 10},   // the tightest: 200/s x 0.05 s
+		{200, []string{"lost_acked == 0"}, 20},              // no latency required: 0.1 s
+		{1, []string{"p95 < 1s"}, MinConnections},           // never fewer than 2
+		{100000, []string{"p95 < 1s"}, MaxConnections},      // nor more than the bound
+		{50, []string{"p95 > 1ms", "usd_per_month < 3"}, 5}, // a lower bound sizes nothing
+	} {
+		if got := Connections(c.rate, mustRequire(t, c.reqs...)); got != c.want {
+			t.Errorf("%g/s with %v: %d connections, want %d", c.rate, c.reqs, got, c.want)
+		}
+	}
+}
+
+func TestLatenciesWithinATenthOfEachOtherAreSaidToBeTheApps(t *testing.T) {
+	p := &Plan{App: App{Name: "counter"}, Platform: Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}, Rate: 50,
+		Requirements: mustRequire(t, "p95 < 100ms"), Candidates: fakeCandidates, Crashes: 3, Duration: 30 * time.Second}
+	same := map[string]Figures{"local": figures(100, 1, 0, 3, 10), "gcsfuse": figures(105, 1, 0, 3, 12), "litestream-1s": figures(109, 1, 0, 3, 13)}
+	if a := p.Advise(same, nil); len(a.Notes) != 1 || !strings.Contains(a.Notes[0], "not its storage") {
+		t.Errorf("latencies of 100 to 109 ms: notes %q, want the app named as what sets them", a.Notes)
+	}
+	apart := map[string]Figures{"local": figures(100, 1, 0, 3, 10), "gcsfuse": figures(111, 1, 0, 3, 12), "litestream-1s": figures(105, 1, 0, 3, 13)}
+	if a := p.Advise(apart, nil); len(a.Notes) != 0 {
+		t.Errorf("latencies of 100 to 111 ms: notes %q, want none", a.Notes)
 	}
 }

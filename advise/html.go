@@ -34,7 +34,7 @@ svg { display: block; width: 100%; height: auto; border: 1px solid #ddd; } svg t
 pre { background: #f7f7f7; padding: 10px; overflow-x: auto; font-size: 12px; } .note { color: #666; font-size: 12px; }
 </style></head><body>
 <h1>{{.Question}}</h1>
-<div class="answer"><p>{{.Answer}}.</p><p>Requirements: {{range $i, $r := .Requirements}}{{if $i}}; {{end}}<code>{{$r}}</code>{{end}}</p></div>
+<div class="answer"><p>{{.Answer}}.</p>{{range .Notes}}<p>{{.}}</p>{{end}}<p>Requirements: {{range $i, $r := .Requirements}}{{if $i}}; {{end}}<code>{{$r}}</code>{{end}}</p></div>
 <h2>Latency against the bill</h2>
 {{.Chart}}
 <p class="note">Each candidate at the rate: its {{.Latency}} across, its bill for a month up; red where a crash lost acknowledged writes, green where none did, grey where its crash runs tell nothing; ringed: on the frontier (no other is at least as good on latency, lost writes and cost, and better on one). A candidate whose bill cannot be told sits at the top edge.</p>

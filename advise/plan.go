@@ -47,14 +47,33 @@ const (
 	MaxCrashes     = 100
 	// CrashAfterFrom is the earliest a crash lands: after the warm-up's first writes.
 	CrashAfterFrom = 2 * time.Second
-	// DefaultConnections is the open loop's pool: keep-alive connections, requests beyond them
-	// wait for one (k6's preAllocatedVUs). Assumed: Cloud Run's front end's connections to an
-	// instance are not published. It moves an app server that serves one connection's requests
-	// inline (Puma's max_fast_inline): the seed's Rails app at 20 requests/s answered with a p95 of
-	// 105 ms over 4 connections and 5.6 s over 16 on this lab.
-	DefaultConnections = 8
-	MaxConnections     = 1000
+	// MinConnections and MaxConnections bound the open loop's pool (Connections).
+	MinConnections = 2
+	MaxConnections = 1000
+	// DefaultLatencySeconds sizes the pool where no requirement bounds a latency.
+	DefaultLatencySeconds = 0.1
 )
+
+// Connections is the open loop's pool of keep-alive connections (k6's preAllocatedVUs) for a
+// rate, sized as k6 advises: the rate times the time a request should take, here the tightest
+// latency required. Requests beyond it wait for a connection, their latency counted from their
+// slot. Assumed: Cloud Run's front end's connections to an instance are not published. A larger
+// pool leaves each connection idle longer, which an app server that waits on an idle keep-alive
+// connection before serving others pays for (Puma 5 waits up to 0.2 s): the seed's Rails app at
+// 20 requests/s answered with a p95 of 6 ms over 2 connections, 20 ms over 3, 105 ms over 4 and
+// 5.6 s over 16 on this lab.
+func Connections(rate float64, reqs []Requirement) int {
+	latency := math.Inf(1)
+	for _, r := range reqs {
+		if r.Where == Steady && strings.HasSuffix(r.Metric, "_ms") && (r.Op == "<" || r.Op == "<=") && r.Value > 0 {
+			latency = min(latency, r.Value/1000)
+		}
+	}
+	if math.IsInf(latency, 1) {
+		latency = DefaultLatencySeconds
+	}
+	return int(min(MaxConnections, max(MinConnections, math.Ceil(rate*latency))))
+}
 
 // NewPlan checks the inputs and sizes the cells to the budget: two steady cells and the crash
 // runs per runnable candidate. Errors name the input and what is allowed, before anything runs.
@@ -75,6 +94,9 @@ func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requiremen
 					cpus/d.Seconds(), p, d, need, rate)}
 			}
 		}
+	}
+	if connections == 0 {
+		connections = Connections(rate, reqs)
 	}
 	if connections < 1 || connections > MaxConnections {
 		return nil, &scenario.FieldError{Field: "--connections", Value: fmt.Sprint(connections), Allowed: fmt.Sprintf("1 to %d", MaxConnections)}

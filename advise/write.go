@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 )
@@ -14,6 +15,7 @@ type Advice struct {
 	Question     string      `json:"question"`
 	Requirements []string    `json:"requirements"`
 	Answer       string      `json:"answer"`
+	Notes        []string    `json:"notes,omitempty"` // what qualifies the answer, said beside it
 	Latency      string      `json:"latency_metric"`
 	Rate         float64     `json:"rate"`
 	Ranked       []Verdict   `json:"ranked"`
@@ -60,6 +62,9 @@ func (p *Plan) Advise(figs map[string]Figures, trust []string) Advice {
 		}
 	}
 	a.Answer = answer(a)
+	if note := sameLatency(a); note != "" {
+		a.Notes = append(a.Notes, note)
+	}
 	a.Changes = changes(a, p)
 	return a
 }
@@ -88,6 +93,26 @@ func answer(a Advice) string {
 		why = append(why, u+" cannot be told from its runs")
 	}
 	return fmt.Sprintf("no candidate meets every requirement; the closest is %s: %s", top.Candidate.Name, strings.Join(why, "; "))
+}
+
+// SameLatencyShare is how close every candidate's latency must be for the storage to make no
+// difference to it: 10%, below which a run of a few hundred requests does not tell two apart.
+const SameLatencyShare = 0.10
+
+// sameLatency says when every candidate's latency at the rate is within SameLatencyShare of the
+// others': then the app, not its storage, sets it.
+func sameLatency(a Advice) string {
+	lo, hi, n := math.Inf(1), math.Inf(-1), 0
+	for _, v := range a.Ranked {
+		if x, ok := v.Figures.AtRate[a.Latency]; ok {
+			lo, hi, n = min(lo, x), max(hi, x), n+1
+		}
+	}
+	if n < 2 || lo <= 0 || hi > lo*(1+SameLatencyShare) {
+		return ""
+	}
+	return fmt.Sprintf("every candidate's %s at the rate is within %.0f%% of the others' (%s to %s): at this rate the app, not its storage, sets its latency",
+		a.Latency, 100*SameLatencyShare, fmtMs(lo), fmtMs(hi))
 }
 
 // changes says what would change the answer: headroom at twice the rate.
@@ -144,7 +169,11 @@ func lossText(f Figures) string {
 
 // WriteText writes the advice for a terminal: the answer first, then the ranking and the rest.
 func (a Advice) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "persistlab advise: %s\nrequirements: %s\n\nanswer: %s.\n\n", a.Question, strings.Join(a.Requirements, "; "), a.Answer)
+	fmt.Fprintf(w, "persistlab advise: %s\nrequirements: %s\n\nanswer: %s.\n", a.Question, strings.Join(a.Requirements, "; "), a.Answer)
+	for _, n := range a.Notes {
+		fmt.Fprintf(w, "  ! %s\n", n)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	lat := strings.ToUpper(strings.TrimSuffix(a.Latency, "_ms"))
 	fmt.Fprintf(tw, "RANK\tCANDIDATE\tMEETS\t%s AT %s/s\t%s AT %s/s\tLOST ACKED\tUSD/MONTH\tFRONTIER\tFAILS\n", lat, rateText(a.Rate), lat, rateText(2*a.Rate))
@@ -222,6 +251,9 @@ func (a Advice) WriteJSON(w io.Writer) error {
 // WriteMarkdown writes the advice for a pull request's comment.
 func (a Advice) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(w, "**%s**\n\nRequirements: %s\n\n**Answer:** %s.\n\n", a.Question, "`"+strings.Join(a.Requirements, "`, `")+"`", a.Answer)
+	for _, n := range a.Notes {
+		fmt.Fprintf(w, "> %s\n\n", n)
+	}
 	lat := strings.TrimSuffix(a.Latency, "_ms")
 	fmt.Fprintf(w, "| rank | candidate | meets | %s at %s/s | %s at %s/s | lost acked | $/month | fails |\n|---|---|---|---|---|---|---|---|\n",
 		lat, rateText(a.Rate), lat, rateText(2*a.Rate))

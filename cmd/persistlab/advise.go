@@ -53,7 +53,7 @@ func cmdAdvise(ctx context.Context, args []string) error {
 	fs.StringVar(&f.db, "db-size", "1GiB", "the database's size, for the storage bill and a volume's size")
 	fs.Var(&f.require, "require", `a requirement, like "p95 < 100ms", "lost_acked == 0", "lost_acked <= 1s" (no acknowledged write older than that lost), "usd_per_month < 30" (repeatable)`)
 	fs.DurationVar(&f.budget, "time", 15*time.Minute, "the time the measurements may take: each candidate's cells are sized to fit it")
-	fs.IntVar(&f.connections, "connections", advise.DefaultConnections, "keep-alive connections the load comes over (k6's preallocated VUs): an app server that serves a connection's requests inline, as Puma does, answers slower with more of them")
+	fs.IntVar(&f.connections, "connections", 0, "keep-alive connections the load comes over (k6's preallocated VUs; default: the rate times the tightest latency required, at least 2): an app server that waits on an idle keep-alive connection, as Puma does, answers slower with more of them")
 	fs.IntVar(&f.crashes, "crashes", advise.DefaultCrashes, "crash runs per candidate: the instance lost at a random moment of load, and what it acknowledged checked")
 	fs.StringVar(&f.dir, "dir", "", "where each candidate's scenarios and results go; a candidate whose scenario is unchanged and whose results are complete there is not run again (default out/advise-APP-RATE)")
 	fs.StringVar(&f.candidates, "candidates", "", "comma-separated candidates to consider (default: every one the platform offers)")
