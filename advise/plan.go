@@ -60,8 +60,8 @@ const (
 // slot. Assumed: Cloud Run's front end's connections to an instance are not published. A larger
 // pool leaves each connection idle longer, which an app server that waits on an idle keep-alive
 // connection before serving others pays for (Puma 5 waits up to 0.2 s): the seed's Rails app at
-// 20 requests/s answered with a p95 of 6 ms over 2 connections, 20 ms over 3, 105 ms over 4 and
-// 5.6 s over 16 on this lab.
+// 20 requests/s answered with a p95 of 5 ms over 2 or 3 connections, 108 ms over 4, 1.8 s over 8
+// and 5.6 s over 16 on this lab (docs/runs/puma-connections-a2fae25).
 func Connections(rate float64, reqs []Requirement) int {
 	latency := math.Inf(1)
 	for _, r := range reqs {

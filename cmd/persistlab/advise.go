@@ -362,6 +362,7 @@ func reusable(yamlPath, outPath string, want []byte) *results.Results {
 func runScenarioFile(ctx context.Context, path, out, profilePath, workloadDir string) (*results.Results, error) {
 	_, f := newRunFlags()
 	f.scenario, f.out, f.force, f.profile, f.workloadDir = path, out, true, profilePath, workloadDir
+	f.exports.format = "json" // what run would say on standard output goes to standard error: advise's output is its own
 	c := &runCmd{f: f}
 	if err := c.makePlans(); err != nil {
 		return nil, err

@@ -79,7 +79,8 @@ def count_up(conn):
 
 
 def show(conn):
-    return busy(lambda: sql(conn, "SELECT count FROM counters WHERE id = ?", "count_up"))
+    # 0 where the row itself was lost (an instance dead before Litestream first replicated it).
+    return busy(lambda: sql(conn, "SELECT count FROM counters WHERE id = ?", "count_up")) or [(0,)]
 
 
 ROUTES = {("POST", "/count_up"): count_up, ("GET", "/count"): show}  # config/routes.rb
