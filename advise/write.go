@@ -82,8 +82,12 @@ func answer(a Advice) string {
 	}
 	top := a.Ranked[0]
 	if top.Meets {
-		return fmt.Sprintf("%s meets every requirement, at %s a month (%s %s%s); %d of %d candidates meet every requirement, and it is the cheapest of them",
-			top.Candidate.Name, usdText(top.Figures), strings.TrimSuffix(a.Latency, "_ms"), latText(top.Figures.AtRate, a.Latency), lossText(top.Figures), meets, len(a.Ranked))
+		others := fmt.Sprintf("the only one of %d candidates that does", len(a.Ranked))
+		if meets > 1 {
+			others = fmt.Sprintf("the cheapest of the %d of %d candidates that do", meets, len(a.Ranked))
+		}
+		return fmt.Sprintf("%s meets every requirement, at %s a month (%s %s%s): %s",
+			top.Candidate.Name, usdText(top.Figures), strings.TrimSuffix(a.Latency, "_ms"), latText(top.Figures.AtRate, a.Latency), lossText(top.Figures), others)
 	}
 	why := make([]string, 0, len(top.Fails)+len(top.Unjudged))
 	for _, s := range top.Fails {
@@ -174,7 +178,8 @@ func (a Advice) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "  ! %s\n", n)
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	lat := strings.ToUpper(strings.TrimSuffix(a.Latency, "_ms"))
 	fmt.Fprintf(tw, "RANK\tCANDIDATE\tMEETS\t%s AT %s/s\t%s AT %s/s\tLOST ACKED\tUSD/MONTH\tFRONTIER\tFAILS\n", lat, rateText(a.Rate), lat, rateText(2*a.Rate))
 	for i, v := range a.Ranked {
@@ -205,6 +210,9 @@ func (a Advice) WriteText(w io.Writer) error {
 			latText(v.Figures.AtDouble, a.Latency), lost, usd, front, strings.Join(fails, "; "))
 	}
 	tw.Flush()
+	for _, line := range strings.SplitAfter(table.String(), "\n") {
+		fmt.Fprint(w, strings.TrimRight(line, " \n"), strings.Repeat("\n", strings.Count(line, "\n")))
+	}
 	fmt.Fprintln(w, "\n* frontier: no other candidate is at least as good on latency, lost writes and cost, and better on one")
 	if len(a.Changes) > 0 {
 		fmt.Fprintf(w, "\nwhat would change the answer:\n")
