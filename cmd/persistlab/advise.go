@@ -43,35 +43,9 @@ type adviseFlags struct {
 }
 
 func cmdAdvise(ctx context.Context, args []string) error {
-	fs := newFlags("advise")
-	f := &adviseFlags{}
-	fs.StringVar(&f.app, "app", "counter", "the app: counter (the Go counter with Rails-sized CPU per request), rails (the seed's Rails app), python, or a scenario file whose workload is your app")
-	fs.StringVar(&f.platform, "platform", "cloudrun", "where it runs: cloudrun, or a VM type ("+strings.Join(advise.VMTypes(), ", ")+")")
-	fs.Float64Var(&f.cpus, "cpus", 0, "Cloud Run's vCPUs (default 1)")
-	fs.StringVar(&f.memory, "memory", "", "Cloud Run's memory, like 512MiB (default 512MiB)")
-	fs.Float64Var(&f.rate, "rate", 0, "the request rate to serve, requests/s (required)")
-	fs.StringVar(&f.db, "db-size", "1GiB", "the database's size, for the storage bill and a volume's size")
-	fs.Var(&f.require, "require", `a requirement, like "p95 < 100ms", "lost_acked == 0", "lost_acked <= 1s" (no acknowledged write older than that lost), "usd_per_month < 30" (repeatable)`)
-	fs.DurationVar(&f.budget, "time", 15*time.Minute, "the time the measurements may take: each candidate's cells are sized to fit it")
-	fs.IntVar(&f.connections, "connections", 0, "keep-alive connections the load comes over (k6's preallocated VUs; default: the rate times the tightest latency required, at least 2): an app server that waits on an idle keep-alive connection, as Puma does, answers slower with more of them")
-	fs.IntVar(&f.crashes, "crashes", advise.DefaultCrashes, "crash runs per candidate: the instance lost at a random moment of load, and what it acknowledged checked")
-	fs.StringVar(&f.dir, "dir", "", "where each candidate's scenarios and results go; a candidate whose scenario is unchanged and whose results are complete there is not run again (default out/advise-APP-RATE)")
-	fs.StringVar(&f.candidates, "candidates", "", "comma-separated candidates to consider (default: every one the platform offers)")
-	fs.StringVar(&f.profile, "profile", "", "a profile persistlab calibrate wrote: its measured figures replace the model's defaults")
-	fs.StringVar(&f.format, "format", "text", "text, markdown or json")
-	fs.StringVar(&f.html, "html", "", "also write the advice as a self-contained HTML page with the frontier chart to this file")
-	fs.BoolVar(&f.force, "force", false, "replace an existing --html file")
-	fs.BoolVar(&f.noRun, "no-run", false, "run nothing: rank from what --dir holds (a candidate whose scenario there is missing or differs from this plan's is not measured)")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "print the candidates and the plan, run nothing")
-	positional, err := parseInterspersed(fs, args)
+	f, err := parseAdviseFlags(args)
 	if err != nil {
 		return err
-	}
-	if len(positional) > 0 {
-		return fmt.Errorf("unexpected argument %q: advise takes flags only (--app, --rate, --require)", positional[0])
-	}
-	if !slices.Contains([]string{"text", "markdown", "json"}, f.format) {
-		return &scenario.FieldError{Field: "--format", Value: f.format, Allowed: "text, markdown or json"}
 	}
 	plan, err := f.plan()
 	if err != nil {
@@ -99,38 +73,9 @@ func cmdAdvise(ctx context.Context, args []string) error {
 	}
 	ctx, caught, stop := catchSignals(ctx)
 	defer stop()
-	figs := map[string]advise.Figures{}
-	var runErr error
-	for _, c := range plan.Runnable() {
-		steady, steadyFile, err := f.measure(ctx, plan, c, "steady")
-		if err != nil {
-			runErr = errors.Join(runErr, fmt.Errorf("%s: %w", c.Name, err))
-		}
-		var crash *results.Results
-		var crashFile string
-		if ctx.Err() == nil && plan.App.Crashable {
-			if crash, crashFile, err = f.measure(ctx, plan, c, "crash"); err != nil {
-				runErr = errors.Join(runErr, fmt.Errorf("%s crash runs: %w", c.Name, err))
-			}
-		}
-		figs[c.Name] = plan.Measured(c, steady, steadyFile, crash, crashFile)
-		if ctx.Err() != nil {
-			break
-		}
-	}
+	figs, runErr := f.measureAll(ctx, plan)
 	a := plan.Advise(figs, adviseTrust(plan, f.profile))
-	out := terminalSafe(os.Stdout)
-	switch f.format {
-	case "json":
-		err = a.WriteJSON(out)
-	case "markdown":
-		err = a.WriteMarkdown(out)
-	default:
-		err = a.WriteText(out)
-	}
-	if f.html != "" && err == nil {
-		err = writeAdviceHTML(f.html, a)
-	}
+	err = f.present(a)
 	if sig := caught(); sig != nil {
 		code := 130
 		if sig == syscall.SIGTERM {
@@ -148,6 +93,83 @@ func cmdAdvise(ctx context.Context, args []string) error {
 		return &exitError{code: advise.ExitNoneMeets}
 	}
 	return nil
+}
+
+// parseAdviseFlags declares and reads advise's flags.
+func parseAdviseFlags(args []string) (*adviseFlags, error) {
+	fs := newFlags("advise")
+	f := &adviseFlags{}
+	fs.StringVar(&f.app, "app", "counter", "the app: counter (the Go counter with Rails-sized CPU per request), rails (the seed's Rails app), python, or a scenario file whose workload is your app")
+	fs.StringVar(&f.platform, "platform", "cloudrun", "where it runs: cloudrun, or a VM type ("+strings.Join(advise.VMTypes(), ", ")+")")
+	fs.Float64Var(&f.cpus, "cpus", 0, "Cloud Run's vCPUs (default 1)")
+	fs.StringVar(&f.memory, "memory", "", "Cloud Run's memory, like 512MiB (default 512MiB)")
+	fs.Float64Var(&f.rate, "rate", 0, "the request rate to serve, requests/s (required)")
+	fs.StringVar(&f.db, "db-size", "1GiB", "the database's size, for the storage bill and a volume's size")
+	fs.Var(&f.require, "require", `a requirement, like "p95 < 100ms", "lost_acked == 0", "lost_acked <= 1s" (no acknowledged write older than that lost), "usd_per_month < 30" (repeatable)`)
+	fs.DurationVar(&f.budget, "time", 15*time.Minute, "the time the measurements may take: each candidate's cells are sized to fit it")
+	fs.IntVar(&f.connections, "connections", 0, "keep-alive connections the load comes over (k6's preallocated VUs; default: the rate times the tightest latency required, at least 2): an app server that waits on an idle keep-alive connection, as Puma does, answers slower with more of them")
+	fs.IntVar(&f.crashes, "crashes", advise.DefaultCrashes, "crash runs per candidate: the instance lost at a random moment of load, and what it acknowledged checked")
+	fs.StringVar(&f.dir, "dir", "", "where each candidate's scenarios and results go; a candidate whose scenario is unchanged and whose results are complete there is not run again (default out/advise-APP-RATE)")
+	fs.StringVar(&f.candidates, "candidates", "", "comma-separated candidates to consider (default: every one the platform offers)")
+	fs.StringVar(&f.profile, "profile", "", "a profile persistlab calibrate wrote: its measured figures replace the model's defaults")
+	fs.StringVar(&f.format, "format", "text", "text, markdown or json")
+	fs.StringVar(&f.html, "html", "", "also write the advice as a self-contained HTML page with the frontier chart to this file")
+	fs.BoolVar(&f.force, "force", false, "replace an existing --html file")
+	fs.BoolVar(&f.noRun, "no-run", false, "run nothing: rank from what --dir holds (a candidate whose scenario there is missing or differs from this plan's is not measured)")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the candidates and the plan, run nothing")
+	positional, err := parseInterspersed(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(positional) > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: advise takes flags only (--app, --rate, --require)", positional[0])
+	}
+	if !slices.Contains([]string{"text", "markdown", "json"}, f.format) {
+		return nil, &scenario.FieldError{Field: "--format", Value: f.format, Allowed: "text, markdown or json"}
+	}
+	return f, nil
+}
+
+// measureAll measures every runnable candidate, or reuses what --dir holds, until interrupted.
+func (f *adviseFlags) measureAll(ctx context.Context, plan *advise.Plan) (map[string]advise.Figures, error) {
+	figs := map[string]advise.Figures{}
+	var runErr error
+	for _, c := range plan.Runnable() {
+		steady, steadyFile, err := f.measure(ctx, plan, c, "steady")
+		if err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("%s: %w", c.Name, err))
+		}
+		var crash *results.Results
+		var crashFile string
+		if ctx.Err() == nil && plan.Crashes > 0 {
+			if crash, crashFile, err = f.measure(ctx, plan, c, "crash"); err != nil {
+				runErr = errors.Join(runErr, fmt.Errorf("%s crash runs: %w", c.Name, err))
+			}
+		}
+		figs[c.Name] = plan.Measured(c, steady, steadyFile, crash, crashFile)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return figs, runErr
+}
+
+// present writes the advice in --format, and the --html page.
+func (f *adviseFlags) present(a advise.Advice) error {
+	out := terminalSafe(os.Stdout)
+	var err error
+	switch f.format {
+	case "json":
+		err = a.WriteJSON(out)
+	case "markdown":
+		err = a.WriteMarkdown(out)
+	default:
+		err = a.WriteText(out)
+	}
+	if f.html != "" && err == nil {
+		err = writeAdviceHTML(f.html, a)
+	}
+	return err
 }
 
 // writeAdviceHTML writes the page to a temporary file beside path and renames it into place.
@@ -186,9 +208,6 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 			return nil, &scenario.FieldError{Field: "--memory", Value: f.memory, Allowed: "a size like 512MiB or 2GiB"}
 		}
 		memory = m
-	}
-	if f.platform != "cloudrun" && f.memory == "" && f.cpus == 0 {
-		memory = 0
 	}
 	platform, err := advise.ParsePlatform(f.platform, f.cpus, memory)
 	if err != nil {
