@@ -225,12 +225,12 @@ func TestSizeVolumeMeetsTheIOPSWithinTheTypesRules(t *testing.T) {
 			if got := sustainedIOPS(s); got < iops {
 				t.Errorf("%s sized %d GiB (iops %g) sustains %g IOPS, want at least %g", typ, s.SizeBytes>>30, s.ProvisionedIOPS, got, iops)
 			}
-			// Not oversized: half the size (where the type sizes by size) would not do.
-			if typ == "gp2" || typ == "pd-ssd" {
-				half := s
-				half.SizeBytes /= 2
-				if half.SizeBytes >= 6<<30 && half.SizeBytes >= int64(MinVolumeGiB)<<30 && sustainedIOPS(half) >= iops {
-					t.Errorf("%s: %d GiB, but %d GiB sustains %g", typ, s.SizeBytes>>30, half.SizeBytes>>30, sustainedIOPS(half))
+			// Not oversized: a GiB less (where the type sizes by size) would not do.
+			if typ == "gp2" || typ == "pd-ssd" || typ == "pd-balanced" {
+				less := s
+				less.SizeBytes -= 1 << 30
+				if less.SizeBytes >= 6<<30 && less.SizeBytes >= int64(MinVolumeGiB)<<30 && sustainedIOPS(less) >= iops {
+					t.Errorf("%s: %d GiB, but %d GiB sustains %g", typ, s.SizeBytes>>30, less.SizeBytes>>30, sustainedIOPS(less))
 				}
 			}
 		}

@@ -251,12 +251,34 @@ func SizeVolume(typ string, dbBytes int64, iops float64) volume.Spec {
 		}
 		return s
 	}
-	for s.Validate() == nil && sustainedIOPS(s) < iops {
-		s.SizeBytes *= 2
+	if sustainedIOPS(s) >= iops {
+		return s
 	}
-	if s.Validate() != nil {
-		s.SizeBytes /= 2
+	// The smallest whole GiB that sustains iops, by bisection between the floor and the type's
+	// largest valid size (sustained IOPS grow with size on these types).
+	lo, hi := gib, gib
+	for next := (s.SizeBytes >> 30) * 2; ; next *= 2 {
+		t := s
+		t.SizeBytes = next << 30
+		if t.Validate() != nil {
+			break
+		}
+		hi = next
+		if sustainedIOPS(t) >= iops {
+			break
+		}
 	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		t := s
+		t.SizeBytes = mid << 30
+		if sustainedIOPS(t) >= iops {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	s.SizeBytes = hi << 30
 	return s
 }
 

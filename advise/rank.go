@@ -96,12 +96,22 @@ func Judge(c Candidate, f Figures, reqs []Requirement) Verdict {
 		case !ok:
 			v.Unjudged = append(v.Unjudged, r.Text)
 		case !r.Holds(x):
-			v.Fails = append(v.Fails, Shortfall{Requirement: r.Text, Value: x, By: shortBy(r, x),
-				Text: fmt.Sprintf("%s is %s (wants %s)", r.Metric, formatValue(r.Metric, x), r.Text)})
+			v.Fails = append(v.Fails, Shortfall{Requirement: r.Text, Value: x, By: shortBy(r, x), Text: shortfallText(r, x, f.Crashes)})
 		}
 	}
 	v.Meets = len(v.Fails) == 0 && len(v.Unjudged) == 0
 	return v
+}
+
+// shortfallText says a missed requirement in words: what the figure was, and what was wanted.
+func shortfallText(r Requirement, x float64, crashes int) string {
+	switch r.Metric {
+	case MetricLostAcked:
+		return fmt.Sprintf("a crash lost %.0f acknowledged writes (of %d crashes, the worst; wants %s)", x, crashes, r.Text)
+	case MetricLostWindow:
+		return fmt.Sprintf("a crash lost a write acknowledged %s before it (wants %s)", fmtMs(x), r.Text)
+	}
+	return fmt.Sprintf("%s is %s (wants %s)", r.Metric, formatValue(r.Metric, x), r.Text)
 }
 
 // shortBy is how far x misses r's bound, relative to the bound.

@@ -153,6 +153,14 @@ func usdText(f Figures) string {
 	return fmt.Sprintf("$%.2f", f.USD())
 }
 
+// usdCell is the bill in a table's cell.
+func usdCell(f Figures) string {
+	if !f.Priced {
+		return "cannot tell"
+	}
+	return fmt.Sprintf("%.2f", f.USD())
+}
+
 func latText(m map[string]float64, metric string) string {
 	if x, ok := m[metric]; ok {
 		return fmtMs(x)
@@ -191,10 +199,7 @@ func (a Advice) WriteText(w io.Writer) error {
 		if v.Figures.Crashes > 0 {
 			lost = fmt.Sprintf("%.0f (%d crashes)", v.Figures.Crash[MetricLostAcked], v.Figures.Crashes)
 		}
-		usd := "cannot tell"
-		if v.Figures.Priced {
-			usd = fmt.Sprintf("%.2f", v.Figures.USD())
-		}
+		usd := usdCell(v.Figures)
 		front := ""
 		if v.Frontier {
 			front = "*"
@@ -282,7 +287,7 @@ func (a Advice) WriteMarkdown(w io.Writer) error {
 			fails = append(fails, u+" (cannot tell)")
 		}
 		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, v.Candidate.Name, meets, latText(v.Figures.AtRate, a.Latency),
-			latText(v.Figures.AtDouble, a.Latency), lost, strings.TrimPrefix(usdText(v.Figures), "$"), strings.Join(fails, "; "))
+			latText(v.Figures.AtDouble, a.Latency), lost, usdCell(v.Figures), strings.Join(fails, "; "))
 	}
 	if len(a.Excluded) > 0 {
 		fmt.Fprintf(w, "\nExcluded: ")
