@@ -9,6 +9,7 @@ import (
 	"persistlab/backend"
 	"persistlab/cost"
 	"persistlab/internal/cgroup"
+	"persistlab/param"
 	"persistlab/results"
 	"persistlab/scenario"
 	"persistlab/workload"
@@ -25,16 +26,16 @@ const (
 )
 
 // Knobs declares the runner's parameters, once; scenarios set and sweep them as a workload's.
-var Knobs = []scenario.Param{
-	{Name: CPUsParam, Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin the system under test (app, database server, git, fio) to this many CPUs, the last ones online (0: not pinned); persistlab's own driver runs on the others"},
-	{Name: InstancesParam, Kind: scenario.KindInt, Default: "1", Min: 1, Max: 8, Help: "instances of the system under test sharing one backend, each on its own mount, the load split between them (also the scenario's top-level instances:)"},
-	{Name: QuotaParam, Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on each instance (the system under test and the backend's helpers: gcsfuse, Litestream): this many CPUs of time per cpu_period on any cores (CFS bandwidth; 0: none)"},
-	{Name: PeriodParam, Kind: scenario.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota (100ms: as Docker and Kubernetes set it)"},
+var Knobs = []param.Param{
+	{Name: CPUsParam, Kind: param.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin the system under test (app, database server, git, fio) to this many CPUs, the last ones online (0: not pinned); persistlab's own driver runs on the others"},
+	{Name: InstancesParam, Kind: param.KindInt, Default: "1", Min: 1, Max: 8, Help: "instances of the system under test sharing one backend, each on its own mount, the load split between them (also the scenario's top-level instances:)"},
+	{Name: QuotaParam, Kind: param.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on each instance (the system under test and the backend's helpers: gcsfuse, Litestream): this many CPUs of time per cpu_period on any cores (CFS bandwidth; 0: none)"},
+	{Name: PeriodParam, Kind: param.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota (100ms: as Docker and Kubernetes set it)"},
 }
 
 // IsKnob says whether name is one of the runner's parameters.
 func IsKnob(name string) bool {
-	_, ok := scenario.FindParam(Knobs, name)
+	_, ok := param.Find(Knobs, name)
 	return ok
 }
 

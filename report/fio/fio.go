@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"persistlab/param"
 	"persistlab/report"
 	"persistlab/results"
 	"persistlab/scenario"
@@ -138,7 +139,7 @@ func isSize(r *results.Results, name string) bool {
 	for _, a := range r.Aggregates {
 		v := a.Params[name]
 		if _, err := strconv.ParseFloat(v, 64); err != nil && results.ParamNumber(v) > 0 {
-			if _, err := scenario.ParseSize(v); err == nil {
+			if _, err := param.ParseSize(v); err == nil {
 				return true
 			}
 		}

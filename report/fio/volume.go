@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/param"
 	"persistlab/report"
 	"persistlab/results"
-	"persistlab/scenario"
 )
 
 // writeVolumeModel sets, for fio on emulated volumes, what the model promises each row beside
@@ -59,7 +59,7 @@ func fioJob(p map[string]string) (backend.Job, bool) {
 		return j, false
 	}
 	j.Write, j.Random = strings.HasSuffix(rw, "write"), strings.HasPrefix(rw, "rand")
-	bs, err := scenario.ParseSize(p["bs"])
+	bs, err := param.ParseSize(p["bs"])
 	if err != nil || bs <= 0 {
 		return j, false
 	}

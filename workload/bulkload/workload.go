@@ -24,6 +24,7 @@ import (
 	"persistlab/internal/proc"
 	"persistlab/internal/tools"
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -32,14 +33,14 @@ import (
 const Name = "bulkload"
 
 // Params are the workload's parameters.
-var Params = []scenario.Param{
-	{Name: "rows", Kind: scenario.KindInt, Default: "2000000", Min: 1, Max: 1e10, Help: "rows each loader loads (the seed: 31,017,889)"},
-	{Name: "row_bytes", Kind: scenario.KindSize, Default: "1000", Min: MinRowBytes, Max: 60000, Help: "bytes per CSV line (the seed: about 1,000)"},
-	{Name: "loaders", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 8, Help: "client processes, each loading its own copy into its own table (the seed: 1 or 2)"},
-	{Name: "buffer_pool", Kind: scenario.KindSize, Default: "256MiB", Min: 8 << 20, Max: 1 << 40,
+var Params = []param.Param{
+	{Name: "rows", Kind: param.KindInt, Default: "2000000", Min: 1, Max: 1e10, Help: "rows each loader loads (the seed: 31,017,889)"},
+	{Name: "row_bytes", Kind: param.KindSize, Default: "1000", Min: MinRowBytes, Max: 60000, Help: "bytes per CSV line (the seed: about 1,000)"},
+	{Name: "loaders", Kind: param.KindInt, Default: "1", Min: 1, Max: 8, Help: "client processes, each loading its own copy into its own table (the seed: 1 or 2)"},
+	{Name: "buffer_pool", Kind: param.KindSize, Default: "256MiB", Min: 8 << 20, Max: 1 << 40,
 		Help: "innodb_buffer_pool_size (the seed's 43 GB table was about 8 times its instance's pool)"},
-	{Name: "binlog", Kind: scenario.KindBool, Default: "false", Help: "binary log on (ROW, sync_binlog=1), as Cloud SQL's backups need"},
-	{Name: "seed", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 1 << 62, Help: "the generated rows; one seed, one file"},
+	{Name: "binlog", Kind: param.KindBool, Default: "false", Help: "binary log on (ROW, sync_binlog=1), as Cloud SQL's backups need"},
+	{Name: "seed", Kind: param.KindInt, Default: "1", Min: 0, Max: 1 << 62, Help: "the generated rows; one seed, one file"},
 }
 
 // Metrics are what a bulkload cell reports; rates are means of the per-second samples over the
@@ -88,7 +89,7 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 	settings := map[string]string{}
 	for name, section := range spec.Sections {
 		if name != "server" {
-			return nil, &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section),
+			return nil, &param.FieldError{Field: "workload." + name, Value: fmt.Sprint(section),
 				Allowed: "a parameter of bulkload, or server: a mapping of further mariadbd options, like {innodb_io_capacity: 1000}"}
 		}
 		var err error
@@ -98,7 +99,7 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 	}
 	progs, err := FindPrograms()
 	if err != nil {
-		return nil, &scenario.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: " + err.Error()}
+		return nil, &param.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: " + err.Error()}
 	}
 	return &Workload{progs: progs, settings: settings}, nil
 }
@@ -122,11 +123,11 @@ func read(p workload.Params) (settings, error) {
 	}
 	var s settings
 	s.rows, _ = strconv.ParseInt(p["rows"], 10, 64)
-	rb, _ := scenario.ParseSize(p["row_bytes"])
+	rb, _ := param.ParseSize(p["row_bytes"])
 	s.rowBytes = int(rb)
 	s.loaders, _ = strconv.Atoi(p["loaders"])
-	s.bufferPool, _ = scenario.ParseSize(p["buffer_pool"])
-	s.binlog, _ = scenario.ParseBool(p["binlog"])
+	s.bufferPool, _ = param.ParseSize(p["buffer_pool"])
+	s.binlog, _ = param.ParseBool(p["binlog"])
 	s.seed, _ = strconv.ParseUint(p["seed"], 10, 64)
 	return s, nil
 }
@@ -276,7 +277,7 @@ func (w *Workload) redoBytes() int64 {
 		if normalOption(k) != "innodb_log_file_size" {
 			continue
 		}
-		if n, err := scenario.ParseSize(v); err == nil && n > 0 {
+		if n, err := param.ParseSize(v); err == nil && n > 0 {
 			return n
 		}
 	}

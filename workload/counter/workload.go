@@ -22,6 +22,7 @@ import (
 	"persistlab/internal/cgroup"
 	"persistlab/internal/proc"
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 	"persistlab/workload/httpload"
@@ -35,19 +36,19 @@ const DBFile = "counter.db"
 
 // Params are the counter's parameters: the load (httpload's, sending seed 000's request) and the
 // app (seed 000's Rails app).
-var Params = []scenario.Param{
+var Params = []param.Param{
 	httpload.Param("vus"), httpload.Param("mode"), httpload.Param("rate"),
 	seedRequest("method", "POST"), seedRequest("path", "/count_up"),
 	httpload.Param("timeout"),
-	{Name: "cpu_per_request", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "the app's own CPU per request besides SQLite's (a framework's cost)"},
-	{Name: "max_conns", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "SQLite connection pool (0: Rails' 5)"},
-	{Name: "threads", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "requests the app serves at once, the rest queued as in Puma (Rails 8: 3; 0: no limit)"},
+	{Name: "cpu_per_request", Kind: param.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "the app's own CPU per request besides SQLite's (a framework's cost)"},
+	{Name: "max_conns", Kind: param.KindInt, Default: "0", Min: 0, Max: 10000, Help: "SQLite connection pool (0: Rails' 5)"},
+	{Name: "threads", Kind: param.KindInt, Default: "0", Min: 0, Max: 10000, Help: "requests the app serves at once, the rest queued as in Puma (Rails 8: 3; 0: no limit)"},
 	httpload.Param("network_rtt"),
-	{Name: "gvl", Kind: scenario.KindBool, Default: "false", Help: "one process-wide lock over each request's CPU work and SQLite statement, as Ruby's GVL"},
+	{Name: "gvl", Kind: param.KindBool, Default: "false", Help: "one process-wide lock over each request's CPU work and SQLite statement, as Ruby's GVL"},
 }
 
 // seedRequest is the load's parameter name with seed 000's value for its default.
-func seedRequest(name, seed string) scenario.Param {
+func seedRequest(name, seed string) param.Param {
 	p := httpload.Param(name)
 	p.Default, p.Help = seed, p.Help+" (seed 000: "+seed+")"
 	return p
@@ -103,17 +104,17 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 	w := &Workload{}
 	for name, section := range spec.Sections {
 		if name != "pragmas" {
-			return nil, &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section), Allowed: "pragmas (a list of name=value), or a parameter: " + paramNames()}
+			return nil, &param.FieldError{Field: "workload." + name, Value: fmt.Sprint(section), Allowed: "pragmas (a list of name=value), or a parameter: " + paramNames()}
 		}
 		list, ok := section.([]any)
 		if !ok {
-			return nil, &scenario.FieldError{Field: "workload.pragmas", Value: fmt.Sprint(section), Allowed: "a list of name=value, e.g. [journal_mode=DELETE]"}
+			return nil, &param.FieldError{Field: "workload.pragmas", Value: fmt.Sprint(section), Allowed: "a list of name=value, e.g. [journal_mode=DELETE]"}
 		}
 		for i, item := range list {
 			p := fmt.Sprint(item)
 			if _, err := appcounter.ParsePragma(p); err != nil { // the app's own rule, before any cell
 				_, allowed, _ := strings.Cut(err.Error(), ": want ")
-				return nil, &scenario.FieldError{Field: fmt.Sprintf("workload.pragmas[%d]", i), Value: p, Allowed: allowed}
+				return nil, &param.FieldError{Field: fmt.Sprintf("workload.pragmas[%d]", i), Value: p, Allowed: allowed}
 			}
 			w.pragmas = append(w.pragmas, p)
 		}
@@ -151,19 +152,19 @@ func read(p workload.Params) (settings, error) {
 	atoi := func(name string) int {
 		v, e := strconv.Atoi(p[name])
 		if e != nil && err == nil {
-			err = &scenario.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a whole number"}
+			err = &param.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a whole number"}
 		}
 		return v
 	}
 	dur := func(name string) time.Duration {
 		v, e := time.ParseDuration(p[name])
 		if e != nil && err == nil {
-			err = &scenario.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a duration like 60s"}
+			err = &param.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a duration like 60s"}
 		}
 		return v
 	}
 	s.vus, s.maxConns, s.threads = atoi("vus"), atoi("max_conns"), atoi("threads")
-	s.gvl, _ = scenario.ParseBool(p["gvl"])
+	s.gvl, _ = param.ParseBool(p["gvl"])
 	s.mode, s.method, s.path = p["mode"], p["method"], p["path"]
 	s.timeout, s.cpuPerRequest = dur("timeout"), dur("cpu_per_request")
 	s.networkRTT = dur("network_rtt")
@@ -175,7 +176,7 @@ func read(p workload.Params) (settings, error) {
 		return s, err
 	}
 	if !strings.HasPrefix(s.path, "/") {
-		return s, &scenario.FieldError{Field: "workload.path", Value: s.path, Allowed: "a path starting with /"}
+		return s, &param.FieldError{Field: "workload.path", Value: s.path, Allowed: "a path starting with /"}
 	}
 	return s, nil
 }

@@ -20,6 +20,7 @@ import (
 	"persistlab/backend"
 	"persistlab/internal/proc"
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -32,18 +33,18 @@ const Name = "gitcommit"
 const FsyncDefault = "default"
 
 // Params are the workload's parameters; the defaults are seed 004's run.
-var Params = []scenario.Param{
-	{Name: "files", Kind: scenario.KindInt, Default: "5000", Min: 1, Max: 1_000_000, Help: "files the changes pick from (the seed's 5,000)"},
-	{Name: "changes", Kind: scenario.KindInt, Default: "20000", Min: 1, Max: 10_000_000, Help: "changes, each followed by git add --all and git commit (the seed's 20,000)"},
-	{Name: "file_bytes", Kind: scenario.KindSize, Default: "0", Min: 0, Max: 1 << 20,
+var Params = []param.Param{
+	{Name: "files", Kind: param.KindInt, Default: "5000", Min: 1, Max: 1_000_000, Help: "files the changes pick from (the seed's 5,000)"},
+	{Name: "changes", Kind: param.KindInt, Default: "20000", Min: 1, Max: 10_000_000, Help: "changes, each followed by git add --all and git commit (the seed's 20,000)"},
+	{Name: "file_bytes", Kind: param.KindSize, Default: "0", Min: 0, Max: 1 << 20,
 		Help: "0: the seed's line (ten variants, so some commits find nothing to commit); else this many random bytes per version"},
-	{Name: "layout", Kind: scenario.KindEnum, Default: LayoutDistributed, Allowed: []string{LayoutDistributed, LayoutMonolithic},
+	{Name: "layout", Kind: param.KindEnum, Default: LayoutDistributed, Allowed: []string{LayoutDistributed, LayoutMonolithic},
 		Help: "distributed: a repository per file (bench_distributed.py); monolithic: one for all (bench_monolithic.py)"},
-	{Name: "seed", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 1 << 62, Help: "the random choice of file and content; one seed, one sequence of commits"},
-	{Name: "window", Kind: scenario.KindInt, Default: "1000", Min: 1, Max: 10_000_000, Help: "changes per window of the commits/s series (the seed printed one per 1,000); the last window ends with the run"},
-	{Name: "fsync", Kind: scenario.KindEnum, Default: FsyncDefault, Allowed: []string{FsyncDefault, "none", "objects", "committed", "added", "all"},
+	{Name: "seed", Kind: param.KindInt, Default: "1", Min: 0, Max: 1 << 62, Help: "the random choice of file and content; one seed, one sequence of commits"},
+	{Name: "window", Kind: param.KindInt, Default: "1000", Min: 1, Max: 10_000_000, Help: "changes per window of the commits/s series (the seed printed one per 1,000); the last window ends with the run"},
+	{Name: "fsync", Kind: param.KindEnum, Default: FsyncDefault, Allowed: []string{FsyncDefault, "none", "objects", "committed", "added", "all"},
 		Help: "git's core.fsync (default: unset, git's own default)"},
-	{Name: "init_fsync", Kind: scenario.KindBool, Default: "false",
+	{Name: "init_fsync", Kind: param.KindBool, Default: "false",
 		Help: "fsync what each git init wrote (HEAD, config, their directories): core.fsync does not cover it (the seed did not)"},
 }
 
@@ -93,11 +94,11 @@ var (
 // New finds git; the workload takes no sections.
 func New(spec scenario.Workload) (workload.Workload, error) {
 	for name, section := range spec.Sections {
-		return nil, &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section), Allowed: "a parameter: " + paramNames()}
+		return nil, &param.FieldError{Field: "workload." + name, Value: fmt.Sprint(section), Allowed: "a parameter: " + paramNames()}
 	}
 	git, err := exec.LookPath("git")
 	if err != nil {
-		return nil, &scenario.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: git is not on PATH (apt-get install git; scripts/setup does)"}
+		return nil, &param.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: git is not on PATH (apt-get install git; scripts/setup does)"}
 	}
 	w := &Workload{git: git}
 	out, err := proc.Output(exec.Command(git, "--version"), 64<<10) // one line
@@ -158,11 +159,11 @@ func read(p workload.Params) (settings, error) {
 		}
 	}
 	num := func(name string) int { v, _ := strconv.Atoi(p[name]); return v }
-	size, _ := scenario.ParseSize(p["file_bytes"])
+	size, _ := param.ParseSize(p["file_bytes"])
 	seed, _ := strconv.ParseUint(p["seed"], 10, 64)
 	s := settings{plan: Plan{Files: num("files"), Changes: num("changes"), FileBytes: int(size), Layout: p["layout"], Seed: seed},
 		window: num("window"), fsync: p["fsync"]}
-	s.initFsync, _ = scenario.ParseBool(p["init_fsync"])
+	s.initFsync, _ = param.ParseBool(p["init_fsync"])
 	return s, s.plan.Validate()
 }
 
@@ -204,9 +205,9 @@ func (w *Workload) Start(_ context.Context, env workload.Env) (workload.Instance
 	}
 	free := int64(fs.Bavail) * int64(fs.Bsize)
 	if need := w.Estimate(s.plan); need > free {
-		return nil, &scenario.FieldError{Field: "workload.changes", Value: env.Params["changes"],
+		return nil, &param.FieldError{Field: "workload.changes", Value: env.Params["changes"],
 			Allowed: fmt.Sprintf("a run the target can hold: %s has %s free and this run may write about %s (files %d, layout %s)",
-				env.Target.Dir, scenario.FormatSize(free), scenario.FormatSize(need), s.plan.Files, s.plan.Layout)}
+				env.Target.Dir, param.FormatSize(free), param.FormatSize(need), s.plan.Files, s.plan.Layout)}
 	}
 	return &instance{w: w, s: s, env: env}, nil
 }
