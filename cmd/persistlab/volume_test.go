@@ -45,7 +45,7 @@ func TestLabVolumeNamesTheFlag(t *testing.T) {
 		want string
 	}{
 		{[]string{"--type", "gp2", "--size", "100GiB", "--credit-scale", "Inf"}, `--credit-scale: "Inf" is not allowed: want a number from 0.000000001 to 1000`},
-		{[]string{"--type", "gp2", "--size", "100GiB", "--model", "maybe"}, `--model: "maybe" is not allowed: want true or false`},
+		{[]string{"--type", "gp2", "--size", "100GiB", "--model", "maybe"}, `--model: "maybe" is not allowed: want on or off`},
 		{[]string{"--type", "gp2"}, `--size: "" is not allowed: want the volume's size, like 100GiB`},
 	} {
 		dir := t.TempDir()
