@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -145,45 +144,37 @@ func (w *Workload) checkRequestParams(params map[string]string) error {
 
 // settings are one cell's parameters, read.
 type settings struct {
-	vus                               int
-	mode, method, path, ready         string
-	k6Script                          string // absolute; "" for persistlab's own driver
-	ack, recover                      string
-	rate                              float64
-	timeout, readyTimeout, networkRTT time.Duration
-	prepareTimeout                    time.Duration
+	httpload.Load
+	Ready          string        `param:"ready"`
+	ReadyTimeout   time.Duration `param:"ready_timeout"`
+	PrepareTimeout time.Duration `param:"prepare_timeout"`
+	Script         string        `param:"k6_script"` // as written
+	Ack            string        `param:"ack"`
+	Recover        string        `param:"recover"`
+	SQLite         string        `param:"sqlite"`
+	k6Script       string        // Script, absolute; "" for persistlab's own driver
 }
 
 // read checks one cell's parameters; a relative k6_script is the scenario file's (base), or,
 // for a built-in scenario, the working directory's.
 func read(p workload.Params, base string) (settings, error) {
 	var s settings
-	for _, d := range Params { // bounds and enums first: a cell may be given values directly
-		if err := d.Check("workload."+d.Name, p[d.Name]); err != nil {
-			return s, err
-		}
+	if err := param.Decode(Params, p, &s); err != nil {
+		return s, param.Under("workload.", err)
 	}
-	s.vus, _ = strconv.Atoi(p["vus"])
-	s.mode, s.method, s.path, s.ready = p["mode"], p["method"], p["path"], p["ready"]
-	s.rate, _ = strconv.ParseFloat(p["rate"], 64)
-	s.timeout, _ = time.ParseDuration(p["timeout"])
-	s.readyTimeout, _ = time.ParseDuration(p["ready_timeout"])
-	s.prepareTimeout, _ = time.ParseDuration(p["prepare_timeout"])
-	s.networkRTT, _ = time.ParseDuration(p["network_rtt"])
-	s.ack, s.recover = p["ack"], p["recover"]
-	if s.ack != "" && !ackField.MatchString(s.ack) {
-		return s, &param.FieldError{Field: "workload.ack", Value: s.ack, Allowed: "a JSON field name of letters, digits and _, like count or id"}
+	if s.Ack != "" && !ackField.MatchString(s.Ack) {
+		return s, &param.FieldError{Field: "workload.ack", Value: s.Ack, Allowed: "a JSON field name of letters, digits and _, like count or id"}
 	}
-	paths := []struct{ name, path string }{{"path", s.path}, {"ready", s.ready}}
-	if s.recover != "" {
-		paths = append(paths, struct{ name, path string }{"recover", s.recover})
+	paths := []struct{ name, path string }{{"path", s.Path}, {"ready", s.Ready}}
+	if s.Recover != "" {
+		paths = append(paths, struct{ name, path string }{"recover", s.Recover})
 	}
 	for _, f := range paths {
 		if !appPath(f.path) {
 			return s, &param.FieldError{Field: "workload." + f.name, Value: f.path, Allowed: pathAllowed}
 		}
 	}
-	if s.k6Script = p["k6_script"]; strings.ContainsFunc(s.k6Script, func(r rune) bool { return r == '%' || unicode.IsControl(r) }) {
+	if s.k6Script = s.Script; strings.ContainsFunc(s.k6Script, func(r rune) bool { return r == '%' || unicode.IsControl(r) }) {
 		// k6 reads a path as a URL: it decodes %XX (the file it ran would not be the one
 		// persistlab checked) and refuses control characters.
 		return s, &param.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: "a path without '%' or control characters (k6 reads a path as a URL)"}
@@ -216,10 +207,10 @@ func read(p workload.Params, base string) (settings, error) {
 			}
 		}
 	}
-	if name := p["sqlite"]; name != "" && (name != filepath.Base(name) || name == "." || name == ".." || strings.ContainsAny(name, "{}")) {
+	if name := s.SQLite; name != "" && (name != filepath.Base(name) || name == "." || name == ".." || strings.ContainsAny(name, "{}")) {
 		return s, &param.FieldError{Field: "workload.sqlite", Value: name, Allowed: "a file name in the backend's directory, like app.db"}
 	}
-	return s, httpload.CheckRate(s.mode, s.rate, p["rate"])
+	return s, httpload.CheckRate(s.Mode, s.Rate, p["rate"])
 }
 
 var ackField = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
@@ -240,8 +231,8 @@ func (w *Workload) CheckCrash(p workload.Params) error {
 	switch {
 	case err != nil:
 		return err
-	case s.ack == "" || s.recover == "":
-		return &param.FieldError{Field: "workload.ack", Value: s.ack, Allowed: "a JSON field and a recover path for crash runs: the app must state what it acknowledged and what persisted (without them a crash run cannot count what was lost)"}
+	case s.Ack == "" || s.Recover == "":
+		return &param.FieldError{Field: "workload.ack", Value: s.Ack, Allowed: "a JSON field and a recover path for crash runs: the app must state what it acknowledged and what persisted (without them a crash run cannot count what was lost)"}
 	case s.k6Script != "":
 		return &param.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "none in crash runs: persistlab's driver reads every acknowledgement"}
 	}
@@ -286,7 +277,7 @@ func (w *Workload) CheckShare(p workload.Params, n int) error {
 	if err != nil {
 		return err
 	}
-	return httpload.CheckVUsPerInstance(s.vus, p["vus"], n)
+	return httpload.CheckVUsPerInstance(s.VUs, p["vus"], n)
 }
 
 // MergeShares implements workload.Merger, as every workload of httpload joins its instances' figures.
@@ -313,13 +304,13 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 	if w.k6Version == "" {
 		w.k6Version = sysinfo.ProgramVersion(bin, "version")
 	}
-	if s.mode == httpload.ModeOpen { // the script must run under k6's arrival-rate executor too
+	if s.Mode == httpload.ModeOpen { // the script must run under k6's arrival-rate executor too
 		dir, err := os.MkdirTemp("", "persistlab-k6-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		wrapper, err := writeArrivalScript(filepath.Join(dir, "k6-arrival.js"), s.k6Script, s.rate, s.vus, time.Second)
+		wrapper, err := writeArrivalScript(filepath.Join(dir, "k6-arrival.js"), s.k6Script, s.Rate, s.VUs, time.Second)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package httpload
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"persistlab/param"
 	"persistlab/workload"
@@ -23,6 +24,18 @@ var Params = []param.Param{
 	{Name: "path", Kind: param.KindString, Default: "/", Help: "the path every request asks for"},
 	{Name: "timeout", Kind: param.KindDuration, Default: "60s", Min: 0.001, Max: 3600, Help: "per request (k6's default 60s)"},
 	{Name: "network_rtt", Kind: param.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "a constant network round trip per request, spent before it is sent and counted in its latency (a client across the internet and Cloud Run's front end; no published figure, so 0)"},
+}
+
+// Load is the load's parameters, read (param.Decode): a workload that declares them embeds it in
+// its settings.
+type Load struct {
+	VUs        int           `param:"vus"`
+	Mode       string        `param:"mode"`
+	Rate       float64       `param:"rate"`
+	Method     string        `param:"method"`
+	Path       string        `param:"path"`
+	Timeout    time.Duration `param:"timeout"`
+	NetworkRTT time.Duration `param:"network_rtt"`
 }
 
 // Param is the load's declaration of name; a name Params does not declare is a programming error.
