@@ -100,12 +100,35 @@ func init() {
 // maxLength is how long a job runs at most: its ramp time and runtime, when it has a runtime (fio
 // stops there, or earlier when size is done); 0 when only size ends it.
 func maxLength(p workload.Params) time.Duration {
-	runtime, err1 := time.ParseDuration(p["runtime"])
-	ramp, err2 := time.ParseDuration(p["ramp_time"])
-	if err1 != nil || err2 != nil || runtime <= 0 || ramp < 0 {
+	var s settings
+	if err := param.Decode(Params, p, &s); err != nil || s.Runtime <= 0 {
 		return 0
 	}
-	return ramp + runtime
+	return s.RampTime + s.Runtime
+}
+
+// settings are one cell's parameters, read.
+type settings struct {
+	RW            string        `param:"rw"`
+	BS            int64         `param:"bs"`
+	Layout        string        `param:"layout"`
+	FileSize      int64         `param:"file_size"`
+	Size          int64         `param:"size"`
+	NrFiles       int           `param:"nrfiles"`
+	NumJobs       int           `param:"numjobs"`
+	IODepth       int           `param:"iodepth"`
+	Direct        bool          `param:"direct"`
+	Engine        string        `param:"engine"`
+	Runtime       time.Duration `param:"runtime"`
+	RampTime      time.Duration `param:"ramp_time"`
+	TimeBased     bool          `param:"time_based"`
+	Fsync         int           `param:"fsync"`
+	Thread        bool          `param:"thread"`
+	Invalidate    bool          `param:"invalidate"`
+	FadviseHint   bool          `param:"fadvise_hint"`
+	AllRandRepeat bool          `param:"allrandrepeat"`
+	Servers       int           `param:"servers"`
+	Prefill       bool          `param:"prefill"`
 }
 
 // Workload is fio, found and configured.
@@ -155,60 +178,37 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 func (w *Workload) Versions() map[string]string { return map[string]string{"fio": w.version} }
 
 // job builds the fio job of one cell's parameters in dir.
-func (w *Workload) job(p workload.Params, dir string) (Job, int, error) {
-	var err error
-	size := func(name string) int64 {
-		v, e := param.ParseSize(p[name])
-		if e != nil && err == nil {
-			err = &param.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a size like 4k or 1GiB"}
-		}
-		return v
+func (w *Workload) job(p workload.Params, dir string) (Job, settings, error) {
+	var s settings
+	if err := param.Decode(Params, p, &s); err != nil {
+		return Job{}, s, param.Under("workload.", err)
 	}
-	num := func(name string) int {
-		v, e := strconv.Atoi(p[name])
-		if e != nil && err == nil {
-			err = &param.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a whole number"}
-		}
-		return v
-	}
-	flag := func(name string) bool { v, _ := param.ParseBool(p[name]); return v }
-	dur := func(name string) time.Duration { v, _ := time.ParseDuration(p[name]); return v }
-	for _, d := range Params { // bounds and enums first: a cell may be given values directly
-		if e := d.Check("workload."+d.Name, p[d.Name]); e != nil {
-			return Job{}, 0, e
-		}
-	}
-	j := Job{Name: "persistlab", Directory: dir, RW: p["rw"], BS: size("bs"), NumJobs: num("numjobs"), IODepth: num("iodepth"),
-		Direct: flag("direct"), Engine: p["engine"], Runtime: dur("runtime"), RampTime: dur("ramp_time"),
-		TimeBased: flag("time_based"), Fsync: num("fsync"), Thread: flag("thread"), AllRandRepeat: flag("allrandrepeat"),
+	j := Job{Name: "persistlab", Directory: dir, RW: s.RW, BS: s.BS, NumJobs: s.NumJobs, IODepth: s.IODepth,
+		Direct: s.Direct, Engine: s.Engine, Runtime: s.Runtime, RampTime: s.RampTime,
+		TimeBased: s.TimeBased, Fsync: s.Fsync, Thread: s.Thread, AllRandRepeat: s.AllRandRepeat,
 		GroupReporting: true, Extra: w.extra}
-	invalidate, fadvise := flag("invalidate"), flag("fadvise_hint")
-	j.Invalidate, j.FadviseHint = &invalidate, &fadvise
-	fileSize, perJob := size("file_size"), size("size")
-	switch p["layout"] {
+	j.Invalidate, j.FadviseHint = &s.Invalidate, &s.FadviseHint
+	switch s.Layout {
 	case LayoutShared:
 		// Named by its size, like the blog's test10k and test1g: on a shared backend each size
 		// keeps its own file (and cache).
-		j.Filename = "fio-" + param.FormatSize(fileSize) + ".data"
-		j.Size = fileSize
-		if perJob > 0 {
-			j.Extra = append([][2]string{{"io_size", strconv.FormatInt(perJob, 10)}}, j.Extra...)
+		j.Filename = "fio-" + param.FormatSize(s.FileSize) + ".data"
+		j.Size = s.FileSize
+		if s.Size > 0 {
+			j.Extra = append([][2]string{{"io_size", strconv.FormatInt(s.Size, 10)}}, j.Extra...)
 		}
 	default:
 		j.FilenameFormat = "$jobname.$jobnum.$filenum"
-		j.NrFiles, j.FileSize = num("nrfiles"), fileSize
-		j.Size = perJob
+		j.NrFiles, j.FileSize = s.NrFiles, s.FileSize
+		j.Size = s.Size
 		if j.Size == 0 {
-			j.Size = fileSize * int64(j.NrFiles)
+			j.Size = s.FileSize * int64(j.NrFiles)
 		}
 	}
-	if err != nil {
-		return Job{}, 0, err
-	}
 	if j.TimeBased && j.Runtime == 0 {
-		return Job{}, 0, &param.FieldError{Field: "workload.runtime", Value: p["runtime"], Allowed: "a runtime above 0 when time_based is true"}
+		return Job{}, s, &param.FieldError{Field: "workload.runtime", Value: p["runtime"], Allowed: "a runtime above 0 when time_based is true"}
 	}
-	return j, num("servers"), j.Validate()
+	return j, s, j.Validate()
 }
 
 // checkDir stands for the backend's directory in Check: fio --parse-only does not look at it.
@@ -275,26 +275,15 @@ func wrapScript(dir string, wrap []string, bin string) (string, error) {
 	return path, nil
 }
 
-// sameValue says whether two texts of a parameter mean the same value (4k and 4KiB, 0 and 0s).
+// sameValue says whether two texts of a parameter mean the same value (4k and 4KiB, 0 and 0s,
+// off and false), each read as the parameter's kind.
 func sameValue(p param.Param, a, b string) bool {
 	if a == b {
 		return true
 	}
-	switch p.Kind {
-	case param.KindSize:
-		x, err1 := param.ParseSize(a)
-		y, err2 := param.ParseSize(b)
-		return err1 == nil && err2 == nil && x == y
-	case param.KindDuration:
-		x, err1 := time.ParseDuration(a)
-		y, err2 := time.ParseDuration(b)
-		return err1 == nil && err2 == nil && x == y
-	case param.KindBool:
-		x, err1 := strconv.ParseBool(a)
-		y, err2 := strconv.ParseBool(b)
-		return err1 == nil && err2 == nil && x == y
-	}
-	return false
+	x, err1 := p.Number(a)
+	y, err2 := p.Number(b)
+	return err1 == nil && err2 == nil && x == y
 }
 
 // SpaceNeed implements workload.SpaceNeeder: the job's files, on the target. A job file of the
@@ -329,7 +318,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		}
 		return &instance{w: w, bin: bin, userJob: text, dir: env.CellDir, keepDir: env.ToolOutputDir}, nil
 	}
-	j, servers, err := w.job(env.Params, env.Target.Dir)
+	j, cell, err := w.job(env.Params, env.Target.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -337,12 +326,12 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		return nil, err
 	}
 	in := &instance{w: w, bin: bin, job: j, dir: env.CellDir, keepDir: env.ToolOutputDir}
-	if prefill, _ := param.ParseBool(env.Params["prefill"]); prefill {
+	if cell.Prefill {
 		if err := Prefill(ctx, bin, j, env.CellDir); err != nil {
 			return nil, err
 		}
 	}
-	for i := 0; i < servers; i++ {
+	for i := 0; i < cell.Servers; i++ {
 		port, err := FreePort()
 		if err == nil {
 			var s *Server

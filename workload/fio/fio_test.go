@@ -203,6 +203,10 @@ func TestUsersOwnJobFile(t *testing.T) {
 	if err := w.Check(context.Background(), cellParams(map[string]string{"job_file": jobFile, "bs": "4k", "runtime": "0"})); err != nil {
 		t.Errorf("defaults written another way: %v", err)
 	}
+	// A switch is read as its declaration reads it: off is false, on is true.
+	if err := w.Check(context.Background(), cellParams(map[string]string{"job_file": jobFile, "direct": "off", "invalidate": "on", "nrfiles": "01"})); err != nil {
+		t.Errorf("switches and numbers written another way: %v", err)
+	}
 	withExtra, _ := New(scenario.Workload{Type: Name, Sections: map[string]any{"extra": map[string]any{"norandommap": ""}}})
 	if err := withExtra.Check(context.Background(), p); !errors.As(err, &fe) || fe.Field != "workload.extra" {
 		t.Errorf("extra beside a job file: %v", err)
