@@ -285,7 +285,7 @@ func MainFlags(fs *flag.FlagSet, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return Drive(ctx, DriverConfig{Git: *git, Dir: *dir, InitFsync: s.initFsync, Plan: s.plan}, os.Stdout)
+	return Drive(ctx, DriverConfig{Git: *git, Dir: *dir, InitFsync: s.InitFsync, Plan: s.Plan}, os.Stdout)
 }
 
 // Report is one line of the driver's output.

@@ -145,26 +145,20 @@ func measureInit(git string) (int64, error) {
 // Versions implements workload.Workload.
 func (w *Workload) Versions() map[string]string { return map[string]string{"git": w.version} }
 
+// settings are one cell's parameters, read.
 type settings struct {
-	plan      Plan
-	window    int
-	fsync     string
-	initFsync bool
+	Plan      Plan
+	Window    int    `param:"window"`
+	Fsync     string `param:"fsync"`
+	InitFsync bool   `param:"init_fsync"`
 }
 
 func read(p workload.Params) (settings, error) {
-	for _, d := range Params {
-		if err := d.Check("workload."+d.Name, p[d.Name]); err != nil {
-			return settings{}, err
-		}
+	var s settings
+	if err := param.Decode(Params, p, &s); err != nil {
+		return s, param.Under("workload.", err)
 	}
-	num := func(name string) int { v, _ := strconv.Atoi(p[name]); return v }
-	size, _ := param.ParseSize(p["file_bytes"])
-	seed, _ := strconv.ParseUint(p["seed"], 10, 64)
-	s := settings{plan: Plan{Files: num("files"), Changes: num("changes"), FileBytes: int(size), Layout: p["layout"], Seed: seed},
-		window: num("window"), fsync: p["fsync"]}
-	s.initFsync, _ = param.ParseBool(p["init_fsync"])
-	return s, s.plan.Validate()
+	return s, s.Plan.Validate()
 }
 
 // Check implements workload.Workload.
@@ -204,10 +198,10 @@ func (w *Workload) Start(_ context.Context, env workload.Env) (workload.Instance
 		return nil, fmt.Errorf("read free space of %s: %w", env.Target.Dir, err)
 	}
 	free := int64(fs.Bavail) * int64(fs.Bsize)
-	if need := w.Estimate(s.plan); need > free {
+	if need := w.Estimate(s.Plan); need > free {
 		return nil, &param.FieldError{Field: "workload.changes", Value: env.Params["changes"],
 			Allowed: fmt.Sprintf("a run the target can hold: %s has %s free and this run may write about %s (files %d, layout %s)",
-				env.Target.Dir, param.FormatSize(free), param.FormatSize(need), s.plan.Files, s.plan.Layout)}
+				env.Target.Dir, param.FormatSize(free), param.FormatSize(need), s.Plan.Files, s.Plan.Layout)}
 	}
 	return &instance{w: w, s: s, env: env}, nil
 }
@@ -228,8 +222,8 @@ func (in *instance) driverEnv() ([]string, error) {
 		// The seed's git detached its automatic gc into the background; here it runs in the commit
 		// that triggers it, so that it ends with the driver (a detached gc outlives its process group).
 		"[gc]\n\tautoDetach = false\n"
-	if in.s.fsync != FsyncDefault {
-		cfg += "[core]\n\tfsync = " + in.s.fsync + "\n"
+	if in.s.Fsync != FsyncDefault {
+		cfg += "[core]\n\tfsync = " + in.s.Fsync + "\n"
 	}
 	path := filepath.Join(in.env.CellDir, "gitconfig")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
@@ -268,14 +262,14 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 	if err != nil {
 		return nil, nil, err
 	}
-	p := in.s.plan
+	p := in.s.Plan
 	args := append(append([]string{}, in.env.Target.Wrap...), in.env.Self, "app", "gitcommit", "--git", in.w.git, "--dir", in.env.Target.Dir,
 		"--files", strconv.Itoa(p.Files), "--changes", strconv.Itoa(p.Changes), "--file-bytes", strconv.Itoa(p.FileBytes),
 		"--layout", p.Layout, "--seed", strconv.FormatUint(p.Seed, 10))
 	if len(in.env.CPUs) > 0 {
 		args = append(args, "--cpu-list", cpuList(in.env.CPUs))
 	}
-	if in.s.initFsync {
+	if in.s.InitFsync {
 		args = append(args, "--init-fsync")
 	}
 	log := filepath.Join(in.env.CellDir, "gitcommit.log")
@@ -316,8 +310,8 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 		} else {
 			unchanged++
 		}
-		if r.Change%in.s.window == 0 || r.Change == p.Changes {
-			n := r.Change - (len(windows) * in.s.window)
+		if r.Change%in.s.Window == 0 || r.Change == p.Changes {
+			n := r.Change - (len(windows) * in.s.Window)
 			t := r.At.Sub(start).Seconds()
 			windows = append(windows, measure.Point{T: t, V: float64(n) / r.At.Sub(windowStart).Seconds()})
 			done = append(done, measure.Point{T: t, V: float64(r.Change)})
@@ -358,8 +352,8 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 	res.Histograms["change"] = change
 	res.Series["changes_per_s"], res.Series["changes"] = windows, done
 	res.Facts["git_version"] = in.w.version
-	res.Facts["core_fsync"] = in.s.fsync
-	res.Facts["init_fsync"] = strconv.FormatBool(in.s.initFsync)
+	res.Facts["core_fsync"] = in.s.Fsync
+	res.Facts["init_fsync"] = strconv.FormatBool(in.s.InitFsync)
 	res.Facts["gc_auto_detach"] = "false"
 	if !killed {
 		if err := in.measureDisk(m, usedBefore); err != nil {
@@ -398,13 +392,13 @@ func (in *instance) measureDisk(m map[string]float64, usedBefore int64) error {
 	if err != nil {
 		return fmt.Errorf("disk use of the repositories: %w", err)
 	}
-	size := int64(in.s.plan.FileBytes)
+	size := int64(in.s.Plan.FileBytes)
 	if size == 0 {
 		size = seedLineBytes
 	}
 	fileBlocks := (size + block - 1) / block * block
 	if own {
-		worktree := int64(in.s.plan.Touched()) * fileBlocks
+		worktree := int64(in.s.Plan.Touched()) * fileBlocks
 		m["disk_mib"], m["worktree_mib"] = float64(usedAfter-usedBefore)/mib, float64(worktree)/mib
 		m["git_mib"] = m["disk_mib"] - m["worktree_mib"]
 		in.method = "statfs: what the run added to its volume; work tree: the checked-out files' blocks"
