@@ -3,12 +3,10 @@ package runner
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"persistlab/backend"
 	"persistlab/cost"
-	"persistlab/internal/cgroup"
 	"persistlab/param"
 	"persistlab/results"
 	"persistlab/scenario"
@@ -89,20 +87,18 @@ func declaredMetrics() map[string]map[string]string {
 
 // knobs are a cell's runner parameters, read (cpus is placed once per run, from the scenario).
 type knobs struct {
-	instances int
-	quota     float64       // CPUs; 0: no limit
-	period    time.Duration // of the quota
+	Instances int           `param:"instances"`
+	Quota     float64       `param:"cpu_quota"`  // CPUs; 0: no limit
+	Period    time.Duration `param:"cpu_period"` // of the quota
 }
 
-// knobsOf reads a cell's runner parameters; the plan has checked their bounds.
+// knobsOf reads a cell's runner parameters; the plan has checked them, and a cell it did not
+// check (a value it would refuse) runs with the defaults.
 func knobsOf(p workload.Params) knobs {
-	k := knobs{instances: 1, period: cgroup.DefaultCPUPeriod}
-	if n, err := strconv.Atoi(p[InstancesParam]); err == nil && n > 0 {
-		k.instances = n
-	}
-	k.quota, _ = strconv.ParseFloat(p[QuotaParam], 64)
-	if d, err := time.ParseDuration(p[PeriodParam]); err == nil && d > 0 {
-		k.period = d
+	var k knobs
+	if err := param.Decode(Knobs, p, &k); err != nil {
+		k = knobs{}
+		param.Decode(Knobs, nil, &k)
 	}
 	return k
 }

@@ -224,7 +224,7 @@ func saveElsewhere(res *results.Results, out string, derive func(*results.Result
 func (r *run) measureCell(ctx context.Context, cell scenario.Cell, mode Mode) results.Cell {
 	switch mode {
 	case ModeInstances:
-		return r.instancesCell(ctx, cell, knobsOf(cell.Resolved).instances)
+		return r.instancesCell(ctx, cell, knobsOf(cell.Resolved).Instances)
 	case ModeSharedBackend:
 		return r.sharedCell(ctx, cell)
 	}
@@ -377,7 +377,7 @@ func (r *run) checkKnobs(context.Context) error {
 		}
 	}
 	for _, c := range r.plan.Cells {
-		if k := knobsOf(c.Resolved); k.quota > 0 {
+		if k := knobsOf(c.Resolved); k.Quota > 0 {
 			if err := cgroup.CheckCPU(); err != nil {
 				return r.fail(knobField(QuotaParam, c.PointName), c.Resolved[QuotaParam], "0 on this machine: "+err.Error())
 			}
