@@ -9,6 +9,7 @@ import (
 
 	"persistlab/cost"
 	"persistlab/lab/volume"
+	"persistlab/param"
 	"persistlab/scenario"
 )
 
@@ -53,7 +54,7 @@ func TestParseRequirementSortsEachIntoTheRunsThatJudgeIt(t *testing.T) {
 func TestParseRequirementNamesTheFieldTheValueAndWhatIsAllowed(t *testing.T) {
 	for _, text := range []string{"p42 < 1ms", "latency fast", "usd_per_month[S3] < 3", "usd_per_month < 3ms", "lost_acked < 5%"} {
 		_, err := ParseRequirement(text, counterMetrics)
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) {
 			t.Fatalf("%q: got %v, want a field error", text, err)
 		}
@@ -255,7 +256,7 @@ func TestNewPlanRefusesWhatCannotRunBeforeAnythingRuns(t *testing.T) {
 		{"--time", 50, reqs, time.Minute},
 	} {
 		_, err := NewPlan(app, p, c.rate, 1<<30, c.reqs, c.time, DefaultCrashes, 0, cands)
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field {
 			t.Errorf("rate %g, %d requirements, time %s: got %v, want an error on %s", c.rate, len(c.reqs), c.time, err, c.field)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"persistlab/lab/volume"
+	"persistlab/param"
 	"persistlab/scenario"
 )
 
@@ -42,15 +43,15 @@ func ParsePlatform(name string, cpus float64, memory int64) (Platform, error) {
 			memory = CloudRunDefaultMemory
 		}
 		if math.IsNaN(cpus) || cpus < 0.08 || cpus > CloudRunMaxCPUs {
-			return Platform{}, &scenario.FieldError{Field: "--cpus", Value: fmt.Sprint(cpus), Allowed: fmt.Sprintf("Cloud Run's vCPUs, 0.08 to %g", CloudRunMaxCPUs)}
+			return Platform{}, &param.FieldError{Field: "--cpus", Value: fmt.Sprint(cpus), Allowed: fmt.Sprintf("Cloud Run's vCPUs, 0.08 to %g", CloudRunMaxCPUs)}
 		}
 		if memory < 128<<20 || memory > CloudRunMaxMemory {
-			return Platform{}, &scenario.FieldError{Field: "--memory", Value: fmt.Sprint(memory), Allowed: "Cloud Run's memory, 128MiB to 32GiB"}
+			return Platform{}, &param.FieldError{Field: "--memory", Value: fmt.Sprint(memory), Allowed: "Cloud Run's memory, 128MiB to 32GiB"}
 		}
 		return Platform{Kind: "cloudrun", CPUs: cpus, Memory: memory}, nil
 	case slices.Contains(vms, name):
 		if cpus != 0 || memory != 0 {
-			return Platform{}, &scenario.FieldError{Field: "--cpus/--memory", Value: name, Allowed: "only with --platform cloudrun: a VM type has its own"}
+			return Platform{}, &param.FieldError{Field: "--cpus/--memory", Value: name, Allowed: "only with --platform cloudrun: a VM type has its own"}
 		}
 		kind := "gce"
 		if !strings.HasPrefix(name, "n1-") {
@@ -59,7 +60,7 @@ func ParsePlatform(name string, cpus float64, memory int64) (Platform, error) {
 		in := slices.IndexFunc(volume.Instances, func(i volume.Instance) bool { return i.Name == name })
 		return Platform{Kind: kind, Instance: name, CPUs: vmCPUs(name), Memory: volume.Instances[in].MemoryBytes}, nil
 	}
-	return Platform{}, &scenario.FieldError{Field: "--platform", Value: name, Allowed: allowed}
+	return Platform{}, &param.FieldError{Field: "--platform", Value: name, Allowed: allowed}
 }
 
 // VMTypes are the VM types a platform may name: the volume catalogue's instances.

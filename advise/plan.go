@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"persistlab/param"
 	"persistlab/scenario"
 )
 
@@ -79,17 +80,17 @@ func Connections(rate float64, reqs []Requirement) int {
 // runs per runnable candidate. Errors name the input and what is allowed, before anything runs.
 func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requirement, budget time.Duration, crashes, connections int, cands []Candidate) (*Plan, error) {
 	if math.IsNaN(rate) || rate <= 0 || rate > 100000 {
-		return nil, &scenario.FieldError{Field: "--rate", Value: fmt.Sprint(rate), Allowed: "requests per second, above 0 and at most 100000"}
+		return nil, &param.FieldError{Field: "--rate", Value: fmt.Sprint(rate), Allowed: "requests per second, above 0 and at most 100000"}
 	}
 	if cpu, ok := app.Workload.Params["cpu_per_request"]; ok {
 		d, err := time.ParseDuration(cpu)
 		if err == nil && d > 0 {
 			cpus := p.CPUs
-			if gvl, _ := scenario.ParseBool(app.Workload.Params["gvl"]); gvl {
+			if gvl, _ := param.ParseBool(app.Workload.Params["gvl"]); gvl {
 				cpus = 1 // one process-wide lock: one CPU's worth, as a Ruby process
 			}
 			if need := rate * d.Seconds(); need > cpus {
-				return nil, &scenario.FieldError{Field: "--rate", Value: fmt.Sprint(rate), Allowed: fmt.Sprintf(
+				return nil, &param.FieldError{Field: "--rate", Value: fmt.Sprint(rate), Allowed: fmt.Sprintf(
 					"at most %.0f requests/s on %s: the app's %s of CPU per request needs %.2f CPUs at %g/s (one instance; run several with a scenario's instances:)",
 					cpus/d.Seconds(), p, d, need, rate)}
 			}
@@ -99,19 +100,19 @@ func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requiremen
 		connections = Connections(rate, reqs)
 	}
 	if connections < 1 || connections > MaxConnections {
-		return nil, &scenario.FieldError{Field: "--connections", Value: fmt.Sprint(connections), Allowed: fmt.Sprintf("1 to %d", MaxConnections)}
+		return nil, &param.FieldError{Field: "--connections", Value: fmt.Sprint(connections), Allowed: fmt.Sprintf("1 to %d", MaxConnections)}
 	}
 	for _, r := range reqs {
 		if r.Where == Crash && !app.Crashable {
-			return nil, &scenario.FieldError{Field: "--require", Value: r.Text, Allowed: "a requirement on steady runs or the bill: " + app.Name +
+			return nil, &param.FieldError{Field: "--require", Value: r.Text, Allowed: "a requirement on steady runs or the bill: " + app.Name +
 				"'s workload has no ack and recover, without which a crash run cannot count what was lost (docs/own-app.md)"}
 		}
 	}
 	if len(reqs) == 0 {
-		return nil, &scenario.FieldError{Field: "--require", Value: "(none)", Allowed: `at least one requirement, like --require "p95 < 100ms"`}
+		return nil, &param.FieldError{Field: "--require", Value: "(none)", Allowed: `at least one requirement, like --require "p95 < 100ms"`}
 	}
 	if (crashes < 1 && app.Crashable) || crashes > MaxCrashes {
-		return nil, &scenario.FieldError{Field: "--crashes", Value: fmt.Sprint(crashes), Allowed: fmt.Sprintf("1 to %d crash runs per candidate", MaxCrashes)}
+		return nil, &param.FieldError{Field: "--crashes", Value: fmt.Sprint(crashes), Allowed: fmt.Sprintf("1 to %d crash runs per candidate", MaxCrashes)}
 	}
 	if !app.Crashable {
 		crashes = 0
@@ -131,7 +132,7 @@ func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requiremen
 	d := (per - fixed) / time.Duration(2+pl.Crashes/2+pl.Crashes%2)
 	if least := pl.MinCell(); d < least {
 		need := time.Duration(n) * (fixed + time.Duration(2+pl.Crashes/2+pl.Crashes%2)*least)
-		return nil, &scenario.FieldError{Field: "--time", Value: budget.String(), Allowed: fmt.Sprintf(
+		return nil, &param.FieldError{Field: "--time", Value: budget.String(), Allowed: fmt.Sprintf(
 			"at least %s for steady cells of %s (%d requests at %s/s) and %d crash runs per candidate (%d candidates); or fewer candidates with --candidates, fewer crash runs with --crashes",
 			(need + time.Minute - 1).Truncate(time.Minute), least, MinRequests, rateText(rate), pl.Crashes, n)}
 	}

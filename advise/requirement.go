@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"persistlab/param"
 	"persistlab/scenario"
 )
 
@@ -90,7 +91,7 @@ func CrashMetricNames() []string {
 }
 
 func requirementError(text, allowed string) error {
-	return &scenario.FieldError{Field: "--require", Value: text, Allowed: allowed}
+	return &param.FieldError{Field: "--require", Value: text, Allowed: allowed}
 }
 
 // String is the requirement as written.

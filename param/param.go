@@ -20,7 +20,7 @@ const (
 	KindFloat    Kind = "float"    // decimal numbers
 	KindSize     Kind = "size"     // bytes, written 4k, 10KiB, 200MiB, 1G (k = 1024, as fio reads them)
 	KindDuration Kind = "duration" // Go durations: 500ms, 10s, 2m
-	KindBool     Kind = "bool"     // true/false (also 1/0, on/off)
+	KindBool     Kind = "bool"     // true/false (also 1/0, on/off, yes/no)
 	KindEnum     Kind = "enum"     // one of Allowed
 	KindString   Kind = "string"   // free text
 )
@@ -98,6 +98,9 @@ func (p Param) Accepts() string {
 	case KindDuration:
 		return "a duration like " + p.examples(durationExamples, []string{"500ms", "10s", "2m"}) + bounds
 	case KindBool:
+		if d := strings.ToLower(p.Default); d == "on" || d == "off" { // a switch written as one
+			return "on or off"
+		}
 		return "true or false"
 	case KindEnum:
 		return "one of " + strings.Join(p.Allowed, ", ")

@@ -101,6 +101,7 @@ func TestCheck(t *testing.T) {
 		{Param{Kind: KindSize, Min: 0, Max: 64 << 30}, []string{"0", "64GiB"}, []string{"65GiB", "-1"}, "a size like 4k, 10KiB, 200MiB or 1GiB from 0B to 64GiB"},
 		{Param{Kind: KindDuration, Min: 1e-9, Max: math.Inf(1)}, []string{"1ns", "100h"}, []string{"0s", "-1s", "soon"}, "a duration like 500ms, 10s or 2m of at least 1ns"},
 		{Param{Kind: KindBool}, []string{"on", "false"}, []string{"maybe"}, "true or false"},
+		{Param{Kind: KindBool, Default: "off"}, []string{"on", "false", "yes"}, []string{"maybe"}, "on or off"},
 		{Param{Kind: KindEnum, Allowed: []string{"a", "b"}}, []string{"a", "b"}, []string{"A", ""}, "one of a, b"},
 		{Param{Kind: KindString}, []string{"", "anything"}, nil, "text"},
 	} {

@@ -15,6 +15,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/internal/sysinfo"
+	"persistlab/param"
 	"persistlab/scenario"
 )
 
@@ -213,7 +214,7 @@ func (c *checker) add(h *shardHead) error {
 // checkHead refuses a shard whose header no run writes, before anything is made to its size.
 func checkHead(r *Results) error {
 	bad := func(field string, value int, allowed string) error {
-		return &scenario.FieldError{Field: field, Value: strconv.Itoa(value), Allowed: allowed}
+		return &param.FieldError{Field: field, Value: strconv.Itoa(value), Allowed: allowed}
 	}
 	switch {
 	case r.Shard == nil:
@@ -227,7 +228,7 @@ func checkHead(r *Results) error {
 	case r.Shard.Index < 0 || r.Shard.Index >= r.Shard.Of:
 		return bad("shard.index", r.Shard.Index, fmt.Sprintf("from 0 to shard.of-1 (%d)", r.Shard.Of-1))
 	case r.Shard.By != scenario.ShardByPoint && r.Shard.By != scenario.ShardByBackend:
-		return &scenario.FieldError{Field: "shard.by", Value: r.Shard.By, Allowed: scenario.ShardByPoint + " or " + scenario.ShardByBackend}
+		return &param.FieldError{Field: "shard.by", Value: r.Shard.By, Allowed: scenario.ShardByPoint + " or " + scenario.ShardByBackend}
 	}
 	return nil
 }

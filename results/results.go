@@ -12,6 +12,7 @@ import (
 	"persistlab/backend"
 	"persistlab/internal/sysinfo"
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/scenario"
 )
 
@@ -131,7 +132,7 @@ func ParamNumber(v string) float64 {
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
 		return f
 	}
-	if n, err := scenario.ParseSize(v); err == nil {
+	if n, err := param.ParseSize(v); err == nil {
 		return float64(n)
 	}
 	if d, err := time.ParseDuration(v); err == nil {

@@ -73,7 +73,7 @@ func TestRunnerParametersRefusedBeforeAnyCell(t *testing.T) {
 		}
 		work := t.TempDir()
 		_, err = runner.Run(context.Background(), s, runner.Options{Out: work + "/r.json", WorkDir: work + "/w"})
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || !strings.HasPrefix(fe.Field, tc.field) {
 			t.Errorf("%s %+v: %v", tc.scenario, tc.o, err)
 		}
@@ -92,7 +92,7 @@ func TestBackendOptionRefusedAsAField(t *testing.T) {
 	s.Backends[1].Options["file_cache"] = "maybe"
 	work := t.TempDir()
 	_, err = runner.Run(context.Background(), s, runner.Options{Out: work + "/r.json", WorkDir: work + "/w"})
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	if !errors.As(err, &fe) || fe.Field != "backends[1].options.file_cache" || fe.Value != "maybe" || !strings.Contains(fe.Allowed, "on") {
 		t.Errorf("%v", err)
 	}
@@ -112,7 +112,7 @@ func TestSubSecondK6RunRefusedBeforeAnyCell(t *testing.T) {
 	}
 	work := t.TempDir()
 	_, err = runner.Run(context.Background(), s, runner.Options{Out: work + "/r.json", WorkDir: work + "/w"})
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	if !errors.As(err, &fe) || !strings.HasPrefix(fe.Field, "duration") || fe.Value != "500ms" {
 		t.Errorf("%v", err)
 	}
@@ -131,7 +131,7 @@ func TestEveryWorkloadLeavesTheRunnersParametersToIt(t *testing.T) {
 	known := runner.Known()
 	for name, params := range known.Workloads {
 		for _, knob := range runner.Knobs {
-			if p, ok := scenario.FindParam(params, knob.Name); !ok || p.Help != knob.Help {
+			if p, ok := param.Find(params, knob.Name); !ok || p.Help != knob.Help {
 				t.Errorf("workload %s: runner parameter %s missing from what scenarios may set", name, knob.Name)
 			}
 		}

@@ -3,12 +3,11 @@ package runner
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"persistlab/backend"
 	"persistlab/cost"
-	"persistlab/internal/cgroup"
+	"persistlab/param"
 	"persistlab/results"
 	"persistlab/scenario"
 	"persistlab/workload"
@@ -25,16 +24,16 @@ const (
 )
 
 // Knobs declares the runner's parameters, once; scenarios set and sweep them as a workload's.
-var Knobs = []scenario.Param{
-	{Name: CPUsParam, Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin the system under test (app, database server, git, fio) to this many CPUs, the last ones online (0: not pinned); persistlab's own driver runs on the others"},
-	{Name: InstancesParam, Kind: scenario.KindInt, Default: "1", Min: 1, Max: 8, Help: "instances of the system under test sharing one backend, each on its own mount, the load split between them (also the scenario's top-level instances:)"},
-	{Name: QuotaParam, Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on each instance (the system under test and the backend's helpers: gcsfuse, Litestream): this many CPUs of time per cpu_period on any cores (CFS bandwidth; 0: none)"},
-	{Name: PeriodParam, Kind: scenario.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota (100ms: as Docker and Kubernetes set it)"},
+var Knobs = []param.Param{
+	{Name: CPUsParam, Kind: param.KindInt, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "pin the system under test (app, database server, git, fio) to this many CPUs, the last ones online (0: not pinned); persistlab's own driver runs on the others"},
+	{Name: InstancesParam, Kind: param.KindInt, Default: "1", Min: 1, Max: 8, Help: "instances of the system under test sharing one backend, each on its own mount, the load split between them (also the scenario's top-level instances:)"},
+	{Name: QuotaParam, Kind: param.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on each instance (the system under test and the backend's helpers: gcsfuse, Litestream): this many CPUs of time per cpu_period on any cores (CFS bandwidth; 0: none)"},
+	{Name: PeriodParam, Kind: param.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota (100ms: as Docker and Kubernetes set it)"},
 }
 
 // IsKnob says whether name is one of the runner's parameters.
 func IsKnob(name string) bool {
-	_, ok := scenario.FindParam(Knobs, name)
+	_, ok := param.Find(Knobs, name)
 	return ok
 }
 
@@ -88,20 +87,18 @@ func declaredMetrics() map[string]map[string]string {
 
 // knobs are a cell's runner parameters, read (cpus is placed once per run, from the scenario).
 type knobs struct {
-	instances int
-	quota     float64       // CPUs; 0: no limit
-	period    time.Duration // of the quota
+	Instances int           `param:"instances"`
+	Quota     float64       `param:"cpu_quota"`  // CPUs; 0: no limit
+	Period    time.Duration `param:"cpu_period"` // of the quota
 }
 
-// knobsOf reads a cell's runner parameters; the plan has checked their bounds.
+// knobsOf reads a cell's runner parameters; the plan has checked them, and a cell it did not
+// check (a value it would refuse) runs with the defaults.
 func knobsOf(p workload.Params) knobs {
-	k := knobs{instances: 1, period: cgroup.DefaultCPUPeriod}
-	if n, err := strconv.Atoi(p[InstancesParam]); err == nil && n > 0 {
-		k.instances = n
-	}
-	k.quota, _ = strconv.ParseFloat(p[QuotaParam], 64)
-	if d, err := time.ParseDuration(p[PeriodParam]); err == nil && d > 0 {
-		k.period = d
+	var k knobs
+	if err := param.Decode(Knobs, p, &k); err != nil {
+		k = knobs{}
+		param.Decode(Knobs, nil, &k)
 	}
 	return k
 }

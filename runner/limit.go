@@ -29,11 +29,11 @@ var limitSeq atomic.Int64
 // `persistlab clean` removes a killed run's; nil without cpu_quota.
 func (l *cellLife) newLimit() (*cgroup.CPU, error) {
 	k := knobsOf(l.params)
-	if k.quota <= 0 {
+	if k.Quota <= 0 {
 		return nil, nil
 	}
 	name := fmt.Sprintf("persistlab-instance-%d-%d", os.Getpid(), limitSeq.Add(1))
-	c, err := cgroup.NewCPU(name, k.quota, k.period, l.dir)
+	c, err := cgroup.NewCPU(name, k.Quota, k.Period, l.dir)
 	if err != nil {
 		return nil, fmt.Errorf("workload.%s: %w", QuotaParam, err)
 	}
@@ -74,7 +74,7 @@ func (r *run) checkQuotaBeside(be backend.Backend, id string) error {
 		return nil
 	}
 	for _, c := range r.plan.Cells {
-		if c.Backend != id || knobsOf(c.Resolved).quota <= 0 {
+		if c.Backend != id || knobsOf(c.Resolved).Quota <= 0 {
 			continue
 		}
 		if v2, err := cpuIsV2(); err != nil || !v2 {

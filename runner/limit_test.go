@@ -16,6 +16,7 @@ import (
 	"persistlab/backend"
 	"persistlab/internal/cgroup"
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -247,7 +248,7 @@ func TestCPULimitBesideAnInstancesOwnCgroup(t *testing.T) {
 	takeLedger()
 	work := t.TempDir()
 	res, err := RunPlan(context.Background(), plan, Options{Out: filepath.Join(work, "r.json"), WorkDir: filepath.Join(work, "w")})
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	if !errors.As(err, &fe) || fe.Field != "backends[0]" || res != nil {
 		t.Errorf("a run on cgroup v2: %v", err)
 	}

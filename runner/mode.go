@@ -29,7 +29,7 @@ func (r *run) modeOf(cell scenario.Cell) Mode {
 	switch {
 	case r.spec.Crash != nil:
 		return ModeCrash
-	case knobsOf(cell.Resolved).instances > 1:
+	case knobsOf(cell.Resolved).Instances > 1:
 		return ModeInstances
 	case r.spec.ShareBackend:
 		return ModeSharedBackend
@@ -49,7 +49,7 @@ func (r *run) checkModes() error {
 	}
 	checked := map[string]bool{}
 	for _, c := range r.plan.Cells {
-		n := knobsOf(c.Resolved).instances
+		n := knobsOf(c.Resolved).Instances
 		if n < 2 {
 			continue
 		}

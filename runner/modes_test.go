@@ -120,7 +120,7 @@ func (fakeAcked) Check(context.Context, workload.Params) error { return nil }
 // CheckShare refuses fewer VUs than instances, as the counter does.
 func (fakeAcked) CheckShare(p workload.Params, n int) error {
 	if vus, _ := strconv.Atoi(p["vus"]); vus < n {
-		return &scenario.FieldError{Field: "workload.vus", Value: p["vus"], Allowed: "at least one VU per instance"}
+		return &param.FieldError{Field: "workload.vus", Value: p["vus"], Allowed: "at least one VU per instance"}
 	}
 	return nil
 }
@@ -274,19 +274,19 @@ func init() {
 	backend.RegisterInfo(backend.Info{Name: "fakereplica", Options: fail, New: func(env backend.Env) (backend.Backend, error) {
 		return &fakeReplica{fakeVolume{fakeBackend: fakeBackend{env: env}}}, nil
 	}})
-	count := func(name string, def string, max float64) scenario.Param {
-		return scenario.Param{Name: name, Kind: scenario.KindInt, Default: def, Min: -1, Max: max}
+	count := func(name string, def string, max float64) param.Param {
+		return param.Param{Name: name, Kind: param.KindInt, Default: def, Min: -1, Max: max}
 	}
 	workload.Register(workload.Info{
 		Name:    "fakeloner",
-		Params:  []scenario.Param{count("vus", "4", 100)},
+		Params:  []param.Param{count("vus", "4", 100)},
 		Metrics: []workload.Metric{{Name: "ok", Unit: "count"}},
 		Timed:   true,
 		New:     func(scenario.Workload) (workload.Workload, error) { return fakeLoner{}, nil },
 	})
 	workload.Register(workload.Info{
 		Name: "fakeacked",
-		Params: []scenario.Param{count("vus", "4", 100), count("acks", "10", 1000),
+		Params: []param.Param{count("vus", "4", 100), count("acks", "10", 1000),
 			count("lose", "0", 1000), count("extra", "0", 1000), count("fail_share", "-1", 8)},
 		Metrics: []workload.Metric{{Name: "ok", Unit: "count"}, {Name: "max_acked", Unit: "count"}, {Name: "med_ms", Unit: "ms"}},
 		Timed:   true,
@@ -559,7 +559,7 @@ func TestCrashAndInstancesNeedTheirBackends(t *testing.T) {
 	instances := ackedSpec(scenario.Sweep{{Name: "instances", Text: "1,2"}}, scenario.BackendSpec{Name: "fakedisk"})
 	for name, spec := range map[string]*scenario.Spec{"crash": crash, "instances": instances} {
 		res, err := runFake(t, context.Background(), spec)
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != "backends[0]" || res != nil {
 			t.Errorf("%s on fakedisk: %v", name, err)
 		}
@@ -599,7 +599,7 @@ func TestInstancesModeIsRefusedBeforeAnythingStarts(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		res, err := RunPlan(context.Background(), plan, Options{Out: filepath.Join(t.TempDir(), "r.json"), WorkDir: t.TempDir()})
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field || res != nil {
 			t.Errorf("%s: %v, want a refusal of %s", c.name, err, c.field)
 		}

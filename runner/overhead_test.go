@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/report"
 	"persistlab/scenario"
 	"persistlab/workload"
@@ -48,7 +49,7 @@ func init() {
 	}
 	workload.Register(workload.Info{
 		Name:   "fakecounter",
-		Params: []scenario.Param{{Name: "n", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 10000}},
+		Params: []param.Param{{Name: "n", Kind: param.KindInt, Default: "1", Min: 0, Max: 10000}},
 		New:    func(scenario.Workload) (workload.Workload, error) { return fakeCounter{latency: latency}, nil },
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"persistlab/internal/proc"
 	"persistlab/internal/sysinfo"
 	"persistlab/internal/tools"
+	"persistlab/param"
 	"persistlab/results"
 	"persistlab/scenario"
 	"persistlab/workload"
@@ -223,7 +224,7 @@ func saveElsewhere(res *results.Results, out string, derive func(*results.Result
 func (r *run) measureCell(ctx context.Context, cell scenario.Cell, mode Mode) results.Cell {
 	switch mode {
 	case ModeInstances:
-		return r.instancesCell(ctx, cell, knobsOf(cell.Resolved).instances)
+		return r.instancesCell(ctx, cell, knobsOf(cell.Resolved).Instances)
 	case ModeSharedBackend:
 		return r.sharedCell(ctx, cell)
 	}
@@ -262,7 +263,7 @@ func prepare(ctx context.Context, plan *scenario.Plan, opts Options) (*run, erro
 
 // fail is a refusal of the scenario's field, before the first cell.
 func (r *run) fail(field, value, allowed string) error {
-	return &scenario.FieldError{Scenario: r.spec.Name, Field: field, Value: value, Allowed: allowed}
+	return &param.FieldError{Scenario: r.spec.Name, Field: field, Value: value, Allowed: allowed}
 }
 
 // newRun makes the scenario's workload (its own sections: pragmas, extra) and learns what it asks
@@ -275,7 +276,7 @@ func newRun(plan *scenario.Plan, opts Options) (*run, error) {
 	}
 	wl, err := info.New(spec.Workload)
 	if err != nil {
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if errors.As(err, &fe) {
 			fe.Scenario = spec.Name
 		}
@@ -315,7 +316,7 @@ func (r *run) checkBackends(ctx context.Context) error {
 	for i, b := range r.spec.Backends {
 		field := fmt.Sprintf("backends[%d]", i)
 		be, err := backend.New(b.Name, backend.Env{WorkDir: checkDir, Options: b.Options, Needs: r.info.Needs})
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		switch {
 		case errors.As(err, &fe): // an option its declaration refuses: backends[1].options.file_cache
 			return r.fail(field+"."+fe.Field, fe.Value, fe.Allowed)
@@ -376,7 +377,7 @@ func (r *run) checkKnobs(context.Context) error {
 		}
 	}
 	for _, c := range r.plan.Cells {
-		if k := knobsOf(c.Resolved); k.quota > 0 {
+		if k := knobsOf(c.Resolved); k.Quota > 0 {
 			if err := cgroup.CheckCPU(); err != nil {
 				return r.fail(knobField(QuotaParam, c.PointName), c.Resolved[QuotaParam], "0 on this machine: "+err.Error())
 			}
@@ -413,7 +414,7 @@ func (r *run) checkCells(ctx context.Context) error {
 
 // named says which scenario, and which sweep point, a workload's refusal of a cell concerns.
 func (r *run) named(err error, point string) error {
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	switch {
 	case errors.As(err, &fe):
 		fe.Scenario = r.spec.Name

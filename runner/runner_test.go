@@ -69,7 +69,7 @@ type fakeWorkload struct{}
 
 func (fakeWorkload) Check(_ context.Context, p workload.Params) error {
 	if p["n"] == "13" {
-		return &scenario.FieldError{Field: "workload.n", Value: "13", Allowed: "anything but 13"}
+		return &param.FieldError{Field: "workload.n", Value: "13", Allowed: "anything but 13"}
 	}
 	return nil
 }
@@ -105,9 +105,9 @@ func init() {
 		New: func(env backend.Env) (backend.Backend, error) { return &fakeBackend{env: env}, nil }})
 	workload.Register(workload.Info{
 		Name: "fake",
-		Params: []scenario.Param{
-			{Name: "n", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 100},
-			{Name: "block", Kind: scenario.KindBool, Default: "false"},
+		Params: []param.Param{
+			{Name: "n", Kind: param.KindInt, Default: "1", Min: 0, Max: 100},
+			{Name: "block", Kind: param.KindBool, Default: "false"},
 		},
 		Metrics: []workload.Metric{{Name: "twice_n", Unit: "count"}},
 		New:     func(scenario.Workload) (workload.Workload, error) { return fakeWorkload{}, nil },
@@ -204,7 +204,7 @@ func TestWhatIsKnowableIsCheckedBeforeTheFirstCell(t *testing.T) {
 		}(), "crash"},
 	} {
 		res, err := runFake(t, context.Background(), tc.spec)
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field || res != nil {
 			t.Errorf("%s: %v (field %q)", name, err, tc.field)
 		}
@@ -262,7 +262,7 @@ func TestShareBackendStartsEachBackendOncePerRepeat(t *testing.T) {
 		}
 	}
 	spec.Crash = &scenario.Crash{Count: 1, After: scenario.DefaultCrashAfter}
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	if _, err := runFake(t, context.Background(), spec); !errors.As(err, &fe) || fe.Field != "share_backend" {
 		t.Errorf("shared backend with crash runs: %v", err)
 	}
@@ -282,7 +282,7 @@ func init() {
 	}})
 	workload.Register(workload.Info{
 		Name:    "fakebulk",
-		Params:  []scenario.Param{{Name: "n", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 100}},
+		Params:  []param.Param{{Name: "n", Kind: param.KindInt, Default: "1", Min: 0, Max: 100}},
 		Metrics: []workload.Metric{{Name: workload.ReadMiBs, Unit: "MiB/s"}},
 		New:     func(scenario.Workload) (workload.Workload, error) { return fakeWorkload{}, nil },
 	})

@@ -17,7 +17,7 @@ import (
 type fakeSpace struct{ fakeWorkload }
 
 func (fakeSpace) SpaceNeed(p workload.Params) (int64, int64, error) {
-	n, err := scenario.ParseSize(p["lays_out"])
+	n, err := param.ParseSize(p["lays_out"])
 	return n, 0, err
 }
 
@@ -40,8 +40,8 @@ func (b *fakeRoomy) LocalCopies() int {
 func init() {
 	workload.Register(workload.Info{
 		Name: "fakespace",
-		Params: []scenario.Param{{Name: "n", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 100},
-			{Name: "lays_out", Kind: scenario.KindSize, Default: "0", Min: 0, Max: 1 << 60}},
+		Params: []param.Param{{Name: "n", Kind: param.KindInt, Default: "1", Min: 0, Max: 100},
+			{Name: "lays_out", Kind: param.KindSize, Default: "0", Min: 0, Max: 1 << 60}},
 		Metrics: []workload.Metric{{Name: workload.ReadMiBs, Unit: "MiB/s"}},
 		New:     func(scenario.Workload) (workload.Workload, error) { return fakeSpace{}, nil },
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"persistlab/internal/cgroup"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -45,7 +46,7 @@ func (in *stuckInstance) Stop(context.Context) error {
 func init() {
 	workload.Register(workload.Info{
 		Name:    "fakestuck",
-		Params:  []scenario.Param{{Name: "gone", Kind: scenario.KindBool, Default: "false"}},
+		Params:  []param.Param{{Name: "gone", Kind: param.KindBool, Default: "false"}},
 		Metrics: []workload.Metric{{Name: "twice_n", Unit: "count"}},
 		New:     func(scenario.Workload) (workload.Workload, error) { return stuckWorkload{}, nil },
 	})

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"persistlab/param"
 )
 
 // MaxRate bounds --rate: far beyond what one machine's driver can send.
@@ -70,10 +72,10 @@ func (s *Spec) Apply(o Overrides) error {
 		return err
 	}
 	if o.RateSet && !(o.Rate > 0 && o.Rate <= MaxRate) {
-		return &FieldError{Scenario: s.Name, Field: "--rate", Value: strconv.FormatFloat(o.Rate, 'g', -1, 64), Allowed: "an open loop's rate in requests/s, more than 0 and at most " + plainNumber(MaxRate)}
+		return &param.FieldError{Scenario: s.Name, Field: "--rate", Value: strconv.FormatFloat(o.Rate, 'g', -1, 64), Allowed: "an open loop's rate in requests/s, more than 0 and at most " + param.PlainNumber(MaxRate)}
 	}
 	if o.CrashesSet && (o.Crashes < 1 || o.Crashes > 1000) {
-		return &FieldError{Scenario: s.Name, Field: "--crash", Value: strconv.Itoa(o.Crashes), Allowed: "1 to 1000 crashes per backend and VU level"}
+		return &param.FieldError{Scenario: s.Name, Field: "--crash", Value: strconv.Itoa(o.Crashes), Allowed: "1 to 1000 crashes per backend and VU level"}
 	}
 	if err := s.applySets(o); err != nil {
 		return err
@@ -85,7 +87,7 @@ func (s *Spec) Apply(o Overrides) error {
 		s.ShareBackend = true
 	}
 	if o.Repeat < 0 || (o.RepeatSet && o.Repeat == 0) {
-		return &FieldError{Scenario: s.Name, Field: "--repeat", Value: strconv.Itoa(o.Repeat), Allowed: "1 to 100 runs per cell"}
+		return &param.FieldError{Scenario: s.Name, Field: "--repeat", Value: strconv.Itoa(o.Repeat), Allowed: "1 to 100 runs per cell"}
 	}
 	if o.MaxErrorRate != nil {
 		v := *o.MaxErrorRate
@@ -167,11 +169,11 @@ func (s *Spec) applySweeps(o Overrides) error {
 	for _, kv := range sweeps {
 		name, values, ok := strings.Cut(kv, "=")
 		if !ok || name == "" || values == "" {
-			return &FieldError{Scenario: s.Name, Field: "--sweep", Value: kv, Allowed: "NAME=VALUES, like vus=2..20/2 or rw=read,write"}
+			return &param.FieldError{Scenario: s.Name, Field: "--sweep", Value: kv, Allowed: "NAME=VALUES, like vus=2..20/2 or rw=read,write"}
 		}
 		for _, n := range (Axis{Name: name}).Params() {
 			if linked := s.linkedAxisOf(n); linked != "" && linked != name {
-				return &FieldError{Scenario: s.Name, Field: "--sweep", Value: kv,
+				return &param.FieldError{Scenario: s.Name, Field: "--sweep", Value: kv,
 					Allowed: fmt.Sprintf("a parameter outside the linked axis %s, whose values go together: sweep the whole axis, --sweep %s=...", linked, linked)}
 			}
 			delete(s.Workload.Params, n)
@@ -196,10 +198,10 @@ func (s *Spec) applySets(o Overrides) error {
 	for _, kv := range sets {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || name == "" {
-			return &FieldError{Scenario: s.Name, Field: "--set", Value: kv, Allowed: "NAME=VALUE, like bs=4k"}
+			return &param.FieldError{Scenario: s.Name, Field: "--set", Value: kv, Allowed: "NAME=VALUE, like bs=4k"}
 		}
 		if linked := s.linkedAxisOf(name); linked != "" {
-			return &FieldError{Scenario: s.Name, Field: "--set", Value: kv,
+			return &param.FieldError{Scenario: s.Name, Field: "--set", Value: kv,
 				Allowed: fmt.Sprintf("a parameter outside the linked axis %s, whose values go together: set the whole axis, --sweep %s=VALUE/VALUE/...", linked, linked)}
 		}
 		s.Sweep = slices.DeleteFunc(s.Sweep, func(a Axis) bool { return slices.Contains(a.Params(), name) })
@@ -220,7 +222,7 @@ func (s *Spec) applyDurations(o Overrides) error {
 		}
 		v, err := time.ParseDuration(d.text)
 		if err != nil || v < 0 {
-			return &FieldError{Scenario: s.Name, Field: d.flag, Value: d.text, Allowed: "a duration like 500ms, 120s or 2m"}
+			return &param.FieldError{Scenario: s.Name, Field: d.flag, Value: d.text, Allowed: "a duration like 500ms, 120s or 2m"}
 		}
 		*d.into = Duration(v)
 	}
@@ -231,9 +233,9 @@ func (s *Spec) applyDurations(o Overrides) error {
 func (s *Spec) addThresholds(texts []string) error {
 	for _, text := range texts {
 		t, err := ParseThreshold(text)
-		var fe *FieldError
+		var fe *param.FieldError
 		if errors.As(err, &fe) {
-			return &FieldError{Scenario: s.Name, Field: "--threshold", Value: text, Allowed: fe.Allowed}
+			return &param.FieldError{Scenario: s.Name, Field: "--threshold", Value: text, Allowed: fe.Allowed}
 		}
 		s.Thresholds = append(s.Thresholds, t)
 	}
@@ -254,7 +256,7 @@ func (s *Spec) applyCrashes(o Overrides) error {
 	if o.CrashAfter != "" {
 		r, err := ParseDurRange(o.CrashAfter)
 		if err != nil {
-			return &FieldError{Scenario: s.Name, Field: "--crash-after", Value: o.CrashAfter, Allowed: durRangeSyntax}
+			return &param.FieldError{Scenario: s.Name, Field: "--crash-after", Value: o.CrashAfter, Allowed: durRangeSyntax}
 		}
 		s.Crash.After = r
 	}

@@ -1,6 +1,10 @@
 package scenario
 
-import "strings"
+import (
+	"strings"
+
+	"persistlab/param"
+)
 
 // Plan is a scenario checked once and expanded into its cells, each carrying every parameter
 // its workload declares, resolved in one place: the declared default, then the scenario's value,
@@ -35,7 +39,7 @@ func NewPlan(s *Spec, known Known) (*Plan, error) {
 
 // Resolve is a cell's full parameters: the declared defaults, the fixed values (the scenario's
 // and its backend entry's), then the sweep point's.
-func Resolve(declared []Param, fixed, point map[string]string) map[string]string {
+func Resolve(declared []param.Param, fixed, point map[string]string) map[string]string {
 	p := make(map[string]string, len(declared))
 	for _, d := range declared {
 		if d.Default != "" {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"persistlab/param"
 )
 
 // Each cell's parameters are resolved once, in order: the declared default, the scenario's value,
@@ -24,10 +26,10 @@ repeat: 2
 	if err != nil {
 		t.Fatal(err)
 	}
-	declared := []Param{{Name: "vus", Kind: KindInt, Default: "1", Min: 1, Max: 100}, {Name: "threads", Kind: KindInt, Default: "1", Min: 0, Max: 100},
-		{Name: "path", Kind: KindString, Default: "/"}, {Name: "method", Kind: KindEnum, Default: "GET", Allowed: []string{"GET", "POST"}},
-		{Name: "mode", Kind: KindEnum, Default: "closed", Allowed: []string{"closed", "open"}}}
-	plan, err := NewPlan(s, Known{Workloads: map[string][]Param{"counter": declared}, Backends: []string{"local", "gcsfuse"}})
+	declared := []param.Param{{Name: "vus", Kind: param.KindInt, Default: "1", Min: 1, Max: 100}, {Name: "threads", Kind: param.KindInt, Default: "1", Min: 0, Max: 100},
+		{Name: "path", Kind: param.KindString, Default: "/"}, {Name: "method", Kind: param.KindEnum, Default: "GET", Allowed: []string{"GET", "POST"}},
+		{Name: "mode", Kind: param.KindEnum, Default: "closed", Allowed: []string{"closed", "open"}}}
+	plan, err := NewPlan(s, Known{Workloads: map[string][]param.Param{"counter": declared}, Backends: []string{"local", "gcsfuse"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,7 @@ func TestPlanRefusesWhatValidateRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan, err := NewPlan(s, known)
-	var fe *FieldError
+	var fe *param.FieldError
 	if plan != nil || !errors.As(err, &fe) || fe.Field != "workload.vus" {
 		t.Errorf("plan %v, err %v", plan, err)
 	}

@@ -13,32 +13,33 @@ import (
 	"time"
 
 	"persistlab/measure"
+	"persistlab/param"
 )
 
 // testParams stand in for a workload's declarations (the real ones are checked in package runner).
-var testParams = []Param{
-	{Name: "vus", Kind: KindInt, Min: 1, Max: 10000},
-	{Name: "mode", Kind: KindEnum, Allowed: []string{"closed", "open"}},
-	{Name: "rate", Kind: KindFloat, Min: 0, Max: 1e6},
-	{Name: "method", Kind: KindEnum, Allowed: []string{"GET", "POST"}},
-	{Name: "path", Kind: KindString},
-	{Name: "instances", Kind: KindInt, Min: 1, Max: 8},
-	{Name: "cpus", Kind: KindInt, Min: 0, Max: 64},
-	{Name: "cpu_per_request", Kind: KindDuration, Min: 0, Max: 1},
-	{Name: "threads", Kind: KindInt, Min: 0, Max: 10000},
-	{Name: "gvl", Kind: KindBool},
-	{Name: "file_size", Kind: KindSize, Min: 1, Max: 1 << 40},
-	{Name: "rw", Kind: KindEnum, Allowed: []string{"read", "write", "randread", "randwrite"}},
+var testParams = []param.Param{
+	{Name: "vus", Kind: param.KindInt, Min: 1, Max: 10000},
+	{Name: "mode", Kind: param.KindEnum, Allowed: []string{"closed", "open"}},
+	{Name: "rate", Kind: param.KindFloat, Min: 0, Max: 1e6},
+	{Name: "method", Kind: param.KindEnum, Allowed: []string{"GET", "POST"}},
+	{Name: "path", Kind: param.KindString},
+	{Name: "instances", Kind: param.KindInt, Min: 1, Max: 8},
+	{Name: "cpus", Kind: param.KindInt, Min: 0, Max: 64},
+	{Name: "cpu_per_request", Kind: param.KindDuration, Min: 0, Max: 1},
+	{Name: "threads", Kind: param.KindInt, Min: 0, Max: 10000},
+	{Name: "gvl", Kind: param.KindBool},
+	{Name: "file_size", Kind: param.KindSize, Min: 1, Max: 1 << 40},
+	{Name: "rw", Kind: param.KindEnum, Allowed: []string{"read", "write", "randread", "randwrite"}},
 }
 
-var known = Known{Workloads: map[string][]Param{"counter": testParams}, Backends: []string{"local", "gcsfuse", "litestream"}}
+var known = Known{Workloads: map[string][]param.Param{"counter": testParams}, Backends: []string{"local", "gcsfuse", "litestream"}}
 
 func TestSweepExpansion(t *testing.T) {
-	vus, _ := FindParam(testParams, "vus")
-	size, _ := FindParam(testParams, "file_size")
-	rw, _ := FindParam(testParams, "rw")
+	vus, _ := param.Find(testParams, "vus")
+	size, _ := param.Find(testParams, "file_size")
+	rw, _ := param.Find(testParams, "rw")
 	for _, tc := range []struct {
-		p    Param
+		p    param.Param
 		in   string
 		want []string
 	}{
@@ -56,14 +57,14 @@ func TestSweepExpansion(t *testing.T) {
 		}
 	}
 	for _, bad := range []struct {
-		p  Param
+		p  param.Param
 		in string
 	}{{vus, ""}, {vus, "2..x"}, {vus, "20..2"}, {vus, "2..20/0"}, {vus, "a,b"}, {vus, "2..20/-1"}, {vus, "0,4"},
 		// Bounds are checked before a range is expanded: these would exhaust memory or never end.
 		{vus, "1..2000000000"}, {vus, "9223372036854775807..9223372036854775807"},
 		{size, "1..4"}, {size, "10XB"}, {rw, "read,sideways"}} {
 		a := Axis{Name: bad.p.Name, Text: bad.in}
-		var fe *FieldError
+		var fe *param.FieldError
 		if err := a.Expand(bad.p); !errors.As(err, &fe) || fe.Field != "sweep."+bad.p.Name || fe.Value != bad.in {
 			t.Errorf("%s %q: %v", bad.p.Name, bad.in, err)
 		}
@@ -191,7 +192,7 @@ duration: 1s
 		if err == nil {
 			err = s.Validate(known)
 		}
-		var fe *FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field || fe.Value != tc.value || fe.Allowed == "" {
 			t.Errorf("want field %q value %q, got %v", tc.field, tc.value, err)
 		} else if !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), "want") {
@@ -232,7 +233,7 @@ func TestOverrides(t *testing.T) {
 	if cells := s.Plan(); len(cells) != 4 || cells[0].Repeat != 1 || cells[3].Repeat != 2 || cells[1].Params["vus"] != "4" {
 		t.Errorf("plan %+v", cells)
 	}
-	var fe *FieldError
+	var fe *param.FieldError
 	if err := s.Apply(Overrides{VUs: "two"}); err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +278,7 @@ func TestLabelsTellEntriesOfOneBackendApart(t *testing.T) {
 	}
 	dup := *s
 	dup.Backends = []BackendSpec{{Name: "litestream"}, {Name: "litestream"}}
-	var fe *FieldError
+	var fe *param.FieldError
 	if err := dup.Validate(known); !errors.As(err, &fe) || fe.Field != "backends[1].label" {
 		t.Errorf("two unlabelled entries of one backend: %v", err)
 	}
@@ -297,7 +298,7 @@ func TestCrashSettings(t *testing.T) {
 	if err := s.Apply(Overrides{Quick: true, CrashAfter: "1s..2s"}); err != nil || s.Crash.Count != 3 || s.Crash.After.To != 2*time.Second {
 		t.Errorf("quick crash variant: %v %+v", err, s.Crash)
 	}
-	var fe *FieldError
+	var fe *param.FieldError
 	if err := s.Apply(Overrides{CrashAfter: "2s..1s"}); !errors.As(err, &fe) || fe.Field != "--crash-after" {
 		t.Errorf("backwards range: %v", err)
 	}
@@ -351,13 +352,13 @@ sweep:
 		"[huge/2]":           "sweep.file_size+vus",
 	} {
 		s, _ := Parse([]byte(strings.Replace(base, "[128KiB/2, 1GiB/4]", bad, 1)), "t.yaml")
-		var fe *FieldError
+		var fe *param.FieldError
 		if err := s.Validate(known); !errors.As(err, &fe) || fe.Field != field {
 			t.Errorf("%s: %v", bad, err)
 		}
 	}
 	s, _ = Parse([]byte(strings.Replace(base, "rw: [read, write]", "rw+vus: [read/1]", 1)), "t.yaml")
-	var fe *FieldError
+	var fe *param.FieldError
 	if err := s.Validate(known); !errors.As(err, &fe) || !strings.Contains(fe.Allowed, "vus is swept twice") {
 		t.Errorf("a parameter in two axes: %v", err)
 	}
@@ -389,7 +390,7 @@ func TestBackendEntriesFixParamsOfTheirOwn(t *testing.T) {
 	if p := s.FixedParams("local"); p["mode"] != "" || p["vus"] != "2" {
 		t.Errorf("the plain entry's parameters: %v", p)
 	}
-	var fe *FieldError
+	var fe *param.FieldError
 	for text, field := range map[string]string{
 		strings.Replace(base, "mode: open", "mode: sideways", 1): "backends[1].params.mode",
 		strings.Replace(base, "mode: open", "speed: 3", 1):       "backends[1].params.speed",
@@ -410,7 +411,9 @@ func TestSweepRangesNeverOverflowOrRepeat(t *testing.T) {
 	for _, in := range []string{"0..9223372036854775807/4611686018427387904", "0..9223372036854775807", "-9223372036854775808..9223372036854775807/1"} {
 		a := Axis{Name: "seed", Text: in}
 		done := make(chan error, 1)
-		go func() { done <- a.Expand(Param{Name: "seed", Kind: KindInt, Min: -1 << 63, Max: 1<<63 - 1}) }()
+		go func() {
+			done <- a.Expand(param.Param{Name: "seed", Kind: param.KindInt, Min: -1 << 63, Max: 1<<63 - 1})
+		}()
 		select {
 		case err := <-done:
 			if in == "0..9223372036854775807/4611686018427387904" {
@@ -424,16 +427,16 @@ func TestSweepRangesNeverOverflowOrRepeat(t *testing.T) {
 			t.Fatalf("%s: still expanding after 5 s", in)
 		}
 	}
-	vus, _ := FindParam(testParams, "vus")
+	vus, _ := param.Find(testParams, "vus")
 	for _, in := range []string{"[2, 2, 2]", "2,4,2"} {
 		a := Axis{Name: "vus", Text: in}
-		var fe *FieldError
+		var fe *param.FieldError
 		if err := a.Expand(vus); !errors.As(err, &fe) || !strings.Contains(fe.Allowed, "once") {
 			t.Errorf("%s: %v", in, err)
 		}
 	}
 	linked := Axis{Name: "file_size+rw", Text: "[1KiB/read, 1KiB/read]"}
-	if err := linked.ExpandLinked(func(n string) (Param, bool) { return FindParam(testParams, n) }); err == nil {
+	if err := linked.ExpandLinked(func(n string) (param.Param, bool) { return param.Find(testParams, n) }); err == nil {
 		t.Errorf("a linked value listed twice was accepted: %v", linked.Values)
 	}
 }
@@ -455,7 +458,7 @@ func TestScenarioFileMistakesAreNamed(t *testing.T) {
 		{base + "quick: {repeat: 0}\n", "quick.repeat", "0", "at least 1"},
 	} {
 		_, err := Parse([]byte(tc.yaml), "t.yaml")
-		var fe *FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field || fe.Value != tc.value || !strings.Contains(fe.Allowed, tc.allowed) {
 			t.Errorf("%q: want field %q value %q allowed ~%q, got %v", tc.yaml, tc.field, tc.value, tc.allowed, err)
 		}
@@ -475,7 +478,7 @@ func TestScenarioFileMistakesAreNamed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var fe *FieldError
+		var fe *param.FieldError
 		if err := s.Apply(tc.o); !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("%+v: want an error for %s, got %v", tc.o, tc.field, err)
 		}
@@ -510,7 +513,7 @@ func TestASectionWrittenAsOneValueSaysWhatItMustBe(t *testing.T) {
 	}
 	k := known
 	k.Sections = map[string]map[string]string{"counter": {"pragmas": "a list of SQLite pragmas"}}
-	var fe *FieldError
+	var fe *param.FieldError
 	if err := s.Validate(k); !errors.As(err, &fe) || fe.Field != "workload.pragmas" || !strings.Contains(fe.Allowed, "a list of SQLite pragmas") {
 		t.Errorf("%v", err)
 	}
@@ -529,7 +532,7 @@ func TestInstancesIsAModeAtTheTop(t *testing.T) {
 	if p := s.FixedParams("gcsfuse"); p["instances"] != "2" {
 		t.Errorf("cells run with instances %q, want 2", p["instances"])
 	}
-	var fe *FieldError
+	var fe *param.FieldError
 	for text, field := range map[string]string{
 		strings.Replace(base, "vus: 4}", "vus: 4, instances: 3}", 1):                           "instances",
 		base + "sweep:\n  instances: [2, 3]\n":                                                 "sweep.instances",

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"persistlab/param"
 )
 
 // MaxShards bounds --shard's N: far more machines than any plan has sweep points for.
@@ -28,7 +30,7 @@ const (
 // ParseShard reads "I/N" (0 <= I < N) and the key to split by.
 func ParseShard(text, by string) (Shard, error) {
 	bad := func(allowed string) error {
-		return &FieldError{Field: "--shard", Value: text, Allowed: allowed}
+		return &param.FieldError{Field: "--shard", Value: text, Allowed: allowed}
 	}
 	i, n, ok := strings.Cut(text, "/")
 	index, err1 := strconv.Atoi(strings.TrimSpace(i))
@@ -46,7 +48,7 @@ func ParseShard(text, by string) (Shard, error) {
 		by = ShardByPoint
 	case ShardByPoint, ShardByBackend:
 	default:
-		return Shard{}, &FieldError{Field: "--shard-by", Value: by, Allowed: ShardByPoint + " (every backend of a sweep point on one machine) or " + ShardByBackend + " (every cell of a backend entry on one machine)"}
+		return Shard{}, &param.FieldError{Field: "--shard-by", Value: by, Allowed: ShardByPoint + " (every backend of a sweep point on one machine) or " + ShardByBackend + " (every cell of a backend entry on one machine)"}
 	}
 	return Shard{Index: index, Of: of, By: by}, nil
 }
@@ -68,7 +70,7 @@ func (p *Plan) Share(s Shard) (*Plan, error) {
 		}
 	}
 	if len(rank) < s.Of {
-		return nil, &FieldError{Scenario: p.Spec.Name, Field: "--shard", Value: fmt.Sprintf("%d/%d", s.Index, s.Of),
+		return nil, &param.FieldError{Scenario: p.Spec.Name, Field: "--shard", Value: fmt.Sprintf("%d/%d", s.Index, s.Of),
 			Allowed: fmt.Sprintf("at most %d shards: the plan has %d %s to deal out", len(rank), len(rank), map[string]string{ShardByPoint: "sweep points", ShardByBackend: "backend entries"}[s.By])}
 	}
 	out := &Plan{Spec: p.Spec, Shard: &s, Whole: p.Whole}

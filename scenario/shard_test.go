@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"persistlab/param"
 )
 
 func shardPlan(t *testing.T) *Plan {
@@ -74,7 +76,7 @@ func TestShardRefusals(t *testing.T) {
 		{"1", "", "--shard"}, {"2/2", "", "--shard"}, {"-1/2", "", "--shard"}, {"0/0", "", "--shard"}, {"0/2", "sweep", "--shard-by"},
 	} {
 		_, err := ParseShard(c.text, c.by)
-		var fe *FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field {
 			t.Errorf("%q by %q: %v", c.text, c.by, err)
 		}

@@ -23,6 +23,7 @@ import (
 
 	"persistlab/cost"
 	"persistlab/internal/readfile"
+	"persistlab/param"
 	"persistlab/profile"
 )
 
@@ -114,7 +115,7 @@ func (w *Workload) SetParam(name, value string) {
 // UnmarshalYAML splits the mapping into type, parameters and sections.
 func (w *Workload) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
-		return &FieldError{Field: "workload", Value: NodeText(n), Allowed: "a mapping with a type and the workload's parameters"}
+		return &param.FieldError{Field: "workload", Value: NodeText(n), Allowed: "a mapping with a type and the workload's parameters"}
 	}
 	*w = Workload{Params: map[string]string{}, Sections: map[string]any{}}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -298,7 +299,7 @@ func (r DurRange) String() string { return r.From.String() + ".." + r.To.String(
 func (r *DurRange) UnmarshalYAML(n *yaml.Node) error {
 	v, err := ParseDurRange(n.Value)
 	if err != nil {
-		return &FieldError{Field: "crash.after", Value: n.Value, Allowed: durRangeSyntax}
+		return &param.FieldError{Field: "crash.after", Value: n.Value, Allowed: durRangeSyntax}
 	}
 	*r = v
 	return nil
@@ -377,7 +378,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := time.ParseDuration(n.Value)
 	if err != nil || v < 0 {
 		// yaml gives no field name here; the line finds it (duration, warmup, quick.duration, ...).
-		return &FieldError{Field: fmt.Sprintf("the duration on line %d", n.Line), Value: n.Value, Allowed: "a duration like 500ms, 120s or 2m"}
+		return &param.FieldError{Field: fmt.Sprintf("the duration on line %d", n.Line), Value: n.Value, Allowed: "a duration like 500ms, 120s or 2m"}
 	}
 	*d = Duration(v)
 	return nil
@@ -451,7 +452,7 @@ func Parse(data []byte, source string) (*Spec, error) {
 	dec.KnownFields(true)
 	var s Spec
 	if err := dec.Decode(&s); err != nil {
-		var fe *FieldError
+		var fe *param.FieldError
 		if errors.As(err, &fe) {
 			fe.Scenario = source
 			return nil, fe
@@ -472,7 +473,7 @@ func Parse(data []byte, source string) (*Spec, error) {
 		if line > 0 {
 			where += fmt.Sprintf(" (line %d)", line)
 		}
-		return nil, &FieldError{Scenario: source, Field: "---", Value: where, Allowed: "one YAML document per scenario file"}
+		return nil, &param.FieldError{Scenario: source, Field: "---", Value: where, Allowed: "one YAML document per scenario file"}
 	}
 	s.fillDefaults()
 	return &s, nil
@@ -506,7 +507,7 @@ func secondDocumentLine(data []byte) int {
 
 // unknownField turns yaml's "field x not found in type scenario.Spec" into an error that names
 // the field and lists the ones allowed there.
-func unknownField(err error) *FieldError {
+func unknownField(err error) *param.FieldError {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return nil
@@ -520,7 +521,7 @@ func unknownField(err error) *FieldError {
 		if !ok {
 			continue
 		}
-		return &FieldError{Field: m[2], Value: "line " + m[1], Allowed: "one of the fields here: " + strings.Join(yamlFields(t), ", ")}
+		return &param.FieldError{Field: m[2], Value: "line " + m[1], Allowed: "one of the fields here: " + strings.Join(yamlFields(t), ", ")}
 	}
 	return nil
 }
@@ -562,11 +563,11 @@ func checkWholeNumbers(data []byte, source string) error {
 			switch field {
 			case "repeat", "crash.count", "crash.seed", "quick.repeat", "quick.crashes":
 				if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" {
-					return &FieldError{Scenario: source, Field: field, Value: NodeText(v), Allowed: "a whole number"}
+					return &param.FieldError{Scenario: source, Field: field, Value: NodeText(v), Allowed: "a whole number"}
 				}
 				// 0 would read as "not set" and be replaced by a default without a word.
 				if n, err := strconv.ParseInt(v.Value, 0, 64); field != "crash.seed" && (err != nil || n < 1) {
-					return &FieldError{Scenario: source, Field: field, Value: v.Value, Allowed: "a whole number of at least 1"}
+					return &param.FieldError{Scenario: source, Field: field, Value: v.Value, Allowed: "a whole number of at least 1"}
 				}
 			case "crash", "quick":
 				if err := walk(v, field); err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"persistlab/param"
 )
 
 // Sweep is the parameters a scenario varies, in the order written; cells are their product.
@@ -96,7 +98,7 @@ func (s *Sweep) Set(a Axis) {
 // UnmarshalYAML reads a mapping of parameter names to a list or a text form.
 func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
-		return &FieldError{Field: "sweep", Value: n.Value, Allowed: "a mapping of parameter names to values, like {vus: 2..20/2}"}
+		return &param.FieldError{Field: "sweep", Value: n.Value, Allowed: "a mapping of parameter names to values, like {vus: 2..20/2}"}
 	}
 	*s = nil
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -106,7 +108,7 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 			return err
 		}
 		if _, dup := s.Get(name); dup {
-			return &FieldError{Field: "sweep." + name, Value: a.Text, Allowed: "each parameter once"}
+			return &param.FieldError{Field: "sweep." + name, Value: a.Text, Allowed: "each parameter once"}
 		}
 		*s = append(*s, a)
 	}
@@ -119,7 +121,7 @@ func axisFromNode(name string, v *yaml.Node) (Axis, error) {
 		parts := make([]string, len(v.Content))
 		for i, c := range v.Content {
 			if c.Kind != yaml.ScalarNode {
-				return Axis{}, &FieldError{Field: "sweep." + name, Value: fmt.Sprintf("line %d", c.Line), Allowed: sweepSyntax}
+				return Axis{}, &param.FieldError{Field: "sweep." + name, Value: fmt.Sprintf("line %d", c.Line), Allowed: sweepSyntax}
 			}
 			parts[i] = c.Value
 		}
@@ -127,7 +129,7 @@ func axisFromNode(name string, v *yaml.Node) (Axis, error) {
 	case yaml.ScalarNode:
 		return Axis{Name: name, Text: v.Value}, nil
 	}
-	return Axis{}, &FieldError{Field: "sweep." + name, Value: NodeText(v), Allowed: sweepSyntax}
+	return Axis{}, &param.FieldError{Field: "sweep." + name, Value: NodeText(v), Allowed: sweepSyntax}
 }
 
 // NodeText is a YAML node as the user wrote it, on one line, for messages.
@@ -216,17 +218,17 @@ func (a Axis) items() []string {
 
 // ExpandLinked checks an axis of linked parameters: each value is their values joined by "/",
 // each checked against its own declaration (find), and fills Values.
-func (a *Axis) ExpandLinked(find func(name string) (Param, bool)) error {
+func (a *Axis) ExpandLinked(find func(name string) (param.Param, bool)) error {
 	names := a.Params()
 	if len(names) == 1 {
 		p, ok := find(a.Name)
 		if !ok {
-			return &FieldError{Field: "sweep." + a.Name, Value: a.Text, Allowed: "a declared parameter"}
+			return &param.FieldError{Field: "sweep." + a.Name, Value: a.Text, Allowed: "a declared parameter"}
 		}
 		return a.Expand(p)
 	}
 	fail := func(allowed string) error {
-		return &FieldError{Field: "sweep." + a.Name, Value: a.Text, Allowed: allowed}
+		return &param.FieldError{Field: "sweep." + a.Name, Value: a.Text, Allowed: allowed}
 	}
 	syntax := fmt.Sprintf("a list of %d values joined by /, one per parameter (%s), like [%s]", len(names), strings.Join(names, ", "), strings.Repeat("A/", len(names)-1)+"Z")
 	items := a.items()
@@ -242,7 +244,7 @@ func (a *Axis) ExpandLinked(find func(name string) (Param, bool)) error {
 		for i, n := range names {
 			p, ok := find(n)
 			if !ok {
-				return &FieldError{Field: "sweep." + a.Name, Value: n, Allowed: "declared parameters"}
+				return &param.FieldError{Field: "sweep." + a.Name, Value: n, Allowed: "declared parameters"}
 			}
 			parts[i] = strings.TrimSpace(parts[i])
 			if err := p.Check("sweep."+a.Name, parts[i]); err != nil {
@@ -260,16 +262,16 @@ func (a *Axis) ExpandLinked(find func(name string) (Param, bool)) error {
 
 // Expand checks every value of the axis against p and fills Values. A range (FROM..TO/STEP) is
 // only for whole numbers, and its bounds are checked before it is expanded.
-func (a *Axis) Expand(p Param) error {
+func (a *Axis) Expand(p param.Param) error {
 	fail := func(allowed string) error {
-		return &FieldError{Field: "sweep." + a.Name, Value: a.Text, Allowed: allowed}
+		return &param.FieldError{Field: "sweep." + a.Name, Value: a.Text, Allowed: allowed}
 	}
 	t := strings.TrimSpace(a.Text)
 	if t == "" || t == "[]" {
 		return fail(sweepSyntax)
 	}
 	if lo, rest, ok := strings.Cut(t, ".."); ok && !strings.Contains(t, ",") {
-		if p.Kind != KindInt {
+		if p.Kind != param.KindInt {
 			return fail(p.Accepts() + " (ranges are for whole numbers; list the values)")
 		}
 		hi, stepText, hasStep := strings.Cut(rest, "/")

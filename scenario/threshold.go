@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"persistlab/param"
 )
 
 // Threshold is a pass/fail criterion on one metric of every row, as k6's thresholds are on a
@@ -42,11 +44,11 @@ const thresholdSyntax = `METRIC OP VALUE, like "p95_ms < 200ms", "error_rate < 1
 func ParseThreshold(text string) (Threshold, error) {
 	m := thresholdRe.FindStringSubmatch(text)
 	if m == nil {
-		return Threshold{}, &FieldError{Field: "thresholds", Value: text, Allowed: thresholdSyntax}
+		return Threshold{}, &param.FieldError{Field: "thresholds", Value: text, Allowed: thresholdSyntax}
 	}
 	v, err := strconv.ParseFloat(strings.ReplaceAll(m[4], "_", ""), 64)
 	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-		return Threshold{}, &FieldError{Field: "thresholds", Value: text, Allowed: "a finite number: " + thresholdSyntax}
+		return Threshold{}, &param.FieldError{Field: "thresholds", Value: text, Allowed: "a finite number: " + thresholdSyntax}
 	}
 	t := Threshold{Text: strings.TrimSpace(text), Metric: m[1], Select: m[2], Op: m[3], Value: v, unit: m[5]}
 	switch t.unit {
@@ -54,7 +56,7 @@ func ParseThreshold(text string) (Threshold, error) {
 	case "us", "µs", "ns", "ms", "s", "m", "h":
 		d, err := time.ParseDuration(strings.ReplaceAll(m[4], "_", "") + t.unit)
 		if err != nil {
-			return Threshold{}, &FieldError{Field: "thresholds", Value: text, Allowed: "a duration time.ParseDuration reads, like 200ms: " + err.Error()}
+			return Threshold{}, &param.FieldError{Field: "thresholds", Value: text, Allowed: "a duration time.ParseDuration reads, like 200ms: " + err.Error()}
 		}
 		t.seconds = d.Seconds()
 	}
@@ -96,13 +98,13 @@ type Thresholds []Threshold
 // with the form persistlab reads.
 func (ts *Thresholds) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.SequenceNode {
-		return &FieldError{Field: "thresholds", Value: NodeText(n), Allowed: `a list of strings (not k6's mapping of metric to expressions), like ["p95 < 200ms", "error_rate < 1%"]: ` + thresholdSyntax}
+		return &param.FieldError{Field: "thresholds", Value: NodeText(n), Allowed: `a list of strings (not k6's mapping of metric to expressions), like ["p95 < 200ms", "error_rate < 1%"]: ` + thresholdSyntax}
 	}
 	var out []Threshold
 	for i, item := range n.Content {
 		var t Threshold
 		if err := t.UnmarshalYAML(item); err != nil {
-			if fe, ok := err.(*FieldError); ok {
+			if fe, ok := err.(*param.FieldError); ok {
 				fe.Field = fmt.Sprintf("thresholds[%d]", i)
 			}
 			return err
@@ -116,7 +118,7 @@ func (ts *Thresholds) UnmarshalYAML(n *yaml.Node) error {
 // UnmarshalYAML reads a threshold from its text.
 func (t *Threshold) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return &FieldError{Field: "thresholds", Value: NodeText(n), Allowed: "a list of strings: " + thresholdSyntax}
+		return &param.FieldError{Field: "thresholds", Value: NodeText(n), Allowed: "a list of strings: " + thresholdSyntax}
 	}
 	parsed, err := ParseThreshold(n.Value)
 	if err != nil {
@@ -203,19 +205,19 @@ func (t *Threshold) Resolve(field string, metrics map[string]string, crash bool)
 		} else if _, ok := CrashMetrics[t.Metric]; ok {
 			what = "a crash run's figure only in a crash run (--crash N); here, a metric the rows carry"
 		}
-		return &FieldError{Field: field, Value: t.Text, Allowed: what + ": " + strings.Join(list, ", ")}
+		return &param.FieldError{Field: field, Value: t.Text, Allowed: what + ": " + strings.Join(list, ", ")}
 	}
 	if t.Select != "" && !strings.HasPrefix(t.Metric, "usd_") {
-		return &FieldError{Field: field, Value: t.Text, Allowed: "a [price list] only after usd_per_month or usd_per_unit"}
+		return &param.FieldError{Field: field, Value: t.Text, Allowed: "a [price list] only after usd_per_month or usd_per_unit"}
 	}
 	if t.Metric == "error_rate" && !crash && (metrics["ok"] == "" || metrics["errors"] == "") {
-		return &FieldError{Field: field, Value: t.Text, Allowed: "error_rate only for a workload that counts its requests (ok and errors), like counter and http"}
+		return &param.FieldError{Field: field, Value: t.Text, Allowed: "error_rate only for a workload that counts its requests (ok and errors), like counter and http"}
 	}
 	switch t.unit {
 	case "":
 	case "%":
 		if unit != "share" && unit != "%" {
-			return &FieldError{Field: field, Value: t.Text, Allowed: fmt.Sprintf("a plain number: %s is in %s, not a share", t.Metric, unit)}
+			return &param.FieldError{Field: field, Value: t.Text, Allowed: fmt.Sprintf("a plain number: %s is in %s, not a share", t.Metric, unit)}
 		}
 		if unit == "share" {
 			t.Value /= 100
@@ -227,7 +229,7 @@ func (t *Threshold) Resolve(field string, metrics map[string]string, crash bool)
 		case "s":
 			t.Value = t.seconds
 		default:
-			return &FieldError{Field: field, Value: t.Text, Allowed: fmt.Sprintf("a plain number: %s is in %s, not a duration", t.Metric, unit)}
+			return &param.FieldError{Field: field, Value: t.Text, Allowed: fmt.Sprintf("a plain number: %s is in %s, not a duration", t.Metric, unit)}
 		}
 	}
 	t.unit = ""

@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"persistlab/param"
 )
 
 // Known lists what this build of persistlab can run: each workload's declared parameters, and
 // the backends.
 type Known struct {
-	Workloads map[string][]Param
+	Workloads map[string][]param.Param
 	// Metrics are each workload's declared metrics and their units, for thresholds.
 	Metrics map[string]map[string]string
 	// Sections are each workload's lists and mappings, with what each must be.
@@ -32,17 +34,7 @@ func (k Known) workloadNames() []string {
 	return names
 }
 
-// FindParam looks up a declared parameter.
-func FindParam(params []Param, name string) (Param, bool) {
-	for _, p := range params {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return Param{}, false
-}
-
-func paramNames(params []Param) string {
+func paramNames(params []param.Param) string {
 	var names []string
 	for _, p := range params {
 		names = append(names, p.Name)
@@ -57,7 +49,7 @@ const MinDuration = 100 * time.Millisecond
 const MaxCells = 100000
 
 // Validate checks every field the scenario itself can check and returns the first problem as a
-// *FieldError; it expands the sweep. Checks that need a workload's or a backend's own knowledge
+// *param.FieldError; it expands the sweep. Checks that need a workload's or a backend's own knowledge
 // (an option's value, fio's reading of a job) are the runner's, also before the first cell.
 func (s *Spec) Validate(known Known) error {
 	if strings.TrimSpace(s.Name) == "" {
@@ -95,12 +87,12 @@ func (s *Spec) Validate(known Known) error {
 
 // fail is a refusal of one of the scenario's fields.
 func (s *Spec) fail(field, value, allowed string) error {
-	return &FieldError{Scenario: s.Name, Field: field, Value: value, Allowed: allowed}
+	return &param.FieldError{Scenario: s.Name, Field: field, Value: value, Allowed: allowed}
 }
 
 // named says which scenario a parameter's or an axis's own refusal concerns.
 func (s *Spec) named(err error) error {
-	var fe *FieldError
+	var fe *param.FieldError
 	if errors.As(err, &fe) {
 		fe.Scenario = s.Name
 	}
@@ -109,7 +101,7 @@ func (s *Spec) named(err error) error {
 
 // checkWorkloadParams checks the workload's fixed parameters against their declarations, in
 // name order; sections names the workload's lists and mappings, which are no parameters.
-func (s *Spec) checkWorkloadParams(params []Param, sections map[string]string) error {
+func (s *Spec) checkWorkloadParams(params []param.Param, sections map[string]string) error {
 	w := s.Workload
 	keys := make([]string, 0, len(w.Params))
 	for k := range w.Params {
@@ -117,7 +109,7 @@ func (s *Spec) checkWorkloadParams(params []Param, sections map[string]string) e
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		p, ok := FindParam(params, k)
+		p, ok := param.Find(params, k)
 		if what, section := sections[k]; !ok && section {
 			return s.fail("workload."+k, w.Params[k], what+" (a section of workload "+w.Type+", not a single value)")
 		}
@@ -132,7 +124,7 @@ func (s *Spec) checkWorkloadParams(params []Param, sections map[string]string) e
 }
 
 // checkInstances checks the top-level instances: set once, and for a workload that takes it.
-func (s *Spec) checkInstances(params []Param) error {
+func (s *Spec) checkInstances(params []param.Param) error {
 	if s.Instances == 0 {
 		return nil
 	}
@@ -140,7 +132,7 @@ func (s *Spec) checkInstances(params []Param) error {
 	if set, fixed := s.Workload.Params[InstancesParam]; fixed {
 		return s.fail("instances", v, "instances set once: it is also set as workload.instances ("+set+")")
 	}
-	p, ok := FindParam(params, InstancesParam)
+	p, ok := param.Find(params, InstancesParam)
 	if !ok {
 		return s.fail("instances", v, "no instances: workload "+s.Workload.Type+" runs one")
 	}
@@ -152,7 +144,7 @@ func (s *Spec) checkInstances(params []Param) error {
 
 // checkBackends checks each backend entry: a backend this build has, a label of its own that can
 // name files, and parameters of the workload fixed nowhere else.
-func (s *Spec) checkBackends(params []Param, backends []string) error {
+func (s *Spec) checkBackends(params []param.Param, backends []string) error {
 	if len(s.Backends) == 0 {
 		return s.fail("backends", "", "at least one of "+strings.Join(backends, ", "))
 	}
@@ -176,7 +168,7 @@ func (s *Spec) checkBackends(params []Param, backends []string) error {
 }
 
 // checkBackendParams checks the parameters backend entry i fixes, in name order.
-func (s *Spec) checkBackendParams(i int, params []Param) error {
+func (s *Spec) checkBackendParams(i int, params []param.Param) error {
 	b, w := s.Backends[i], s.Workload
 	names := make([]string, 0, len(b.Params))
 	for k := range b.Params {
@@ -185,7 +177,7 @@ func (s *Spec) checkBackendParams(i int, params []Param) error {
 	sort.Strings(names)
 	for _, k := range names {
 		field := fmt.Sprintf("backends[%d].params.%s", i, k)
-		p, ok := FindParam(params, k)
+		p, ok := param.Find(params, k)
 		if !ok {
 			return s.fail(field, b.Params[k], "a parameter of workload "+w.Type+": "+paramNames(params))
 		}
@@ -204,7 +196,7 @@ func (s *Spec) checkBackendParams(i int, params []Param) error {
 
 // expandSweep checks each axis's parameters (declared, swept once, fixed nowhere else) and
 // expands its values; it returns the cells of one repeat: backends times the sweep's points.
-func (s *Spec) expandSweep(params []Param) (int, error) {
+func (s *Spec) expandSweep(params []param.Param) (int, error) {
 	cells := len(s.Backends)
 	swept := map[string]bool{}
 	for i := range s.Sweep {
@@ -215,7 +207,7 @@ func (s *Spec) expandSweep(params []Param) (int, error) {
 			}
 			swept[n] = true
 		}
-		if err := a.ExpandLinked(func(n string) (Param, bool) { return FindParam(params, n) }); err != nil {
+		if err := a.ExpandLinked(func(n string) (param.Param, bool) { return param.Find(params, n) }); err != nil {
 			return 0, s.named(err)
 		}
 		cells *= len(a.Values)
@@ -228,8 +220,8 @@ func (s *Spec) expandSweep(params []Param) (int, error) {
 
 // checkSwept refuses parameter n of axis a when the workload lacks it, when it is fixed elsewhere
 // or when an earlier axis sweeps it.
-func (s *Spec) checkSwept(a *Axis, n string, params []Param, swept map[string]bool) error {
-	if _, ok := FindParam(params, n); !ok {
+func (s *Spec) checkSwept(a *Axis, n string, params []param.Param, swept map[string]bool) error {
+	if _, ok := param.Find(params, n); !ok {
 		return s.fail("sweep."+a.Name, a.Text, "a parameter of workload "+s.Workload.Type+" (or several joined by +): "+paramNames(params))
 	}
 	if _, fixed := s.Workload.Params[n]; fixed {

@@ -14,6 +14,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/scenario"
 )
 
@@ -46,7 +47,7 @@ func (i Info) MovesBulk() bool {
 type Info struct {
 	Name        string
 	Description string
-	Params      []scenario.Param
+	Params      []param.Param
 	Metrics     []Metric
 	// Timed workloads are driven for the scenario's duration (after its warm-up); the others run
 	// to their own end (fio's runtime, a load's last row).
@@ -71,7 +72,7 @@ type Params map[string]string
 
 // Resolve is scenario.Resolve as Params: for tests and tools that make a cell's parameters
 // without a plan.
-func Resolve(decl []scenario.Param, fixed, point map[string]string) Params {
+func Resolve(decl []param.Param, fixed, point map[string]string) Params {
 	return scenario.Resolve(decl, fixed, point)
 }
 
@@ -154,8 +155,8 @@ func Names() []string {
 }
 
 // Declared is every registered workload's parameters, for scenario validation.
-func Declared() map[string][]scenario.Param {
-	out := map[string][]scenario.Param{}
+func Declared() map[string][]param.Param {
+	out := map[string][]param.Param{}
 	for n, info := range registry {
 		out[n] = info.Params
 	}

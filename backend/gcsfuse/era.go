@@ -3,6 +3,8 @@ package gcsfuse
 import (
 	"strconv"
 	"strings"
+
+	"persistlab/param"
 )
 
 // OldestVersion is the oldest gcsfuse the Go module proxy serves that this machine's Go builds
@@ -39,14 +41,16 @@ func v24Flags(version string, options map[string]string) []string {
 		// v3.0.0 sets defaults by the machine type it reads from GCE's metadata server.
 		"--disable-autoconfig=true",
 	}
+	var s settings
+	_ = param.Decode(Options, options, &s) // New has read these options: they decode
 	// v2.8.0 keeps "not found" 5 s; before, as long as the metadata cache's TTL (60 s by default).
-	ttl := options["metadata_cache_ttl_secs"]
-	if ttl == "" {
-		ttl = "60"
+	ttl := int64(60)
+	if s.MetadataTTL != nil {
+		ttl = *s.MetadataTTL
 	}
-	flags = append(flags, "--metadata-cache-negative-ttl-secs="+ttl)
+	flags = append(flags, "--metadata-cache-negative-ttl-secs="+strconv.FormatInt(ttl, 10))
 	// v3.1.0 works the stat cache's size out as 34 MiB; v2.4's was 32.
-	if options["stat_cache_max_size_mb"] == "" {
+	if s.StatCacheMiB == nil {
 		flags = append(flags, "--stat-cache-max-size-mb=32")
 	}
 	if version == OldestVersion {

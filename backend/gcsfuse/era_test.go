@@ -61,7 +61,7 @@ func TestEraAndVersionOptionsAreChecked(t *testing.T) {
 		want    []string
 	}{
 		{map[string]string{"version": "2.4.0"}, []string{"option version", `"2.4.0"`, OldestVersion}},
-		{map[string]string{"defaults": "v2"}, []string{"option defaults", `"v2"`, "current", EraV24}},
+		{map[string]string{"defaults": "v2"}, []string{"defaults: ", `"v2"`, "current", EraV24}},
 		{map[string]string{"defaults": EraV24, "flags": "--enable-streaming-writes=true"}, []string{"option flags", "--enable-streaming-writes", "defaults: current"}},
 	} {
 		_, err := New(backend.Env{WorkDir: t.TempDir(), Options: c.options})

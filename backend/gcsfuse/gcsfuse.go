@@ -78,8 +78,8 @@ type instance struct {
 
 // Options are the backend's own options; the bucket model's (bucket.ModelOptions) follow them.
 var Options = []param.Param{
-	{Name: "file_cache", Kind: param.KindEnum, Default: "off", Allowed: onOff, Help: "gcsfuse's file cache, as seed 002 configured it: on the instance's disk, unlimited in size"},
-	{Name: "file_cache_for_range_read", Kind: param.KindEnum, Default: "false", Allowed: onOff, Help: "with file_cache on: a read that does not start at offset 0 downloads the whole file into the cache (false, gcsfuse's default and seed 002's: it goes to the bucket and caches nothing)"},
+	{Name: "file_cache", Kind: param.KindBool, Default: "off", Help: "gcsfuse's file cache, as seed 002 configured it: on the instance's disk, unlimited in size"},
+	{Name: "file_cache_for_range_read", Kind: param.KindBool, Default: "false", Help: "with file_cache on: a read that does not start at offset 0 downloads the whole file into the cache (false, gcsfuse's default and seed 002's: it goes to the bucket and caches nothing)"},
 	metadataCacheOptions[0].param(),
 	metadataCacheOptions[1].param(),
 	{Name: "version", Kind: param.KindString,
@@ -92,9 +92,6 @@ var Options = []param.Param{
 	{Name: "ceiling_probe", Kind: param.KindSize, Default: param.FormatSize(DefaultCeilingProbe), Unit: "bytes",
 		Help: "bytes written and read back through a mount of a lab bucket with the model off before the first cell of a workload that moves bulk data: the lab's own ceiling here (0: no probe)"},
 }
-
-// onOff are the values of the file cache's switches (the report reads them as written).
-var onOff = []string{"on", "off", "true", "false"}
 
 // The metadata cache options: each sets the gcsfuse flag of its name, within the bounds gcsfuse
 // itself accepts (its cfg/validate.go); unset, gcsfuse's default holds (3.11: 34 MiB, 60 s).
@@ -115,12 +112,39 @@ func (o metadataCacheOption) param() param.Param {
 		Help: "gcsfuse's " + o.flag + ": " + o.want + " (unset: gcsfuse's own, " + o.gcsfuse + " in 3.11)"}
 }
 
-// New checks the options and finds the gcsfuse binary.
+// settings are the backend's own options, read.
+type settings struct {
+	FileCache bool  `param:"file_cache"`
+	RangeRead *bool `param:"file_cache_for_range_read"` // nil: not given (then the cache must be on)
+	// The metadata cache options, nil where gcsfuse's own default holds.
+	StatCacheMiB *int64 `param:"stat_cache_max_size_mb"`
+	MetadataTTL  *int64 `param:"metadata_cache_ttl_secs"`
+	Version      string `param:"version"`
+	Defaults     string `param:"defaults"`
+	Flags        string `param:"flags"`
+	Endpoint     string `param:"endpoint"`
+	Bucket       string `param:"bucket"`
+	CeilingProbe int64  `param:"ceiling_probe"`
+}
+
+// metadataCache is each metadata cache option's value, by option name.
+func (s settings) metadataCache() map[string]*int64 {
+	return map[string]*int64{"stat_cache_max_size_mb": s.StatCacheMiB, "metadata_cache_ttl_secs": s.MetadataTTL}
+}
+
+// New reads the options, checks what depends on several of them, and finds the gcsfuse binary.
 func New(env backend.Env) (backend.Backend, error) {
-	g := &Backend{env: env, bucket: bucket.LabBucket}
+	var s settings
+	if err := param.Decode(Options, env.Options, &s); err != nil {
+		return nil, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	g := &Backend{env: env, fileCache: s.FileCache, endpoint: s.Endpoint, bucket: s.Bucket, probeSize: s.CeilingProbe}
+	if g.bucket == "" {
+		g.bucket = bucket.LabBucket
+	}
 	var err error
 	program := "gcsfuse"
-	if env.Options["version"] == OldestVersion {
+	if s.Version == OldestVersion {
 		program += "-" + OldestVersion
 	}
 	if g.bin, err = tools.Find(program); err != nil {
@@ -132,68 +156,36 @@ func New(env backend.Env) (backend.Backend, error) {
 	if g.model, err = bucket.ModelFromOptions(env.Options); err != nil {
 		return nil, fmt.Errorf("backend %q: %w", Name, err)
 	}
-	switch v := env.Options["file_cache"]; v {
-	case "", "off", "false":
-	case "on", "true":
-		g.fileCache = true
-	default:
-		return nil, fmt.Errorf("backend %q: option file_cache %q: want on or off", Name, v)
-	}
 	// Whether a read that does not start at offset 0 downloads the whole file into the cache; off
 	// (gcsfuse's default), such a read of an uncached file goes to the bucket and caches nothing.
-	if v, ok := env.Options["file_cache_for_range_read"]; ok {
-		switch v {
-		case "on", "true":
-			g.rangeRead = true
-		case "off", "false":
-		default:
-			return nil, fmt.Errorf("backend %q: option file_cache_for_range_read %q: want true or false", Name, v)
-		}
+	if s.RangeRead != nil {
 		if !g.fileCache {
-			return nil, fmt.Errorf("backend %q: option file_cache_for_range_read %q applies to the file cache, which is off: set file_cache: on as well, or drop it", Name, v)
+			return nil, fmt.Errorf("backend %q: option file_cache_for_range_read %q applies to the file cache, which is off: set file_cache: on as well, or drop it", Name, env.Options["file_cache_for_range_read"])
 		}
+		g.rangeRead = *s.RangeRead
 	}
+	given := s.metadataCache()
 	for _, o := range metadataCacheOptions {
-		v, ok := env.Options[o.option]
-		if !ok {
-			continue
+		if n := given[o.option]; n != nil {
+			g.cacheArgs = append(g.cacheArgs, fmt.Sprintf("%s=%d", o.flag, *n))
 		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < o.lo || n > o.hi {
-			return nil, fmt.Errorf("backend %q: option %s %q: want a whole number of %s, from %d to %d", Name, o.option, v, o.want, o.lo, o.hi)
-		}
-		g.cacheArgs = append(g.cacheArgs, fmt.Sprintf("%s=%d", o.flag, n))
 	}
 	g.version = sysinfo.ProgramVersion(g.bin, "--version")
-	if v := env.Options["version"]; v != "" && versionNumber(g.version) != v {
+	if v := s.Version; v != "" && versionNumber(g.version) != v {
 		return nil, fmt.Errorf("backend %q: option version %q: want %s (built as gcsfuse-%s by scripts/setup) or the installed gcsfuse's own %s, or leave it unset for that one",
 			Name, v, OldestVersion, OldestVersion, versionNumber(g.version))
 	}
-	switch era := env.Options["defaults"]; era {
-	case "", "current":
-	case EraV24:
+	if s.Defaults == EraV24 {
 		g.eraArgs = v24Flags(versionNumber(g.version), env.Options)
-	default:
-		return nil, fmt.Errorf("backend %q: option defaults %q: want current or %s", Name, era, EraV24)
 	}
-	g.flags = strings.Fields(env.Options["flags"])
+	g.flags = strings.Fields(s.Flags)
 	for _, f := range g.flags {
 		name, _, _ := strings.Cut(f, "=")
 		if slices.Contains(ownFlags, name) {
-			return nil, fmt.Errorf("backend %q: option flags %q: %s is set by persistlab (the bucket it mounts and how it authenticates); use option endpoint for another bucket", Name, env.Options["flags"], name)
+			return nil, fmt.Errorf("backend %q: option flags %q: %s is set by persistlab (the bucket it mounts and how it authenticates); use option endpoint for another bucket", Name, s.Flags, name)
 		}
 		if slices.ContainsFunc(g.eraArgs, func(a string) bool { n, _, _ := strings.Cut(a, "="); return n == name }) {
-			return nil, fmt.Errorf("backend %q: option flags %q: %s is set by option defaults %s; drop it from flags, or set defaults: current", Name, env.Options["flags"], name, EraV24)
-		}
-	}
-	g.endpoint = env.Options["endpoint"]
-	if b := env.Options["bucket"]; b != "" {
-		g.bucket = b
-	}
-	g.probeSize = DefaultCeilingProbe
-	if v, ok := env.Options["ceiling_probe"]; ok {
-		if g.probeSize, err = param.ParseSize(v); err != nil || g.probeSize < 0 {
-			return nil, fmt.Errorf("backend %q: option ceiling_probe %q: want a size like 256MiB (0: do not probe)", Name, v)
+			return nil, fmt.Errorf("backend %q: option flags %q: %s is set by option defaults %s; drop it from flags, or set defaults: current", Name, s.Flags, name, EraV24)
 		}
 	}
 	return g, nil

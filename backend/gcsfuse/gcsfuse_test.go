@@ -177,10 +177,10 @@ func TestCacheOptionsMakeFlags(t *testing.T) {
 	}{
 		{map[string]string{"file_cache_for_range_read": "true"}, `file_cache_for_range_read "true" applies to the file cache, which is off`},
 		{map[string]string{"file_cache": "off", "file_cache_for_range_read": "false"}, `file_cache_for_range_read "false" applies to the file cache`},
-		{map[string]string{"file_cache": "on", "file_cache_for_range_read": "yes please"}, `file_cache_for_range_read "yes please": want true or false`},
-		{map[string]string{"stat_cache_max_size_mb": "-2"}, `stat_cache_max_size_mb "-2"`},
-		{map[string]string{"stat_cache_max_size_mb": "32MiB"}, `stat_cache_max_size_mb "32MiB"`},
-		{map[string]string{"metadata_cache_ttl_secs": "9223372037"}, `metadata_cache_ttl_secs "9223372037": want a whole number of seconds`},
+		{map[string]string{"file_cache": "on", "file_cache_for_range_read": "yes please"}, `file_cache_for_range_read: "yes please" is not allowed: want true or false`},
+		{map[string]string{"stat_cache_max_size_mb": "-2"}, `stat_cache_max_size_mb: "-2" is not allowed`},
+		{map[string]string{"stat_cache_max_size_mb": "32MiB"}, `stat_cache_max_size_mb: "32MiB" is not allowed`},
+		{map[string]string{"metadata_cache_ttl_secs": "9223372037"}, `metadata_cache_ttl_secs: "9223372037" is not allowed: want a whole number from -1 to 9223372036 (s)`},
 	} {
 		if _, err := New(backend.Env{WorkDir: t.TempDir(), Options: c.opts}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error with %q", c.opts, err, c.want)
@@ -192,7 +192,7 @@ func TestCacheOptionsMakeFlags(t *testing.T) {
 		want string
 	}{
 		{map[string]string{"type_cache_max_size_mb": "4"}, `options.type_cache_max_size_mb: "4" is not allowed: want one of backend gcsfuse's options: file_cache,`},
-		{map[string]string{"file_cache": "on", "file_cache_for_range_read": "yes please"}, `options.file_cache_for_range_read: "yes please" is not allowed: want one of on, off, true, false`},
+		{map[string]string{"file_cache": "on", "file_cache_for_range_read": "yes please"}, `options.file_cache_for_range_read: "yes please" is not allowed: want true or false`},
 		{map[string]string{"metadata_cache_ttl_secs": "9223372037"}, `options.metadata_cache_ttl_secs: "9223372037" is not allowed: want a whole number from -1 to 9223372036 (s)`},
 		{map[string]string{"stream_mib_s": "-1"}, `options.stream_mib_s: "-1" is not allowed: want a number of at least 0 (MiB/s)`},
 	} {

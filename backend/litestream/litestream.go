@@ -54,6 +54,12 @@ func init() {
 		Options: append(slices.Clone(Options), bucket.ModelOptions...), New: New})
 }
 
+// settings are the backend's own options, read.
+type settings struct {
+	SyncInterval time.Duration `param:"sync_interval"`
+	Version      string        `param:"version"`
+}
+
 // Backend is a local database replicated to a bucket by a litestream process.
 type Backend struct {
 	env          backend.Env
@@ -76,10 +82,14 @@ func New(env backend.Env) (backend.Backend, error) {
 		}
 		return nil, fmt.Errorf("backend %q replicates one SQLite database, and this workload keeps none: use local or gcsfuse", Name)
 	}
-	l := &Backend{env: env, syncInterval: DefaultSyncInterval, dir: filepath.Join(env.WorkDir, "data")}
+	var s settings
+	if err := param.Decode(Options, env.Options, &s); err != nil {
+		return nil, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	l := &Backend{env: env, syncInterval: s.SyncInterval, dir: filepath.Join(env.WorkDir, "data")}
 	var err error
 	program := "litestream"
-	if v := env.Options["version"]; v == LegacyVersion {
+	if s.Version == LegacyVersion {
 		program, l.legacy = "litestream-"+LegacyVersion, true
 	}
 	if l.bin, err = tools.Find(program); err != nil {
@@ -88,13 +98,8 @@ func New(env backend.Env) (backend.Backend, error) {
 	if l.model, err = bucket.ModelFromOptions(env.Options); err != nil {
 		return nil, fmt.Errorf("backend %q: %w", Name, err)
 	}
-	if v := env.Options["sync_interval"]; v != "" {
-		if l.syncInterval, err = time.ParseDuration(v); err != nil || l.syncInterval <= 0 {
-			return nil, fmt.Errorf("backend %q: option sync_interval %q: want a duration above 0, like 1s (Litestream's default)", Name, v)
-		}
-	}
 	l.version = sysinfo.ProgramVersion(l.bin, "version")
-	if v := env.Options["version"]; v != "" && strings.TrimPrefix(l.version, "v") != v {
+	if v := s.Version; v != "" && strings.TrimPrefix(l.version, "v") != v {
 		return nil, fmt.Errorf("backend %q: option version %q: want %s (installed as litestream-%s by scripts/setup) or the installed litestream's own %s, or leave it unset for that one",
 			Name, v, LegacyVersion, LegacyVersion, strings.TrimPrefix(l.version, "v"))
 	}

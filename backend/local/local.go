@@ -40,8 +40,14 @@ type Backend struct {
 
 // New takes option "dir": use this existing directory's file system (a subdirectory is made in it).
 func New(env backend.Env) (backend.Backend, error) {
+	var s struct {
+		Dir string `param:"dir"`
+	}
+	if err := param.Decode(Options, env.Options, &s); err != nil {
+		return nil, fmt.Errorf("backend %q: %w", Name, err)
+	}
 	l := &Backend{dir: filepath.Join(env.WorkDir, "data"), keep: env.Keep}
-	if d := env.Options["dir"]; d != "" {
+	if d := s.Dir; d != "" {
 		if strings.ContainsAny(d, ";#") || strings.ContainsFunc(d, unicode.IsControl) {
 			// fio's job files and MariaDB's option files end a value at ';' or '#'.
 			return nil, fmt.Errorf("backend %q: option dir %q: want a path without ';', '#' or control characters (fio and MariaDB would read a shorter one)", Name, d)

@@ -54,7 +54,13 @@ func New(env backend.Env) (backend.Backend, error) {
 	if !env.Needs.MySQL {
 		return nil, fmt.Errorf("backend %q: the workload does not use a MySQL server: want a workload that does (bulkload)", Name)
 	}
-	field, dsn := "option dsn", env.Options["dsn"]
+	var s struct {
+		DSN string `param:"dsn"`
+	}
+	if err := param.Decode(Options, env.Options, &s); err != nil {
+		return nil, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	field, dsn := "option dsn", s.DSN
 	if dsn == "" {
 		field, dsn = DSNEnv, os.Getenv(DSNEnv)
 	}

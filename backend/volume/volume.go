@@ -87,12 +87,13 @@ func New(env backend.Env) (backend.Backend, error) {
 		return nil, fmt.Errorf("backend %q: %w", Name, err)
 	}
 	cfg.WorkDir, cfg.Keep = env.WorkDir, env.Keep
-	b := &Backend{env: env, cfg: cfg, probeSize: DefaultCeilingProbe}
-	if v, ok := env.Options["ceiling_probe"]; ok {
-		if b.probeSize, err = param.ParseSize(v); err != nil || b.probeSize < 0 || b.probeSize > MaxCeilingProbe {
-			return nil, fmt.Errorf("backend %q: option ceiling_probe %q: want a size like 256MiB, at most %s (0: do not probe)", Name, v, param.FormatSize(MaxCeilingProbe))
-		}
+	var own struct {
+		CeilingProbe int64 `param:"ceiling_probe"`
 	}
+	if err := param.Decode(Options, env.Options, &own); err != nil {
+		return nil, fmt.Errorf("backend %q: %w", Name, err)
+	}
+	b := &Backend{env: env, cfg: cfg, probeSize: own.CeilingProbe}
 	mkfs := "mkfs." + cfg.FS
 	for _, prog := range []string{"losetup", "mount", "umount", mkfs} {
 		if _, err := exec.LookPath(prog); err != nil {

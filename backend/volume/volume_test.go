@@ -32,8 +32,8 @@ func TestBadOptionsNameTheOption(t *testing.T) {
 		{map[string]string{"type": "io1", "size": "100GiB", "iops": "9000"}, "50 per GiB"},
 		{map[string]string{"type": "gp2", "size": "100GiB", "throughput": "500"}, "throughput"},
 		{map[string]string{"type": "gp2", "size": "100GiB", "ceiling_probe": "some"}, "ceiling_probe"},
-		{map[string]string{"type": "gp2", "size": "100GiB", "ceiling_probe": "8000000TiB"}, "at most 64GiB"},
-		{map[string]string{"type": "gp2", "size": "100GiB", "credit_scale": "Inf"}, `option credit_scale "Inf"`},
+		{map[string]string{"type": "gp2", "size": "100GiB", "ceiling_probe": "8000000TiB"}, `ceiling_probe: "8000000TiB" is not allowed: want a size like 4k, 10KiB, 200MiB or 1GiB from 0B to 64GiB`},
+		{map[string]string{"type": "gp2", "size": "100GiB", "credit_scale": "Inf"}, `credit_scale: "Inf" is not allowed: want a number from 0.000000001 to 1000`},
 		{map[string]string{"type": "gp2", "size": "100GiB", "latency": "1000h"}, "1ns to 1s"},
 	} {
 		if _, err := New(backend.Env{WorkDir: t.TempDir(), Options: tc.opts}); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -16,6 +16,7 @@ import (
 	"persistlab/advise"
 	"persistlab/internal/proc"
 	"persistlab/internal/readfile"
+	"persistlab/param"
 	"persistlab/report"
 	"persistlab/results"
 	"persistlab/runner"
@@ -53,7 +54,7 @@ func cmdAdvise(ctx context.Context, args []string) error {
 	}
 	if f.html != "" {
 		if _, err := os.Lstat(f.html); err == nil && !f.force {
-			return &scenario.FieldError{Field: "--html", Value: f.html, Allowed: "a file that does not exist yet (or --force to replace it)"}
+			return &param.FieldError{Field: "--html", Value: f.html, Allowed: "a file that does not exist yet (or --force to replace it)"}
 		}
 	}
 	if f.dir == "" {
@@ -66,7 +67,7 @@ func cmdAdvise(ctx context.Context, args []string) error {
 	}
 	if f.noRun {
 		if st, err := os.Stat(f.dir); err != nil || !st.IsDir() {
-			return &scenario.FieldError{Field: "--dir", Value: f.dir, Allowed: "with --no-run, the directory of an earlier advise run"}
+			return &param.FieldError{Field: "--dir", Value: f.dir, Allowed: "with --no-run, the directory of an earlier advise run"}
 		}
 	} else if err := os.MkdirAll(f.dir, 0o755); err != nil {
 		return fmt.Errorf("--dir: %w", err)
@@ -125,7 +126,7 @@ func parseAdviseFlags(args []string) (*adviseFlags, error) {
 		return nil, fmt.Errorf("unexpected argument %q: advise takes flags only (--app, --rate, --require)", positional[0])
 	}
 	if !slices.Contains([]string{"text", "markdown", "json"}, f.format) {
-		return nil, &scenario.FieldError{Field: "--format", Value: f.format, Allowed: "text, markdown or json"}
+		return nil, &param.FieldError{Field: "--format", Value: f.format, Allowed: "text, markdown or json"}
 	}
 	return f, nil
 }
@@ -199,13 +200,13 @@ func writeAdviceHTML(path string, a advise.Advice) error {
 // plan reads the flags into the advise plan, every input checked before anything runs.
 func (f *adviseFlags) plan() (*advise.Plan, error) {
 	if f.rate == 0 {
-		return nil, &scenario.FieldError{Field: "--rate", Value: "(unset)", Allowed: "the request rate to serve, like --rate 50"}
+		return nil, &param.FieldError{Field: "--rate", Value: "(unset)", Allowed: "the request rate to serve, like --rate 50"}
 	}
 	var memory int64
 	if f.memory != "" {
-		m, err := scenario.ParseSize(f.memory)
+		m, err := param.ParseSize(f.memory)
 		if err != nil {
-			return nil, &scenario.FieldError{Field: "--memory", Value: f.memory, Allowed: "a size like 512MiB or 2GiB"}
+			return nil, &param.FieldError{Field: "--memory", Value: f.memory, Allowed: "a size like 512MiB or 2GiB"}
 		}
 		memory = m
 	}
@@ -213,9 +214,9 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := scenario.ParseSize(f.db)
+	db, err := param.ParseSize(f.db)
 	if err != nil || db <= 0 || db > 64<<40 {
-		return nil, &scenario.FieldError{Field: "--db-size", Value: f.db, Allowed: "a size above 0 and at most 64TiB, like 1GiB"}
+		return nil, &param.FieldError{Field: "--db-size", Value: f.db, Allowed: "a size above 0 and at most 64TiB, like 1GiB"}
 	}
 	app, err := adviseApp(f.app)
 	if err != nil {
@@ -230,7 +231,7 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 		reqs = append(reqs, r)
 	}
 	if f.budget <= 0 || f.budget > 24*time.Hour {
-		return nil, &scenario.FieldError{Field: "--time", Value: f.budget.String(), Allowed: "a duration above 0 and at most 24h, like 15m"}
+		return nil, &param.FieldError{Field: "--time", Value: f.budget.String(), Allowed: "a duration above 0 and at most 24h, like 15m"}
 	}
 	cands := advise.Candidates(app, platform, f.rate, db)
 	if f.candidates != "" {
@@ -242,7 +243,7 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 		for _, name := range strings.Split(f.candidates, ",") {
 			i := slices.IndexFunc(cands, func(c advise.Candidate) bool { return c.Name == strings.TrimSpace(name) })
 			if i < 0 {
-				return nil, &scenario.FieldError{Field: "--candidates", Value: name, Allowed: "candidates on " + platform.String() + ": " + strings.Join(names, ", ")}
+				return nil, &param.FieldError{Field: "--candidates", Value: name, Allowed: "candidates on " + platform.String() + ": " + strings.Join(names, ", ")}
 			}
 			chosen = append(chosen, cands[i])
 		}
@@ -282,7 +283,7 @@ func adviseApp(name string) (advise.App, error) {
 	src, builtin := adviseApps[name]
 	if !builtin {
 		if _, err := os.Stat(name); err != nil {
-			return advise.App{}, &scenario.FieldError{Field: "--app", Value: name, Allowed: "counter, rails, python, or a scenario file whose workload is your app (counter or http)"}
+			return advise.App{}, &param.FieldError{Field: "--app", Value: name, Allowed: "counter, rails, python, or a scenario file whose workload is your app (counter or http)"}
 		}
 		src = name
 	}
@@ -292,7 +293,7 @@ func adviseApp(name string) (advise.App, error) {
 	}
 	w := spec.Workload
 	if w.Type != "counter" && w.Type != "http" {
-		return advise.App{}, &scenario.FieldError{Field: "--app", Value: name, Allowed: "an app serving HTTP requests: a scenario whose workload is counter or http, not " + w.Type}
+		return advise.App{}, &param.FieldError{Field: "--app", Value: name, Allowed: "an app serving HTTP requests: a scenario whose workload is counter or http, not " + w.Type}
 	}
 	_, keepsSQLite := w.Params["sqlite"]
 	app := advise.App{Name: name, Workload: w, SQLite: w.Type == "counter" || keepsSQLite, Pragmas: w.Type == "counter", Metrics: runner.Known().Metrics[w.Type],

@@ -16,8 +16,8 @@ import (
 
 	"persistlab/app/counter"
 	"persistlab/internal/proc"
+	"persistlab/param"
 	"persistlab/runner"
-	"persistlab/scenario"
 	wcounter "persistlab/workload/counter"
 )
 
@@ -118,14 +118,14 @@ const minAppProcs = 2
 var counterFlagParams = map[string]string{"cpus": "cpus", "max-conns": "max_conns", "threads": "threads", "cpu-per-request": "cpu_per_request", "gvl": "gvl"}
 
 // checkFlagParams checks each flag's value, set or default, by its parameter's definition.
-func checkFlagParams(fs *flag.FlagSet, params []scenario.Param, flagParams map[string]string) error {
+func checkFlagParams(fs *flag.FlagSet, params []param.Param, flagParams map[string]string) error {
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		name, ok := flagParams[f.Name]
 		if !ok || err != nil {
 			return
 		}
-		i := slices.IndexFunc(params, func(p scenario.Param) bool { return p.Name == name })
+		i := slices.IndexFunc(params, func(p param.Param) bool { return p.Name == name })
 		if i < 0 {
 			err = fmt.Errorf("--%s: no parameter %s to check it by", f.Name, name)
 			return

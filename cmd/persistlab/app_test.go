@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"persistlab/app/counter"
-	"persistlab/scenario"
+	"persistlab/param"
 	"persistlab/workload/httpload"
 )
 
@@ -51,7 +51,7 @@ func TestAppFlagsTakeTheWorkloadsBounds(t *testing.T) {
 			args = append(args, "--db", db, "--prepare")
 		}
 		err := runApp(args)
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != c.flag {
 			t.Errorf("%v: %v, want a refusal naming %s", c.args, err, c.flag)
 		}

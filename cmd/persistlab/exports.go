@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"persistlab/param"
 	"persistlab/report"
 	"persistlab/results"
-	"persistlab/scenario"
 	"persistlab/workload"
 )
 
@@ -39,7 +39,7 @@ func (e *exportFlags) check() error {
 			return nil
 		}
 	}
-	return &scenario.FieldError{Field: "--format", Value: e.format, Allowed: "text, json or markdown"}
+	return &param.FieldError{Field: "--format", Value: e.format, Allowed: "text, json or markdown"}
 }
 
 // text says whether standard output gets the tables as text: what else a command prints (where

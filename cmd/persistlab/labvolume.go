@@ -17,6 +17,7 @@ import (
 	"persistlab/internal/proc"
 	"persistlab/internal/sysinfo"
 	"persistlab/lab/volume"
+	"persistlab/param"
 )
 
 // cmdLabVolume mounts one emulated volume for a user's own tools until Ctrl-C, then prints what
@@ -39,12 +40,11 @@ func cmdLabVolume(ctx context.Context, args []string) error {
 		}
 	}
 	cfg, err := volume.ConfigFromOptions(given)
+	if fe := (*param.FieldError)(nil); errors.As(err, &fe) { // names the option as a scenario does: say the flag
+		fe.Field = "--" + strings.ReplaceAll(fe.Field, "_", "-")
+	}
 	if err != nil {
-		msg := err.Error() // names the option as a scenario does: say the flag
-		for _, p := range volume.Options {
-			msg = strings.Replace(msg, "option "+p.Name+" ", "--"+strings.ReplaceAll(p.Name, "_", "-")+" ", 1)
-		}
-		return errors.New(msg)
+		return err
 	}
 	if *mountAt == "" {
 		return fmt.Errorf("--mount: want an empty directory to mount the volume at")

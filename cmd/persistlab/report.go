@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"persistlab/param"
 	"persistlab/report"
 	_ "persistlab/report/all" // every workload's presenter and seed scores
 	"persistlab/results"
@@ -70,9 +71,9 @@ func cmdReport(args []string) error {
 	}
 	for _, text := range added {
 		t, err := scenario.ParseThreshold(text)
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if errors.As(err, &fe) {
-			return &scenario.FieldError{Field: "--threshold", Value: text, Allowed: fe.Allowed}
+			return &param.FieldError{Field: "--threshold", Value: text, Allowed: fe.Allowed}
 		}
 		r.Scenario.Thresholds = append(r.Scenario.Thresholds, t)
 	}

@@ -19,6 +19,7 @@ import (
 	_ "persistlab/backend/all" // every backend
 	"persistlab/internal/leftover"
 	"persistlab/internal/proc"
+	"persistlab/param"
 	"persistlab/report"
 	"persistlab/results"
 	"persistlab/runner"
@@ -152,7 +153,7 @@ func parseRunFlags(args []string) (*runFlags, error) {
 		return nil, err
 	}
 	if f.beside != "" && !f.exports.text() {
-		return nil, &scenario.FieldError{Field: "--format", Value: f.exports.format, Allowed: "text with --beside (its comparison is a table of two runs): run report --format " + f.exports.format + " on each results file"}
+		return nil, &param.FieldError{Field: "--format", Value: f.exports.format, Allowed: "text with --beside (its comparison is a table of two runs): run report --format " + f.exports.format + " on each results file"}
 	}
 	if len(positional) != 1 {
 		return nil, fmt.Errorf("want one scenario name or YAML file (built-ins: %s)", strings.Join(scenario.Builtins(), ", "))
@@ -227,7 +228,7 @@ func (c *runCmd) makePlans() error {
 			return err
 		}
 		if f.beside != "" {
-			return &scenario.FieldError{Field: "--beside", Value: f.beside, Allowed: "no --beside with --shard: run the other scenario's shards and merge them apart"}
+			return &param.FieldError{Field: "--beside", Value: f.beside, Allowed: "no --beside with --shard: run the other scenario's shards and merge them apart"}
 		}
 		if c.plan, err = c.plan.Share(share); err != nil {
 			return err
@@ -261,7 +262,7 @@ func (c *runCmd) makeBesidePlan() error {
 		return fmt.Errorf("--beside: %w", err)
 	}
 	if !report.Comparable(spec.Workload.Type, c.spec.Workload.Type) {
-		return &scenario.FieldError{Field: "--beside", Value: beside, Allowed: "a scenario whose cells measure what " + c.spec.Name + "'s do (workload " + c.spec.Workload.Type + ", not " + spec.Workload.Type + ")"}
+		return &param.FieldError{Field: "--beside", Value: beside, Allowed: "a scenario whose cells measure what " + c.spec.Name + "'s do (workload " + c.spec.Workload.Type + ", not " + spec.Workload.Type + ")"}
 	}
 	return nil
 }
@@ -492,7 +493,7 @@ func runExit(ctx context.Context, caught os.Signal, dir string, failed int, cros
 // names). It returns the directory's absolute path, which the cells' facts record.
 func fioJSONDir(dir string, spec *scenario.Spec, force bool) (string, error) {
 	if spec.Workload.Type != "fio" {
-		return "", &scenario.FieldError{Field: "--fio-json", Value: dir, Allowed: "a fio scenario's flag (" + spec.Name + "'s workload is " + spec.Workload.Type + ", which writes no fio report)"}
+		return "", &param.FieldError{Field: "--fio-json", Value: dir, Allowed: "a fio scenario's flag (" + spec.Name + "'s workload is " + spec.Workload.Type + ", which writes no fio report)"}
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

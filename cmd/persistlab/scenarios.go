@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"persistlab/internal/provenance/scenarios"
+	"persistlab/param"
 	"persistlab/runner"
 	"persistlab/scenario"
 )
@@ -212,7 +213,7 @@ func cmdScenariosShow(args []string, w io.Writer) error {
 	}
 	if !*prov {
 		if *profileFlag != "" {
-			return &scenario.FieldError{Field: "--profile", Value: *profileFlag, Allowed: "with --provenance (the scenario's YAML is printed as written)"}
+			return &param.FieldError{Field: "--profile", Value: *profileFlag, Allowed: "with --provenance (the scenario's YAML is printed as written)"}
 		}
 		return yaml.NewEncoder(w).Encode(s)
 	}

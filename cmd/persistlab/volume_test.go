@@ -37,6 +37,25 @@ func startLabVolume(t *testing.T, dir string, extra ...string) (*exec.Cmd, *byte
 	return cmd, &out
 }
 
+// A bad flag of lab volume is named as the flag, with what the option's declaration allows, as a
+// scenario's option is; nothing is mounted.
+func TestLabVolumeNamesTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--type", "gp2", "--size", "100GiB", "--credit-scale", "Inf"}, `--credit-scale: "Inf" is not allowed: want a number from 0.000000001 to 1000`},
+		{[]string{"--type", "gp2", "--size", "100GiB", "--model", "maybe"}, `--model: "maybe" is not allowed: want on or off`},
+		{[]string{"--type", "gp2"}, `--size: "" is not allowed: want the volume's size, like 100GiB`},
+	} {
+		dir := t.TempDir()
+		_, stderr, err := persistlab(t, append(append([]string{"lab", "volume"}, tc.args...), "--mount", dir)...)
+		if err == nil || !strings.Contains(stderr, tc.want) || mounts.Mounted(dir) {
+			t.Errorf("%v: %v, %s; want it to say %s", tc.args, err, stderr, tc.want)
+		}
+	}
+}
+
 // lab volume mounts a volume for a user's tools; Ctrl-C unmounts it, detaches everything and
 // prints what the model counted.
 func TestLabVolumeMountsUntilInterrupted(t *testing.T) {

@@ -1,7 +1,6 @@
 package bucket
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -43,60 +42,62 @@ func modelOptions() []param.Param {
 // BenchModelName is the option value for BenchModel, named for its source and year.
 const BenchModelName = "gcsfuse-bench-2024"
 
+// modelSettings are the model options as ModelFromOptions reads them: the base, and each figure
+// that overrides one of the base's where it is given.
+type modelSettings struct {
+	Base                 string         `param:"model"`
+	ReadMedian           *time.Duration `param:"read_median"`
+	ReadP99              *time.Duration `param:"read_p99"`
+	WriteMedian          *time.Duration `param:"write_median"`
+	WriteP99             *time.Duration `param:"write_p99"`
+	ListMedian           *time.Duration `param:"list_median"`
+	ListP99              *time.Duration `param:"list_p99"`
+	StreamMiBs           *float64       `param:"stream_mib_s"`
+	ObjectUpdateInterval *time.Duration `param:"object_update_interval"`
+	ObjectUpdateBurst    *int           `param:"object_update_burst"`
+	Seed                 *int64         `param:"seed"`
+}
+
 // ModelFromOptions builds a model from backend options: "model" picks the base ("gcs", the
 // default, gcsfuse-bench-2024 (BenchModel), "no-delay", or "off": no delay and no limit, the lab's
-// own ceiling) and the other keys override single fields.
+// own ceiling) and each other option given overrides its single figure. A value its declaration
+// refuses is a *param.FieldError for the option's name.
 func ModelFromOptions(opts map[string]string) (Model, error) {
+	var o modelSettings
+	if err := param.Decode(ModelOptions, opts, &o); err != nil {
+		return Model{}, err
+	}
 	var m Model
-	switch base := opts["model"]; base {
-	case "", "gcs":
-		m = DefaultModel()
+	switch o.Base {
 	case BenchModelName:
 		m = BenchModel()
 	case "no-delay":
 		m = NoDelayModel()
 	case "off":
 		m = Model{Seed: 1}
-	default:
-		return m, fmt.Errorf("option model %q: want gcs (published limits, assumed latencies), %s (gcs with the read latency of gcsfuse's benchmark page, July 2024), no-delay (published limits only) or off (neither)", base, BenchModelName)
+	default: // gcs
+		m = DefaultModel()
 	}
-	durations := map[string]*time.Duration{
-		"read_median": &m.Read.Median, "read_p99": &m.Read.P99, "write_median": &m.Write.Median, "write_p99": &m.Write.P99,
-		"list_median": &m.List.Median, "list_p99": &m.List.P99, "object_update_interval": &m.ObjectUpdateInterval,
-	}
-	for key, into := range durations {
-		if v, ok := opts[key]; ok {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return m, fmt.Errorf("option %s %q: want a duration like 12ms", key, v)
-			}
-			*into = d
-		}
-	}
-	if v, ok := opts["stream_mib_s"]; ok {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 {
-			return m, fmt.Errorf("option stream_mib_s %q: want MiB/s, 0 for no limit", v)
-		}
-		m.StreamBytesPerSecond = f * (1 << 20)
-	}
-	for key, into := range map[string]*int{"object_update_burst": &m.ObjectUpdateBurst} {
-		if v, ok := opts[key]; ok {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return m, fmt.Errorf("option %s %q: want an integer of at least 1", key, v)
-			}
-			*into = n
-		}
-	}
-	if v, ok := opts["seed"]; ok {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return m, fmt.Errorf("option seed %q: want an integer", v)
-		}
-		m.Seed = n
+	override(&m.Read.Median, o.ReadMedian)
+	override(&m.Read.P99, o.ReadP99)
+	override(&m.Write.Median, o.WriteMedian)
+	override(&m.Write.P99, o.WriteP99)
+	override(&m.List.Median, o.ListMedian)
+	override(&m.List.P99, o.ListP99)
+	override(&m.ObjectUpdateInterval, o.ObjectUpdateInterval)
+	override(&m.ObjectUpdateBurst, o.ObjectUpdateBurst)
+	override(&m.Seed, o.Seed)
+	if o.StreamMiBs != nil {
+		m.StreamBytesPerSecond = *o.StreamMiBs * (1 << 20)
 	}
 	return m, nil
+}
+
+// override sets a figure to the option's value, where the option is given.
+func override[T any](figure *T, option *T) {
+	if option != nil {
+		*figure = *option
+	}
 }
 
 // Flatten gives the accounting as backend stats.

@@ -1,12 +1,15 @@
 package volume
 
 import (
+	"errors"
 	"math"
 	"math/rand"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"persistlab/param"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -242,8 +245,9 @@ func TestBadSpecsNameFieldValueAndAllowed(t *testing.T) {
 		{"type": "gp3", "size": "10GiB", "iops": "-3"}, {"type": "gp2", "size": "10GiB", "model": "maybe"},
 		{"type": "gp2", "size": "10GiB", "latency": "fast"}, {"type": "gp2", "size": "10GiB", "credit_scale": "0"},
 	} {
-		if _, err := ConfigFromOptions(opts); err == nil || !strings.Contains(err.Error(), "option ") {
-			t.Errorf("%v: %v", opts, err)
+		var fe *param.FieldError
+		if _, err := ConfigFromOptions(opts); !errors.As(err, &fe) || opts[fe.Field] != fe.Value {
+			t.Errorf("%v: %v, want an error naming the option and its value", opts, err)
 		}
 	}
 }

@@ -16,11 +16,11 @@ func TestOptionsAreBoundedAndSayHow(t *testing.T) {
 		option, value string
 		want          []string
 	}{
-		{"credit_scale", "Inf", []string{"1e-09 to 1000"}},
-		{"credit_scale", "+Inf", []string{"1e-09 to 1000"}},
+		{"credit_scale", "Inf", []string{"0.000000001 to 1000"}},
+		{"credit_scale", "+Inf", []string{"0.000000001 to 1000"}},
 		{"credit_scale", "-Inf", nil},
 		{"credit_scale", "NaN", nil},
-		{"credit_scale", "1e308", []string{"1e-09 to 1000"}},
+		{"credit_scale", "1e308", []string{"0.000000001 to 1000"}},
 		{"credit_scale", "1001", nil},
 		{"credit_scale", "1e-12", nil},
 		{"credit_scale", "0", nil},
@@ -45,7 +45,7 @@ func TestOptionsAreBoundedAndSayHow(t *testing.T) {
 			opts[k] = v
 		}
 		_, err := ConfigFromOptions(opts)
-		for _, w := range append([]string{"option " + tc.option, `"` + tc.value + `"`}, tc.want...) {
+		for _, w := range append([]string{tc.option + ": ", `"` + tc.value + `"`}, tc.want...) {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("%s %s: %v, want it to say %q", tc.option, tc.value, err, w)
 			}
@@ -82,6 +82,16 @@ func TestSpecsAreBounded(t *testing.T) {
 		}
 		if _, err := New(tc.spec, time.Now); err == nil {
 			t.Errorf("%+v: a model made", tc.spec)
+		}
+	}
+}
+
+// Option model is a switch, read as its declaration reads booleans: off and false alike.
+func TestModelIsASwitch(t *testing.T) {
+	for v, off := range map[string]bool{"on": false, "true": false, "off": true, "false": true, "0": true} {
+		cfg, err := ConfigFromOptions(map[string]string{"type": "gp2", "size": "100GiB", "model": v})
+		if err != nil || cfg.Off != off {
+			t.Errorf("model %s: off %v, %v; want off %v", v, cfg.Off, err, off)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"persistlab/backend"
+	"persistlab/param"
 	"persistlab/report"
 	"persistlab/results"
 	"persistlab/scenario"
@@ -138,7 +140,7 @@ func isSize(r *results.Results, name string) bool {
 	for _, a := range r.Aggregates {
 		v := a.Params[name]
 		if _, err := strconv.ParseFloat(v, 64); err != nil && results.ParamNumber(v) > 0 {
-			if _, err := scenario.ParseSize(v); err == nil {
+			if _, err := param.ParseSize(v); err == nil {
 				return true
 			}
 		}
@@ -186,13 +188,10 @@ func cachePairs(r *results.Results) []cachePair {
 		if b.Name != "gcsfuse" {
 			continue
 		}
-		switch b.Options["file_cache"] {
-		case "on", "true":
+		if fileCacheOn(b) {
 			ons = append(ons, b)
-		default:
-			if _, seen := off[software(b)]; !seen {
-				off[software(b)] = b.ID()
-			}
+		} else if _, seen := off[software(b)]; !seen {
+			off[software(b)] = b.ID()
 		}
 	}
 	var out []cachePair
@@ -202,6 +201,20 @@ func cachePairs(r *results.Results) []cachePair {
 		}
 	}
 	return out
+}
+
+// fileCacheOn says whether a gcsfuse entry mounts with the file cache, its option read by the
+// backend's own declaration of it (through the registry, as volume models are).
+func fileCacheOn(b scenario.BackendSpec) bool {
+	info, err := backend.Lookup(b.Name)
+	if err != nil {
+		return false
+	}
+	decl, ok := param.Find(info.Options, "file_cache")
+	var s struct {
+		On bool `param:"file_cache"`
+	}
+	return ok && param.Decode([]param.Param{decl}, b.Options, &s) == nil && s.On
 }
 
 // writeSeed002Hypotheses answers seed 002's four hypotheses wherever the run has gcsfuse without

@@ -3,6 +3,7 @@ package fio
 import (
 	"fmt"
 
+	"persistlab/param"
 	"persistlab/report"
 	"persistlab/results"
 	"persistlab/scenario"
@@ -96,7 +97,7 @@ func seed003Scores(r *results.Results) []report.Score {
 func publishedSize(p *scenario.Published, row []scenario.Value) float64 {
 	for i, c := range p.Columns {
 		if c == "file_size" && i < len(row) {
-			if n, err := scenario.ParseSize(string(row[i])); err == nil {
+			if n, err := param.ParseSize(string(row[i])); err == nil {
 				return float64(n)
 			}
 		}

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/param"
 	"persistlab/report"
 	"persistlab/results"
-	"persistlab/scenario"
 )
 
 // writeVolumeModel sets, for fio on emulated volumes, what the model promises each row beside
@@ -49,6 +49,12 @@ func writeVolumeModel(w io.Writer, r *results.Results) {
 	}
 }
 
+// timeBased reads fio's parameter time_based as its declaration does (a boolean: true, on, 1).
+func timeBased(v string) bool {
+	b, err := param.ParseBool(v)
+	return err == nil && b
+}
+
 // fioJob reads a fio row's parameters as a steady job; mixed reads and writes are not one.
 func fioJob(p map[string]string) (backend.Job, bool) {
 	rw := p["rw"]
@@ -59,7 +65,7 @@ func fioJob(p map[string]string) (backend.Job, bool) {
 		return j, false
 	}
 	j.Write, j.Random = strings.HasSuffix(rw, "write"), strings.HasPrefix(rw, "rand")
-	bs, err := scenario.ParseSize(p["bs"])
+	bs, err := param.ParseSize(p["bs"])
 	if err != nil || bs <= 0 {
 		return j, false
 	}
@@ -70,7 +76,7 @@ func fioJob(p map[string]string) (backend.Job, bool) {
 	}
 	jobs, _ := strconv.Atoi(p["numjobs"])
 	j.Depth = max(1, depth) * max(1, jobs)
-	if d, err := time.ParseDuration(p["runtime"]); err == nil && p["time_based"] == "true" {
+	if d, err := time.ParseDuration(p["runtime"]); err == nil && timeBased(p["time_based"]) {
 		j.Seconds = d.Seconds()
 	}
 	return j, true

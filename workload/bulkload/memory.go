@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"persistlab/internal/proc"
-	"persistlab/scenario"
+	"persistlab/param"
 )
 
 // PoolShare is the largest share of memory the buffer pool may take: mariadbd needs the rest for
@@ -46,7 +46,7 @@ var machineMemory = func() (int64, error) {
 // machine", "the instance").
 func checkPool(value string, pool, memory int64, what string) error {
 	if limit := int64(float64(memory) * PoolShare); pool > limit {
-		return &scenario.FieldError{Field: "workload.buffer_pool", Value: value,
+		return &param.FieldError{Field: "workload.buffer_pool", Value: value,
 			Allowed: fmt.Sprintf("at most %s: %.0f%% of %s's %s of memory, the rest is mariadbd's own", humanSize(limit), PoolShare*100, what, humanSize(memory))}
 	}
 	return nil

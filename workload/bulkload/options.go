@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"persistlab/scenario"
+	"persistlab/param"
 )
 
 // The section `server` may only shape performance: persistlab places the server's files on the
@@ -119,7 +119,7 @@ func checkServerOptions(settings map[string]string) error {
 	for _, k := range names {
 		v := settings[k]
 		fail := func(allowed string) error {
-			return &scenario.FieldError{Field: "workload.server." + k, Value: v, Allowed: allowed}
+			return &param.FieldError{Field: "workload.server." + k, Value: v, Allowed: allowed}
 		}
 		// mysys reads an option file line by line through a 4 KiB buffer (a longer line goes on as a
 		// line of its own) and ends a value at an unquoted '#': either would let a value set another option.
@@ -169,7 +169,7 @@ func PerformanceOptions() []string {
 func serverSettings(section any) (map[string]string, error) {
 	m, ok := section.(map[string]any)
 	if !ok {
-		return nil, &scenario.FieldError{Field: "workload.server", Value: fmt.Sprint(section),
+		return nil, &param.FieldError{Field: "workload.server", Value: fmt.Sprint(section),
 			Allowed: "a mapping of further mariadbd options, like {innodb_io_capacity: 1000}"}
 	}
 	out := map[string]string{}
@@ -180,7 +180,7 @@ func serverSettings(section any) (map[string]string, error) {
 		case string, bool, int, int64, uint64, float64:
 			out[k] = fmt.Sprint(v)
 		default:
-			return nil, &scenario.FieldError{Field: "workload.server." + k, Value: fmt.Sprint(v), Allowed: "one value: a number, a word or true/false"}
+			return nil, &param.FieldError{Field: "workload.server." + k, Value: fmt.Sprint(v), Allowed: "one value: a number, a word or true/false"}
 		}
 	}
 	return out, checkServerOptions(out)

@@ -10,6 +10,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/internal/cgroup"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -38,13 +39,13 @@ func TestServerSectionRefusesWhatPersistlabSets(t *testing.T) {
 		{"innodb_io_capacity", "1000\nbind-address=0.0.0.0"}, {"innodb_io_capacity", []any{1, 2}},
 	} {
 		_, err := New(withServer(map[string]any{c.name: c.value}))
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != "workload.server."+c.name || fe.Allowed == "" {
 			t.Errorf("server: {%s: %v}: %v, want a refusal naming workload.server.%s", c.name, c.value, err, c.name)
 		}
 	}
 	_, err := New(withServer(map[string]any{"innodb_io_capacity": 1000, "innodb-io-capacity": 2000}))
-	if fe := (*scenario.FieldError)(nil); !errors.As(err, &fe) || !strings.Contains(fe.Allowed, "one setting per option") {
+	if fe := (*param.FieldError)(nil); !errors.As(err, &fe) || !strings.Contains(fe.Allowed, "one setting per option") {
 		t.Errorf("one option spelled twice: %v, want a refusal", err)
 	}
 }
@@ -74,7 +75,7 @@ func TestBufferPoolBeyondMemoryIsRefusedBeforeTheRun(t *testing.T) {
 	check := func(pool string) error {
 		return w.Check(context.Background(), workload.Resolve(Params, map[string]string{"buffer_pool": pool}, nil))
 	}
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	if err := check("1TiB"); !errors.As(err, &fe) || fe.Field != "workload.buffer_pool" || !strings.Contains(fe.Allowed, "this machine") {
 		t.Errorf("buffer_pool 1TiB: %v, want a refusal naming the machine's memory", err)
 	}
@@ -138,7 +139,7 @@ func TestBufferPoolBeyondTheInstanceIsRefused(t *testing.T) {
 	if err == nil {
 		in.Stop(context.Background())
 	}
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	if !errors.As(err, &fe) || fe.Field != "workload.buffer_pool" || !strings.Contains(fe.Allowed, "the instance") {
 		t.Errorf("a 1 GiB pool in a 512 MiB instance: %v, want a refusal naming the instance's memory", err)
 	}

@@ -24,6 +24,7 @@ import (
 	"persistlab/internal/proc"
 	"persistlab/internal/tools"
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -32,14 +33,14 @@ import (
 const Name = "bulkload"
 
 // Params are the workload's parameters.
-var Params = []scenario.Param{
-	{Name: "rows", Kind: scenario.KindInt, Default: "2000000", Min: 1, Max: 1e10, Help: "rows each loader loads (the seed: 31,017,889)"},
-	{Name: "row_bytes", Kind: scenario.KindSize, Default: "1000", Min: MinRowBytes, Max: 60000, Help: "bytes per CSV line (the seed: about 1,000)"},
-	{Name: "loaders", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 8, Help: "client processes, each loading its own copy into its own table (the seed: 1 or 2)"},
-	{Name: "buffer_pool", Kind: scenario.KindSize, Default: "256MiB", Min: 8 << 20, Max: 1 << 40,
+var Params = []param.Param{
+	{Name: "rows", Kind: param.KindInt, Default: "2000000", Min: 1, Max: 1e10, Help: "rows each loader loads (the seed: 31,017,889)"},
+	{Name: "row_bytes", Kind: param.KindSize, Default: "1000", Min: MinRowBytes, Max: 60000, Help: "bytes per CSV line (the seed: about 1,000)"},
+	{Name: "loaders", Kind: param.KindInt, Default: "1", Min: 1, Max: 8, Help: "client processes, each loading its own copy into its own table (the seed: 1 or 2)"},
+	{Name: "buffer_pool", Kind: param.KindSize, Default: "256MiB", Min: 8 << 20, Max: 1 << 40,
 		Help: "innodb_buffer_pool_size (the seed's 43 GB table was about 8 times its instance's pool)"},
-	{Name: "binlog", Kind: scenario.KindBool, Default: "false", Help: "binary log on (ROW, sync_binlog=1), as Cloud SQL's backups need"},
-	{Name: "seed", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 1 << 62, Help: "the generated rows; one seed, one file"},
+	{Name: "binlog", Kind: param.KindBool, Default: "false", Help: "binary log on (ROW, sync_binlog=1), as Cloud SQL's backups need"},
+	{Name: "seed", Kind: param.KindInt, Default: "1", Min: 0, Max: 1 << 62, Help: "the generated rows; one seed, one file"},
 }
 
 // Metrics are what a bulkload cell reports; rates are means of the per-second samples over the
@@ -88,7 +89,7 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 	settings := map[string]string{}
 	for name, section := range spec.Sections {
 		if name != "server" {
-			return nil, &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section),
+			return nil, &param.FieldError{Field: "workload." + name, Value: fmt.Sprint(section),
 				Allowed: "a parameter of bulkload, or server: a mapping of further mariadbd options, like {innodb_io_capacity: 1000}"}
 		}
 		var err error
@@ -98,7 +99,7 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 	}
 	progs, err := FindPrograms()
 	if err != nil {
-		return nil, &scenario.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: " + err.Error()}
+		return nil, &param.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: " + err.Error()}
 	}
 	return &Workload{progs: progs, settings: settings}, nil
 }
@@ -106,29 +107,20 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 // Versions implements workload.Workload.
 func (w *Workload) Versions() map[string]string { return map[string]string{"mariadb": w.progs.Version} }
 
+// settings are one cell's parameters, read.
 type settings struct {
-	rows              int64
-	rowBytes, loaders int
-	bufferPool        int64
-	binlog            bool
-	seed              uint64
+	Rows       int64  `param:"rows"`
+	RowBytes   int    `param:"row_bytes"`
+	Loaders    int    `param:"loaders"`
+	BufferPool int64  `param:"buffer_pool"`
+	Binlog     bool   `param:"binlog"`
+	Seed       uint64 `param:"seed"`
 }
 
 func read(p workload.Params) (settings, error) {
-	for _, d := range Params {
-		if err := d.Check("workload."+d.Name, p[d.Name]); err != nil {
-			return settings{}, err
-		}
-	}
 	var s settings
-	s.rows, _ = strconv.ParseInt(p["rows"], 10, 64)
-	rb, _ := scenario.ParseSize(p["row_bytes"])
-	s.rowBytes = int(rb)
-	s.loaders, _ = strconv.Atoi(p["loaders"])
-	s.bufferPool, _ = scenario.ParseSize(p["buffer_pool"])
-	s.binlog, _ = scenario.ParseBool(p["binlog"])
-	s.seed, _ = strconv.ParseUint(p["seed"], 10, 64)
-	return s, nil
+	err := param.Decode(Params, p, &s)
+	return s, param.Under("workload.", err)
 }
 
 // Check implements workload.Workload: the buffer pool must fit this machine (the instance's own
@@ -142,7 +134,7 @@ func (w *Workload) Check(_ context.Context, p workload.Params) error {
 	if err != nil {
 		return err
 	}
-	return checkPool(p["buffer_pool"], s.bufferPool, memory, "this machine")
+	return checkPool(p["buffer_pool"], s.BufferPool, memory, "this machine")
 }
 
 // checkInstancePool refuses a buffer pool the emulated instance (Target.Wrap's cgroup) cannot hold.
@@ -170,7 +162,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		return nil, err
 	}
 	if env.Target.DSN == "" {
-		if err := checkInstancePool(ctx, env, s.bufferPool); err != nil {
+		if err := checkInstancePool(ctx, env, s.BufferPool); err != nil {
 			return nil, err
 		}
 	}
@@ -184,13 +176,13 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		}
 	}
 	in := &instance{w: w, s: s, env: env}
-	for i := 0; i < s.loaders; i++ {
+	for i := 0; i < s.Loaders; i++ {
 		path := filepath.Join(env.CellDir, fmt.Sprintf("load-%d.tsv", i+1))
 		f, err := os.Create(path)
 		if err != nil {
 			return nil, err
 		}
-		_, err = Rows(f, s.seed, int64(i)*s.rows, s.rows, s.rowBytes)
+		_, err = Rows(f, s.Seed, int64(i)*s.Rows, s.Rows, s.RowBytes)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -207,7 +199,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		}
 	} else {
 		// The server runs in the emulated instance (Target.Wrap), on the cell's CPUs.
-		cfg := ServerConfig{DataDir: filepath.Join(env.Target.Dir, "mysql"), RunDir: env.CellDir, BufferPool: s.bufferPool, Binlog: s.binlog,
+		cfg := ServerConfig{DataDir: filepath.Join(env.Target.Dir, "mysql"), RunDir: env.CellDir, BufferPool: s.BufferPool, Binlog: s.Binlog,
 			Wrap: tools.Pinned(env.CPUs, env.Target.Wrap...), Settings: w.settings}
 		srv, err := Start(ctx, w.progs, cfg)
 		if err != nil {
@@ -228,8 +220,8 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		return nil, fmt.Errorf("the server already has a database %s (a run's that did not finish?): drop it, or use another server", Database)
 	}
 	stmts := []string{"CREATE DATABASE " + Database}
-	for i := 0; i < s.loaders; i++ {
-		stmts = append(stmts, fmt.Sprintf(CreateTable, Database+"."+tableName(i), PayloadMax(s.rowBytes)))
+	for i := 0; i < s.Loaders; i++ {
+		stmts = append(stmts, fmt.Sprintf(CreateTable, Database+"."+tableName(i), PayloadMax(s.RowBytes)))
 	}
 	for _, q := range stmts {
 		if _, err := in.db.ExecContext(ctx, q); err != nil {
@@ -265,7 +257,7 @@ const (
 // (innodb_log_file_size), and InnoDB's other files. Assumed, not measured: the estimate only
 // decides whether a run is refused for want of room.
 func (w *Workload) space(s settings) (data, csv int64) {
-	csv = s.rows * int64(s.rowBytes) * int64(s.loaders) // at most 1e10 x 60000 x 8: an int64 holds it
+	csv = s.Rows * int64(s.RowBytes) * int64(s.Loaders) // at most 1e10 x 60000 x 8: an int64 holds it
 	return csv + csv/2 + w.redoBytes() + innodbOwnBytes, csv
 }
 
@@ -276,7 +268,7 @@ func (w *Workload) redoBytes() int64 {
 		if normalOption(k) != "innodb_log_file_size" {
 			continue
 		}
-		if n, err := scenario.ParseSize(v); err == nil && n > 0 {
+		if n, err := param.ParseSize(v); err == nil && n > 0 {
 			return n
 		}
 	}
@@ -417,7 +409,7 @@ func (in *instance) Drive(ctx context.Context, _ time.Duration) (*workload.Resul
 	prevCPU := in.serverCPU()
 	start := time.Now()
 	prevAt := start
-	results := make([]loadResult, in.s.loaders)
+	results := make([]loadResult, in.s.Loaders)
 	var wg sync.WaitGroup
 	for i := range results {
 		wg.Add(1)
@@ -483,11 +475,11 @@ loop:
 	for name, series := range res.Series {
 		m[metricOf(name)] = SteadyMean(series)
 	}
-	if want := float64(in.s.rows) * float64(in.s.loaders); m["rows_loaded"] != want {
+	if want := float64(in.s.Rows) * float64(in.s.Loaders); m["rows_loaded"] != want {
 		res.Errors = appendOnce(res.Errors, fmt.Sprintf("loaded %.0f rows of %.0f", m["rows_loaded"], want))
 	}
 	// InnoDB's sizes in information_schema come from its statistics, stale right after a load.
-	for i := 0; i < in.s.loaders; i++ {
+	for i := 0; i < in.s.Loaders; i++ {
 		if _, err := in.db.ExecContext(ctx, "ANALYZE TABLE "+Database+"."+tableName(i)); err != nil {
 			res.Errors = appendOnce(res.Errors, "analyze: "+err.Error())
 		}
@@ -501,7 +493,7 @@ loop:
 	if in.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version) == nil {
 		res.Facts["server_version"] = version
 	}
-	res.Facts["server_options"] = ServerConfig{DataDir: "DATADIR", RunDir: "RUNDIR", BufferPool: in.s.bufferPool, Binlog: in.s.binlog, Settings: in.w.settings}.options(0)
+	res.Facts["server_options"] = ServerConfig{DataDir: "DATADIR", RunDir: "RUNDIR", BufferPool: in.s.BufferPool, Binlog: in.s.Binlog, Settings: in.w.settings}.options(0)
 	return res, nil
 }
 

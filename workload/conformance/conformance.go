@@ -29,6 +29,7 @@ import (
 	"persistlab/backend"
 	"persistlab/backend/local"
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -89,7 +90,7 @@ func Run(t *testing.T, name string, opts Options) {
 	}
 	for _, fixed := range []map[string]string{opts.Fixed, opts.KillFixed} {
 		for k := range fixed {
-			if _, ok := scenario.FindParam(info.Params, k); !ok {
+			if _, ok := param.Find(info.Params, k); !ok {
 				t.Fatalf("the test fixes %s, which workload %s does not declare", k, name)
 			}
 		}
@@ -228,8 +229,8 @@ func (c *cell) env(p workload.Params, self string) workload.Env {
 // checkDeclarations: every parameter has a name, a kind the scenario knows, help, and a default
 // its own declaration accepts; every metric a unit; no name twice.
 func checkDeclarations(t *testing.T, info workload.Info) {
-	kinds := []scenario.Kind{scenario.KindInt, scenario.KindFloat, scenario.KindSize, scenario.KindDuration,
-		scenario.KindBool, scenario.KindEnum, scenario.KindString}
+	kinds := []param.Kind{param.KindInt, param.KindFloat, param.KindSize, param.KindDuration,
+		param.KindBool, param.KindEnum, param.KindString}
 	seen := map[string]bool{}
 	for _, p := range info.Params {
 		switch {
@@ -243,7 +244,7 @@ func checkDeclarations(t *testing.T, info workload.Info) {
 		if !slices.Contains(kinds, p.Kind) {
 			t.Errorf("parameter %s: kind %q, want one of %v", p.Name, p.Kind, kinds)
 		}
-		if p.Kind == scenario.KindEnum && len(p.Allowed) == 0 {
+		if p.Kind == param.KindEnum && len(p.Allowed) == 0 {
 			t.Errorf("parameter %s: an enum with no allowed values", p.Name)
 		}
 		if strings.TrimSpace(p.Help) == "" {

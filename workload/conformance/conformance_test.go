@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -23,12 +24,12 @@ import (
 const selftest = "conformance-selftest"
 
 func init() {
-	flag := func(name, help string) scenario.Param {
-		return scenario.Param{Name: name, Kind: scenario.KindBool, Default: "false", Help: help}
+	flag := func(name, help string) param.Param {
+		return param.Param{Name: name, Kind: param.KindBool, Default: "false", Help: help}
 	}
 	workload.Register(workload.Info{
 		Name: selftest,
-		Params: []scenario.Param{
+		Params: []param.Param{
 			flag("leak", "Stop leaves the system under test running"),
 			flag("orphan", "Start leaves a process behind that its parent no longer holds"),
 			flag("lose", "acknowledge one more write than it makes"),
@@ -46,7 +47,7 @@ func (selfWorkload) Check(context.Context, workload.Params) error { return nil }
 func (selfWorkload) Versions() map[string]string                  { return nil }
 
 func (selfWorkload) Start(_ context.Context, env workload.Env) (workload.Instance, error) {
-	on := func(name string) bool { v, _ := scenario.ParseBool(env.Params[name]); return v }
+	on := func(name string) bool { v, _ := param.ParseBool(env.Params[name]); return v }
 	in := &selfInstance{file: filepath.Join(env.Target.Dir, "count"), leak: on("leak"), lose: on("lose"), undeclared: on("undeclared"),
 		done: make(chan struct{})}
 	if on("orphan") { // a daemon's double fork: the sleep's parent exits at once

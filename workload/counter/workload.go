@@ -22,6 +22,7 @@ import (
 	"persistlab/internal/cgroup"
 	"persistlab/internal/proc"
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 	"persistlab/workload/httpload"
@@ -35,19 +36,19 @@ const DBFile = "counter.db"
 
 // Params are the counter's parameters: the load (httpload's, sending seed 000's request) and the
 // app (seed 000's Rails app).
-var Params = []scenario.Param{
+var Params = []param.Param{
 	httpload.Param("vus"), httpload.Param("mode"), httpload.Param("rate"),
 	seedRequest("method", "POST"), seedRequest("path", "/count_up"),
 	httpload.Param("timeout"),
-	{Name: "cpu_per_request", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "the app's own CPU per request besides SQLite's (a framework's cost)"},
-	{Name: "max_conns", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "SQLite connection pool (0: Rails' 5)"},
-	{Name: "threads", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 10000, Help: "requests the app serves at once, the rest queued as in Puma (Rails 8: 3; 0: no limit)"},
+	{Name: "cpu_per_request", Kind: param.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "the app's own CPU per request besides SQLite's (a framework's cost)"},
+	{Name: "max_conns", Kind: param.KindInt, Default: "0", Min: 0, Max: 10000, Help: "SQLite connection pool (0: Rails' 5)"},
+	{Name: "threads", Kind: param.KindInt, Default: "0", Min: 0, Max: 10000, Help: "requests the app serves at once, the rest queued as in Puma (Rails 8: 3; 0: no limit)"},
 	httpload.Param("network_rtt"),
-	{Name: "gvl", Kind: scenario.KindBool, Default: "false", Help: "one process-wide lock over each request's CPU work and SQLite statement, as Ruby's GVL"},
+	{Name: "gvl", Kind: param.KindBool, Default: "false", Help: "one process-wide lock over each request's CPU work and SQLite statement, as Ruby's GVL"},
 }
 
 // seedRequest is the load's parameter name with seed 000's value for its default.
-func seedRequest(name, seed string) scenario.Param {
+func seedRequest(name, seed string) param.Param {
 	p := httpload.Param(name)
 	p.Default, p.Help = seed, p.Help+" (seed 000: "+seed+")"
 	return p
@@ -103,17 +104,17 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 	w := &Workload{}
 	for name, section := range spec.Sections {
 		if name != "pragmas" {
-			return nil, &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section), Allowed: "pragmas (a list of name=value), or a parameter: " + paramNames()}
+			return nil, &param.FieldError{Field: "workload." + name, Value: fmt.Sprint(section), Allowed: "pragmas (a list of name=value), or a parameter: " + paramNames()}
 		}
 		list, ok := section.([]any)
 		if !ok {
-			return nil, &scenario.FieldError{Field: "workload.pragmas", Value: fmt.Sprint(section), Allowed: "a list of name=value, e.g. [journal_mode=DELETE]"}
+			return nil, &param.FieldError{Field: "workload.pragmas", Value: fmt.Sprint(section), Allowed: "a list of name=value, e.g. [journal_mode=DELETE]"}
 		}
 		for i, item := range list {
 			p := fmt.Sprint(item)
 			if _, err := appcounter.ParsePragma(p); err != nil { // the app's own rule, before any cell
 				_, allowed, _ := strings.Cut(err.Error(), ": want ")
-				return nil, &scenario.FieldError{Field: fmt.Sprintf("workload.pragmas[%d]", i), Value: p, Allowed: allowed}
+				return nil, &param.FieldError{Field: fmt.Sprintf("workload.pragmas[%d]", i), Value: p, Allowed: allowed}
 			}
 			w.pragmas = append(w.pragmas, p)
 		}
@@ -131,51 +132,23 @@ func paramNames() string {
 
 // settings are one cell's parameters, read.
 type settings struct {
-	vus, maxConns          int
-	threads                int
-	gvl                    bool
-	mode, method, path     string
-	rate                   float64
-	timeout, cpuPerRequest time.Duration
-	networkRTT             time.Duration
+	httpload.Load
+	CPUPerRequest time.Duration `param:"cpu_per_request"`
+	MaxConns      int           `param:"max_conns"`
+	Threads       int           `param:"threads"`
+	GVL           bool          `param:"gvl"`
 }
 
 func read(p workload.Params) (settings, error) {
 	var s settings
-	for _, d := range Params { // bounds and enums first: a cell may be given values directly
-		if err := d.Check("workload."+d.Name, p[d.Name]); err != nil {
-			return s, err
-		}
+	if err := param.Decode(Params, p, &s); err != nil {
+		return s, param.Under("workload.", err)
 	}
-	var err error
-	atoi := func(name string) int {
-		v, e := strconv.Atoi(p[name])
-		if e != nil && err == nil {
-			err = &scenario.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a whole number"}
-		}
-		return v
-	}
-	dur := func(name string) time.Duration {
-		v, e := time.ParseDuration(p[name])
-		if e != nil && err == nil {
-			err = &scenario.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a duration like 60s"}
-		}
-		return v
-	}
-	s.vus, s.maxConns, s.threads = atoi("vus"), atoi("max_conns"), atoi("threads")
-	s.gvl, _ = scenario.ParseBool(p["gvl"])
-	s.mode, s.method, s.path = p["mode"], p["method"], p["path"]
-	s.timeout, s.cpuPerRequest = dur("timeout"), dur("cpu_per_request")
-	s.networkRTT = dur("network_rtt")
-	s.rate, _ = strconv.ParseFloat(p["rate"], 64)
-	if err != nil {
+	if err := httpload.CheckRate(s.Mode, s.Rate, p["rate"]); err != nil {
 		return s, err
 	}
-	if err := httpload.CheckRate(s.mode, s.rate, p["rate"]); err != nil {
-		return s, err
-	}
-	if !strings.HasPrefix(s.path, "/") {
-		return s, &scenario.FieldError{Field: "workload.path", Value: s.path, Allowed: "a path starting with /"}
+	if !strings.HasPrefix(s.Path, "/") {
+		return s, &param.FieldError{Field: "workload.path", Value: s.Path, Allowed: "a path starting with /"}
 	}
 	return s, nil
 }
@@ -186,7 +159,7 @@ func (w *Workload) CheckShare(p workload.Params, n int) error {
 	if err != nil {
 		return err
 	}
-	return httpload.CheckVUsPerInstance(s.vus, p["vus"], n)
+	return httpload.CheckVUsPerInstance(s.VUs, p["vus"], n)
 }
 
 // MergeShares implements workload.Merger: the highest count any instance acknowledged, not their
@@ -235,16 +208,16 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	if len(env.CPUs) > 0 { // the runner's placement: the app takes the same last CPUs
 		args = append(args, "--cpus", strconv.Itoa(len(env.CPUs)))
 	}
-	if s.cpuPerRequest > 0 {
-		args = append(args, "--cpu-per-request", s.cpuPerRequest.String())
+	if s.CPUPerRequest > 0 {
+		args = append(args, "--cpu-per-request", s.CPUPerRequest.String())
 	}
-	if s.maxConns > 0 {
-		args = append(args, "--max-conns", strconv.Itoa(s.maxConns))
+	if s.MaxConns > 0 {
+		args = append(args, "--max-conns", strconv.Itoa(s.MaxConns))
 	}
-	if s.threads > 0 {
-		args = append(args, "--threads", strconv.Itoa(s.threads))
+	if s.Threads > 0 {
+		args = append(args, "--threads", strconv.Itoa(s.Threads))
 	}
-	if s.gvl {
+	if s.GVL {
 		args = append(args, "--gvl")
 	}
 	for _, p := range w.pragmas {
@@ -286,9 +259,9 @@ type instance struct {
 }
 
 func (in *instance) config(d time.Duration, share workload.Share) httpload.Config {
-	vus, rate := httpload.Split(in.s.vus, in.s.rate, share)
-	return httpload.Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: vus, Rate: rate,
-		Duration: d, Timeout: in.s.timeout, NetworkRTT: in.s.networkRTT}
+	vus, rate := httpload.Split(in.s.VUs, in.s.Rate, share)
+	return httpload.Config{URL: in.url + in.s.Path, Method: in.s.Method, Mode: in.s.Mode, VUs: vus, Rate: rate,
+		Duration: d, Timeout: in.s.Timeout, NetworkRTT: in.s.NetworkRTT}
 }
 
 // Drive runs the load for d and reads how much the counter grew meanwhile.
@@ -350,7 +323,7 @@ func (in *instance) DriveShare(ctx context.Context, d time.Duration, share workl
 
 // result turns the driver's measurements into a workload result.
 func (in *instance) result(r *httpload.Result) *workload.Result {
-	return httpload.ResultOf(r, in.s.mode == httpload.ModeOpen)
+	return httpload.ResultOf(r, in.s.Mode == httpload.ModeOpen)
 }
 
 // Kill implements workload.Acknowledged: SIGKILL to every process of the app, without waiting (a

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -34,13 +35,13 @@ func TestCheckNamesFieldValueAndAllowed(t *testing.T) {
 		{map[string]string{"cpu_per_request": "2s"}, "workload.cpu_per_request", "2s"},
 		{map[string]string{"timeout": "0s"}, "workload.timeout", "0s"},
 	} {
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if err := w.Check(context.Background(), params(tc.set)); !errors.As(err, &fe) || fe.Field != tc.field || fe.Value != tc.value || fe.Allowed == "" {
 			t.Errorf("%v: %v", tc.set, err)
 		}
 	}
 	// Two instances split the VUs: each needs one (the runner asks before the first cell).
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	sharer := w.(workload.Sharer)
 	if err := sharer.CheckShare(params(map[string]string{"vus": "1"}), 2); !errors.As(err, &fe) || fe.Field != "workload.vus" || fe.Value != "1" {
 		t.Errorf("1 VU for 2 instances: %v", err)
@@ -49,7 +50,7 @@ func TestCheckNamesFieldValueAndAllowed(t *testing.T) {
 		t.Errorf("2 VUs for 2 instances: %v", err)
 	}
 	for section, field := range map[string]any{"pragmas": []any{"wal"}, "app": map[string]any{"cpus": 1}, "pragmas ": []any{"journal_mode=a-b"}} {
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if _, err := New(scenario.Workload{Type: Name, Sections: map[string]any{strings.TrimSpace(section): field}}); !errors.As(err, &fe) {
 			t.Errorf("section %s %v: %v", section, field, err)
 		}

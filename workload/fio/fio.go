@@ -15,6 +15,7 @@ import (
 	"persistlab/backend"
 	"persistlab/internal/disk"
 	"persistlab/internal/tools"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -29,29 +30,29 @@ const (
 )
 
 // Params are fio's options as persistlab exposes them; anything else goes through `extra`.
-var Params = []scenario.Param{
-	{Name: "rw", Kind: scenario.KindEnum, Default: "read", Allowed: RWModes, Help: "fio rw="},
-	{Name: "bs", Kind: scenario.KindSize, Default: "4KiB", Min: 512, Max: 256 << 20, Help: "block size"},
-	{Name: "layout", Kind: scenario.KindEnum, Default: LayoutShared, Allowed: []string{LayoutShared, LayoutPerJob},
+var Params = []param.Param{
+	{Name: "rw", Kind: param.KindEnum, Default: "read", Allowed: RWModes, Help: "fio rw="},
+	{Name: "bs", Kind: param.KindSize, Default: "4KiB", Min: 512, Max: 256 << 20, Help: "block size"},
+	{Name: "layout", Kind: param.KindEnum, Default: LayoutShared, Allowed: []string{LayoutShared, LayoutPerJob},
 		Help: "shared: one file all jobs share (seed 002); per_job: a file per job (seed 003)"},
-	{Name: "file_size", Kind: scenario.KindSize, Default: "10MiB", Min: 1, Max: 1 << 40, Help: "size of each file"},
-	{Name: "size", Kind: scenario.KindSize, Default: "0", Min: 0, Max: 1 << 40, Help: "bytes each job moves (0: the file size, fio's default)"},
-	{Name: "nrfiles", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 100000, Help: "files per job (per_job layout)"},
-	{Name: "numjobs", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 4096, Help: "jobs (processes, or threads with thread) running the job at once"},
-	{Name: "iodepth", Kind: scenario.KindInt, Default: "1", Min: 1, Max: 65536, Help: "I/Os each job keeps in flight (with an asynchronous engine)"},
-	{Name: "direct", Kind: scenario.KindBool, Default: "false", Help: "O_DIRECT"},
-	{Name: "engine", Kind: scenario.KindEnum, Default: "psync", Allowed: Engines, Help: "ioengine"},
-	{Name: "runtime", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 86400, Help: "stop after this long (0: when size is done)"},
-	{Name: "ramp_time", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 3600, Help: "run this long before measuring"},
-	{Name: "time_based", Kind: scenario.KindBool, Default: "false", Help: "run for the whole runtime, repeating the file"},
-	{Name: "fsync", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 1 << 30, Help: "fsync after every N writes (0: never)"},
-	{Name: "thread", Kind: scenario.KindBool, Default: "false", Help: "jobs as threads, not processes"},
-	{Name: "invalidate", Kind: scenario.KindBool, Default: "true", Help: "drop the file's page cache before the job"},
-	{Name: "fadvise_hint", Kind: scenario.KindBool, Default: "true", Help: "tell the kernel the access pattern (posix_fadvise)"},
-	{Name: "allrandrepeat", Kind: scenario.KindBool, Default: "false", Help: "the same random offsets on every run"},
-	{Name: "servers", Kind: scenario.KindInt, Default: "0", Min: 0, Max: 64, Help: "run the job on this many fio servers on loopback (client/server mode), each the whole job"},
-	{Name: "prefill", Kind: scenario.KindBool, Default: "false", Help: "lay the files out and sync them in a fio run of their own (create_only) before the measured one, so their write-back stays out of the measured seconds"},
-	{Name: "job_file", Kind: scenario.KindString, Default: "", Help: "a fio job file of your own, run on the backend's directory instead of the job the other parameters build"},
+	{Name: "file_size", Kind: param.KindSize, Default: "10MiB", Min: 1, Max: 1 << 40, Help: "size of each file"},
+	{Name: "size", Kind: param.KindSize, Default: "0", Min: 0, Max: 1 << 40, Help: "bytes each job moves (0: the file size, fio's default)"},
+	{Name: "nrfiles", Kind: param.KindInt, Default: "1", Min: 1, Max: 100000, Help: "files per job (per_job layout)"},
+	{Name: "numjobs", Kind: param.KindInt, Default: "1", Min: 1, Max: 4096, Help: "jobs (processes, or threads with thread) running the job at once"},
+	{Name: "iodepth", Kind: param.KindInt, Default: "1", Min: 1, Max: 65536, Help: "I/Os each job keeps in flight (with an asynchronous engine)"},
+	{Name: "direct", Kind: param.KindBool, Default: "false", Help: "O_DIRECT"},
+	{Name: "engine", Kind: param.KindEnum, Default: "psync", Allowed: Engines, Help: "ioengine"},
+	{Name: "runtime", Kind: param.KindDuration, Default: "0s", Min: 0, Max: 86400, Help: "stop after this long (0: when size is done)"},
+	{Name: "ramp_time", Kind: param.KindDuration, Default: "0s", Min: 0, Max: 3600, Help: "run this long before measuring"},
+	{Name: "time_based", Kind: param.KindBool, Default: "false", Help: "run for the whole runtime, repeating the file"},
+	{Name: "fsync", Kind: param.KindInt, Default: "0", Min: 0, Max: 1 << 30, Help: "fsync after every N writes (0: never)"},
+	{Name: "thread", Kind: param.KindBool, Default: "false", Help: "jobs as threads, not processes"},
+	{Name: "invalidate", Kind: param.KindBool, Default: "true", Help: "drop the file's page cache before the job"},
+	{Name: "fadvise_hint", Kind: param.KindBool, Default: "true", Help: "tell the kernel the access pattern (posix_fadvise)"},
+	{Name: "allrandrepeat", Kind: param.KindBool, Default: "false", Help: "the same random offsets on every run"},
+	{Name: "servers", Kind: param.KindInt, Default: "0", Min: 0, Max: 64, Help: "run the job on this many fio servers on loopback (client/server mode), each the whole job"},
+	{Name: "prefill", Kind: param.KindBool, Default: "false", Help: "lay the files out and sync them in a fio run of their own (create_only) before the measured one, so their write-back stays out of the measured seconds"},
+	{Name: "job_file", Kind: param.KindString, Default: "", Help: "a fio job file of your own, run on the backend's directory instead of the job the other parameters build"},
 }
 
 // Metrics are what a fio cell reports; latencies are total (fio's lat_ns), in ms.
@@ -99,12 +100,35 @@ func init() {
 // maxLength is how long a job runs at most: its ramp time and runtime, when it has a runtime (fio
 // stops there, or earlier when size is done); 0 when only size ends it.
 func maxLength(p workload.Params) time.Duration {
-	runtime, err1 := time.ParseDuration(p["runtime"])
-	ramp, err2 := time.ParseDuration(p["ramp_time"])
-	if err1 != nil || err2 != nil || runtime <= 0 || ramp < 0 {
+	var s settings
+	if err := param.Decode(Params, p, &s); err != nil || s.Runtime <= 0 {
 		return 0
 	}
-	return ramp + runtime
+	return s.RampTime + s.Runtime
+}
+
+// settings are one cell's parameters, read.
+type settings struct {
+	RW            string        `param:"rw"`
+	BS            int64         `param:"bs"`
+	Layout        string        `param:"layout"`
+	FileSize      int64         `param:"file_size"`
+	Size          int64         `param:"size"`
+	NrFiles       int           `param:"nrfiles"`
+	NumJobs       int           `param:"numjobs"`
+	IODepth       int           `param:"iodepth"`
+	Direct        bool          `param:"direct"`
+	Engine        string        `param:"engine"`
+	Runtime       time.Duration `param:"runtime"`
+	RampTime      time.Duration `param:"ramp_time"`
+	TimeBased     bool          `param:"time_based"`
+	Fsync         int           `param:"fsync"`
+	Thread        bool          `param:"thread"`
+	Invalidate    bool          `param:"invalidate"`
+	FadviseHint   bool          `param:"fadvise_hint"`
+	AllRandRepeat bool          `param:"allrandrepeat"`
+	Servers       int           `param:"servers"`
+	Prefill       bool          `param:"prefill"`
 }
 
 // Workload is fio, found and configured.
@@ -120,16 +144,16 @@ var _ workload.Workload = (*Workload)(nil)
 func New(spec scenario.Workload) (workload.Workload, error) {
 	bin, err := Find()
 	if err != nil {
-		return nil, &scenario.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: " + err.Error()}
+		return nil, &param.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: " + err.Error()}
 	}
 	w := &Workload{bin: bin, version: Version(bin)}
 	for name, section := range spec.Sections {
 		if name != "extra" {
-			return nil, &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section), Allowed: "extra (a mapping of further fio options), or a parameter"}
+			return nil, &param.FieldError{Field: "workload." + name, Value: fmt.Sprint(section), Allowed: "extra (a mapping of further fio options), or a parameter"}
 		}
 		m, ok := section.(map[string]any)
 		if !ok {
-			return nil, &scenario.FieldError{Field: "workload.extra", Value: fmt.Sprint(section), Allowed: "a mapping of fio options to values, like {norandommap: \"\"}"}
+			return nil, &param.FieldError{Field: "workload.extra", Value: fmt.Sprint(section), Allowed: "a mapping of fio options to values, like {norandommap: \"\"}"}
 		}
 		keys := make([]string, 0, len(m))
 		for k := range m {
@@ -154,60 +178,37 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 func (w *Workload) Versions() map[string]string { return map[string]string{"fio": w.version} }
 
 // job builds the fio job of one cell's parameters in dir.
-func (w *Workload) job(p workload.Params, dir string) (Job, int, error) {
-	var err error
-	size := func(name string) int64 {
-		v, e := scenario.ParseSize(p[name])
-		if e != nil && err == nil {
-			err = &scenario.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a size like 4k or 1GiB"}
-		}
-		return v
+func (w *Workload) job(p workload.Params, dir string) (Job, settings, error) {
+	var s settings
+	if err := param.Decode(Params, p, &s); err != nil {
+		return Job{}, s, param.Under("workload.", err)
 	}
-	num := func(name string) int {
-		v, e := strconv.Atoi(p[name])
-		if e != nil && err == nil {
-			err = &scenario.FieldError{Field: "workload." + name, Value: p[name], Allowed: "a whole number"}
-		}
-		return v
-	}
-	flag := func(name string) bool { v, _ := scenario.ParseBool(p[name]); return v }
-	dur := func(name string) time.Duration { v, _ := time.ParseDuration(p[name]); return v }
-	for _, d := range Params { // bounds and enums first: a cell may be given values directly
-		if e := d.Check("workload."+d.Name, p[d.Name]); e != nil {
-			return Job{}, 0, e
-		}
-	}
-	j := Job{Name: "persistlab", Directory: dir, RW: p["rw"], BS: size("bs"), NumJobs: num("numjobs"), IODepth: num("iodepth"),
-		Direct: flag("direct"), Engine: p["engine"], Runtime: dur("runtime"), RampTime: dur("ramp_time"),
-		TimeBased: flag("time_based"), Fsync: num("fsync"), Thread: flag("thread"), AllRandRepeat: flag("allrandrepeat"),
+	j := Job{Name: "persistlab", Directory: dir, RW: s.RW, BS: s.BS, NumJobs: s.NumJobs, IODepth: s.IODepth,
+		Direct: s.Direct, Engine: s.Engine, Runtime: s.Runtime, RampTime: s.RampTime,
+		TimeBased: s.TimeBased, Fsync: s.Fsync, Thread: s.Thread, AllRandRepeat: s.AllRandRepeat,
 		GroupReporting: true, Extra: w.extra}
-	invalidate, fadvise := flag("invalidate"), flag("fadvise_hint")
-	j.Invalidate, j.FadviseHint = &invalidate, &fadvise
-	fileSize, perJob := size("file_size"), size("size")
-	switch p["layout"] {
+	j.Invalidate, j.FadviseHint = &s.Invalidate, &s.FadviseHint
+	switch s.Layout {
 	case LayoutShared:
 		// Named by its size, like the blog's test10k and test1g: on a shared backend each size
 		// keeps its own file (and cache).
-		j.Filename = "fio-" + scenario.FormatSize(fileSize) + ".data"
-		j.Size = fileSize
-		if perJob > 0 {
-			j.Extra = append([][2]string{{"io_size", strconv.FormatInt(perJob, 10)}}, j.Extra...)
+		j.Filename = "fio-" + param.FormatSize(s.FileSize) + ".data"
+		j.Size = s.FileSize
+		if s.Size > 0 {
+			j.Extra = append([][2]string{{"io_size", strconv.FormatInt(s.Size, 10)}}, j.Extra...)
 		}
 	default:
 		j.FilenameFormat = "$jobname.$jobnum.$filenum"
-		j.NrFiles, j.FileSize = num("nrfiles"), fileSize
-		j.Size = perJob
+		j.NrFiles, j.FileSize = s.NrFiles, s.FileSize
+		j.Size = s.Size
 		if j.Size == 0 {
-			j.Size = fileSize * int64(j.NrFiles)
+			j.Size = s.FileSize * int64(j.NrFiles)
 		}
 	}
-	if err != nil {
-		return Job{}, 0, err
-	}
 	if j.TimeBased && j.Runtime == 0 {
-		return Job{}, 0, &scenario.FieldError{Field: "workload.runtime", Value: p["runtime"], Allowed: "a runtime above 0 when time_based is true"}
+		return Job{}, s, &param.FieldError{Field: "workload.runtime", Value: p["runtime"], Allowed: "a runtime above 0 when time_based is true"}
 	}
-	return j, num("servers"), j.Validate()
+	return j, s, j.Validate()
 }
 
 // checkDir stands for the backend's directory in Check: fio --parse-only does not look at it.
@@ -226,7 +227,7 @@ func checkExtra(name, value string) error {
 	if ofValue {
 		shown = name + "=" + value
 	}
-	return &scenario.FieldError{Field: "workload.extra", Value: quote(shown), Allowed: problem}
+	return &param.FieldError{Field: "workload.extra", Value: quote(shown), Allowed: problem}
 }
 
 // Check implements workload.Workload: persistlab's own checks, then fio's reading of the job
@@ -234,21 +235,21 @@ func checkExtra(name, value string) error {
 func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 	if path := p["job_file"]; path != "" {
 		// The job file says what fio does: a parameter set beside it would be silently ignored.
-		for _, param := range Params {
-			if v := p[param.Name]; param.Name != "job_file" && !sameValue(param, v, param.Default) {
-				return &scenario.FieldError{Field: "workload." + param.Name, Value: v,
-					Allowed: "its default (" + param.Default + ") with a job_file of your own: the job file says what fio does"}
+		for _, d := range Params {
+			if v := p[d.Name]; d.Name != "job_file" && !sameValue(d, v, d.Default) {
+				return &param.FieldError{Field: "workload." + d.Name, Value: v,
+					Allowed: "its default (" + d.Default + ") with a job_file of your own: the job file says what fio does"}
 			}
 		}
 		if len(w.extra) > 0 {
-			return &scenario.FieldError{Field: "workload.extra", Value: w.extra[0][0], Allowed: "no extra options with a job_file of your own: put them in the file"}
+			return &param.FieldError{Field: "workload.extra", Value: w.extra[0][0], Allowed: "no extra options with a job_file of your own: put them in the file"}
 		}
 		text, err := UserJob(path, checkDir)
 		if err != nil {
 			return err
 		}
 		if err := CheckFile(ctx, w.bin, text); err != nil {
-			return &scenario.FieldError{Field: "workload.job_file", Value: path, Allowed: "a job file fio accepts: " + err.Error()}
+			return &param.FieldError{Field: "workload.job_file", Value: path, Allowed: "a job file fio accepts: " + err.Error()}
 		}
 		return nil
 	}
@@ -274,26 +275,15 @@ func wrapScript(dir string, wrap []string, bin string) (string, error) {
 	return path, nil
 }
 
-// sameValue says whether two texts of a parameter mean the same value (4k and 4KiB, 0 and 0s).
-func sameValue(p scenario.Param, a, b string) bool {
+// sameValue says whether two texts of a parameter mean the same value (4k and 4KiB, 0 and 0s,
+// off and false), each read as the parameter's kind.
+func sameValue(p param.Param, a, b string) bool {
 	if a == b {
 		return true
 	}
-	switch p.Kind {
-	case scenario.KindSize:
-		x, err1 := scenario.ParseSize(a)
-		y, err2 := scenario.ParseSize(b)
-		return err1 == nil && err2 == nil && x == y
-	case scenario.KindDuration:
-		x, err1 := time.ParseDuration(a)
-		y, err2 := time.ParseDuration(b)
-		return err1 == nil && err2 == nil && x == y
-	case scenario.KindBool:
-		x, err1 := strconv.ParseBool(a)
-		y, err2 := strconv.ParseBool(b)
-		return err1 == nil && err2 == nil && x == y
-	}
-	return false
+	x, err1 := p.Number(a)
+	y, err2 := p.Number(b)
+	return err1 == nil && err2 == nil && x == y
 }
 
 // SpaceNeed implements workload.SpaceNeeder: the job's files, on the target. A job file of the
@@ -328,7 +318,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		}
 		return &instance{w: w, bin: bin, userJob: text, dir: env.CellDir, keepDir: env.ToolOutputDir}, nil
 	}
-	j, servers, err := w.job(env.Params, env.Target.Dir)
+	j, cell, err := w.job(env.Params, env.Target.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -336,12 +326,12 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		return nil, err
 	}
 	in := &instance{w: w, bin: bin, job: j, dir: env.CellDir, keepDir: env.ToolOutputDir}
-	if prefill, _ := scenario.ParseBool(env.Params["prefill"]); prefill {
+	if cell.Prefill {
 		if err := Prefill(ctx, bin, j, env.CellDir); err != nil {
 			return nil, err
 		}
 	}
-	for i := 0; i < servers; i++ {
+	for i := 0; i < cell.Servers; i++ {
 		port, err := FreePort()
 		if err == nil {
 			var s *Server

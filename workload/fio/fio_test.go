@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"persistlab/backend"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -96,7 +97,7 @@ func TestCellMatchesFiosOwnJSON(t *testing.T) {
 
 func TestParametersAreCheckedBeforeAnyCell(t *testing.T) {
 	// An option off persistlab's list is refused with the scenario, before fio sees it.
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	_, err := New(scenario.Workload{Type: Name, Sections: map[string]any{"extra": map[string]any{"bogus_option": 1}}})
 	if !errors.As(err, &fe) || fe.Field != "workload.extra" || fe.Value != "bogus_option" || !strings.Contains(fe.Allowed, "list of fio options") {
 		t.Errorf("unknown fio option: %v", err)
@@ -136,7 +137,7 @@ func TestParametersAreCheckedBeforeAnyCell(t *testing.T) {
 
 // Seed 002's sweep and seed 003's scaled job validate, and sweeps name fio's parameters.
 func TestSweepOverFioParameters(t *testing.T) {
-	known := scenario.Known{Workloads: map[string][]scenario.Param{Name: Params}, Backends: []string{"local"}}
+	known := scenario.Known{Workloads: map[string][]param.Param{Name: Params}, Backends: []string{"local"}}
 	s := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: Name, Params: map[string]string{"bs": "4k"}},
 		Backends: []scenario.BackendSpec{{Name: "local"}}, Repeat: 1,
 		Sweep: scenario.Sweep{{Name: "file_size", Text: "[10KiB, 200MiB, 1GiB]"}, {Name: "rw", Text: "read,write,randread,randwrite"}}}
@@ -147,7 +148,7 @@ func TestSweepOverFioParameters(t *testing.T) {
 		t.Errorf("%d cells, want 3 sizes x 4 modes", n)
 	}
 	s.Sweep = scenario.Sweep{{Name: "file_size", Text: "10KiB..1GiB"}}
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	if err := s.Validate(known); !errors.As(err, &fe) || fe.Field != "sweep.file_size" || !strings.Contains(fe.Allowed, "size") {
 		t.Errorf("a range of sizes: %v", err)
 	}
@@ -195,12 +196,16 @@ func TestUsersOwnJobFile(t *testing.T) {
 	}
 	// Parameters beside a job file would be ignored: refused, naming the parameter; a default
 	// written another way (4k for 4KiB) is not a change.
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	if err := w.Check(context.Background(), cellParams(map[string]string{"job_file": jobFile, "rw": "randread"})); !errors.As(err, &fe) || fe.Field != "workload.rw" {
 		t.Errorf("rw beside a job file: %v", err)
 	}
 	if err := w.Check(context.Background(), cellParams(map[string]string{"job_file": jobFile, "bs": "4k", "runtime": "0"})); err != nil {
 		t.Errorf("defaults written another way: %v", err)
+	}
+	// A switch is read as its declaration reads it: off is false, on is true.
+	if err := w.Check(context.Background(), cellParams(map[string]string{"job_file": jobFile, "direct": "off", "invalidate": "on", "nrfiles": "01"})); err != nil {
+		t.Errorf("switches and numbers written another way: %v", err)
 	}
 	withExtra, _ := New(scenario.Workload{Type: Name, Sections: map[string]any{"extra": map[string]any{"norandommap": ""}}})
 	if err := withExtra.Check(context.Background(), p); !errors.As(err, &fe) || fe.Field != "workload.extra" {

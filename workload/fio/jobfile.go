@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"persistlab/internal/readfile"
-	"persistlab/scenario"
+	"persistlab/param"
 )
 
 // MaxJobFileBytes bounds a user's job file.
@@ -54,7 +54,7 @@ func UserJob(jobPath, dir string) (string, error) {
 			if le.quote != "" {
 				value += ": " + le.quote
 			}
-			return "", &scenario.FieldError{Field: "workload.job_file", Value: value, Allowed: le.allowed}
+			return "", &param.FieldError{Field: "workload.job_file", Value: value, Allowed: le.allowed}
 		}
 		return "", err
 	}
@@ -77,7 +77,7 @@ func UserJob(jobPath, dir string) (string, error) {
 // with it persistlab's handling of SIGINT), a device like /dev/zero would never end.
 func readJobFile(jobPath string) ([]byte, error) {
 	bad := func(allowed string) error {
-		return &scenario.FieldError{Field: "workload.job_file", Value: jobPath, Allowed: allowed}
+		return &param.FieldError{Field: "workload.job_file", Value: jobPath, Allowed: allowed}
 	}
 	data, err := readfile.Regular(jobPath, MaxJobFileBytes)
 	var notRegular *readfile.NotRegularError

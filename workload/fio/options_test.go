@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"persistlab/backend"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -50,7 +51,7 @@ var escapes = map[string]string{
 func TestExtraRefusesOptionsOffTheList(t *testing.T) {
 	for name, value := range escapes {
 		_, err := New(scenario.Workload{Type: Name, Sections: map[string]any{"extra": map[string]any{name: value}}})
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != "workload.extra" || !strings.Contains(fe.Value, name) || fe.Allowed == "" {
 			t.Errorf("extra %s=%s: %v; want a FieldError naming it", name, value, err)
 		}
@@ -83,7 +84,7 @@ func jobFileCheck(t *testing.T, body string) error {
 	}
 	p := cellParams(map[string]string{"job_file": path})
 	checkErr := w.Check(context.Background(), p)
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	if errors.As(checkErr, &fe) && strings.Contains(fe.Value, " line ") { // persistlab's own refusal
 		if _, err := w.Start(context.Background(), workload.Env{Target: backend.Target{Dir: t.TempDir()}, CellDir: t.TempDir(), Params: p}); err == nil {
 			t.Errorf("%q: Check refuses, Start does not", body)
@@ -100,7 +101,7 @@ func TestJobFileRefusesOptionsOffTheList(t *testing.T) {
 		for _, line := range []string{name + "=" + value, "  " + name + " = " + value, "\t" + name + "=" + value} {
 			body := "[global]\nbs=4k\n\n[w]\nrw=write\nsize=1m\n" + line + "\n"
 			err := jobFileCheck(t, body)
-			var fe *scenario.FieldError
+			var fe *param.FieldError
 			if !errors.As(err, &fe) || fe.Field != "workload.job_file" || !strings.Contains(fe.Value, "line 7") {
 				t.Errorf("%q: %v; want a FieldError naming line 7", line, err)
 			}
@@ -179,7 +180,7 @@ func TestJobFileMustBeARegularFileOfBoundedSize(t *testing.T) {
 		err := returnsWithin(t, 5*time.Second, func() error {
 			return w.Check(context.Background(), cellParams(map[string]string{"job_file": path}))
 		})
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != "workload.job_file" || fe.Value != path || !strings.Contains(fe.Allowed, says) {
 			t.Errorf("%s: %v; want %q", path, err, says)
 		}

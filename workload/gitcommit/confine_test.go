@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"persistlab/scenario"
+	"persistlab/param"
 )
 
 // identity gives the driver's git a committer, as the workload's own configuration does.
@@ -87,7 +87,7 @@ func TestDriverFlagsTakeTheParametersBounds(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		err := Main(append([]string{"--dir", dir}, c.args...))
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != c.flag {
 			t.Errorf("%v: %v, want a refusal naming %s", c.args, err, c.flag)
 		}

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"persistlab/internal/proc"
-	"persistlab/scenario"
+	"persistlab/param"
 	"persistlab/workload"
 )
 
@@ -250,7 +250,7 @@ func MainFlags(fs *flag.FlagSet, args []string) error {
 			continue
 		}
 		set := func(v string) error { values[p.Name] = v; return nil }
-		if p.Kind == scenario.KindBool {
+		if p.Kind == param.KindBool {
 			fs.BoolFunc(name, p.Help, set)
 		} else {
 			fs.Func(name, p.Help, set)
@@ -266,7 +266,7 @@ func MainFlags(fs *flag.FlagSet, args []string) error {
 	}
 	s, err := read(values)
 	if err != nil {
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if errors.As(err, &fe) {
 			if name, ok := flagParams[strings.TrimPrefix(fe.Field, "workload.")]; ok {
 				fe.Field = "--" + name
@@ -285,7 +285,7 @@ func MainFlags(fs *flag.FlagSet, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return Drive(ctx, DriverConfig{Git: *git, Dir: *dir, InitFsync: s.initFsync, Plan: s.plan}, os.Stdout)
+	return Drive(ctx, DriverConfig{Git: *git, Dir: *dir, InitFsync: s.InitFsync, Plan: s.Plan}, os.Stdout)
 }
 
 // Report is one line of the driver's output.

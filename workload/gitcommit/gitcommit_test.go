@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"persistlab/backend"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -261,7 +262,7 @@ func TestBadInputIsRefusedBeforeAnything(t *testing.T) {
 		{map[string]string{"fsync": "sometimes"}, "workload.fsync"},
 	} {
 		err := w.Check(context.Background(), workload.Resolve(Params, c.fixed, nil))
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field {
 			t.Errorf("%v: %v, want an error naming %s", c.fixed, err, c.field)
 		}
@@ -280,7 +281,7 @@ func TestTargetTooSmallIsRefused(t *testing.T) {
 	t.Cleanup(func() { _ = unix.Unmount(dir, 0) })
 	p := workload.Resolve(Params, map[string]string{"files": "100", "changes": "1000"}, nil)
 	_, err := w.Start(context.Background(), workload.Env{Target: backend.Target{Dir: dir}, CellDir: t.TempDir(), Params: p, Self: os.Args[0]})
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	if !errors.As(err, &fe) || fe.Field != "workload.changes" || !strings.Contains(fe.Allowed, "free") {
 		t.Errorf("a 1 MiB target for 1,000 changes: %v, want a refusal naming the free space", err)
 	}

@@ -15,12 +15,13 @@ const (
 
 // Plan is one run's sequence of changes: which file each change writes and with what. The same
 // plan gives the same files, the same commits and, with git's dates fixed, the same hashes.
+// Its fields are the workload's parameters of their tags (param.Decode).
 type Plan struct {
-	Files     int    // files the changes pick from
-	Changes   int    // changes, each followed by git add and git commit
-	FileBytes int    // 0: the seed's line (one of ten variants); else this many bytes of random text
-	Layout    string // LayoutMonolithic or LayoutDistributed
-	Seed      uint64
+	Files     int    `param:"files"`      // files the changes pick from
+	Changes   int    `param:"changes"`    // changes, each followed by git add and git commit
+	FileBytes int    `param:"file_bytes"` // 0: the seed's line (one of ten variants); else this many bytes of random text
+	Layout    string `param:"layout"`     // LayoutMonolithic or LayoutDistributed
+	Seed      uint64 `param:"seed"`
 }
 
 // Change is one change of a plan: the file (1-based, like the seed's file1..file5000) and its

@@ -20,6 +20,7 @@ import (
 	"persistlab/backend"
 	"persistlab/internal/proc"
 	"persistlab/measure"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -32,18 +33,18 @@ const Name = "gitcommit"
 const FsyncDefault = "default"
 
 // Params are the workload's parameters; the defaults are seed 004's run.
-var Params = []scenario.Param{
-	{Name: "files", Kind: scenario.KindInt, Default: "5000", Min: 1, Max: 1_000_000, Help: "files the changes pick from (the seed's 5,000)"},
-	{Name: "changes", Kind: scenario.KindInt, Default: "20000", Min: 1, Max: 10_000_000, Help: "changes, each followed by git add --all and git commit (the seed's 20,000)"},
-	{Name: "file_bytes", Kind: scenario.KindSize, Default: "0", Min: 0, Max: 1 << 20,
+var Params = []param.Param{
+	{Name: "files", Kind: param.KindInt, Default: "5000", Min: 1, Max: 1_000_000, Help: "files the changes pick from (the seed's 5,000)"},
+	{Name: "changes", Kind: param.KindInt, Default: "20000", Min: 1, Max: 10_000_000, Help: "changes, each followed by git add --all and git commit (the seed's 20,000)"},
+	{Name: "file_bytes", Kind: param.KindSize, Default: "0", Min: 0, Max: 1 << 20,
 		Help: "0: the seed's line (ten variants, so some commits find nothing to commit); else this many random bytes per version"},
-	{Name: "layout", Kind: scenario.KindEnum, Default: LayoutDistributed, Allowed: []string{LayoutDistributed, LayoutMonolithic},
+	{Name: "layout", Kind: param.KindEnum, Default: LayoutDistributed, Allowed: []string{LayoutDistributed, LayoutMonolithic},
 		Help: "distributed: a repository per file (bench_distributed.py); monolithic: one for all (bench_monolithic.py)"},
-	{Name: "seed", Kind: scenario.KindInt, Default: "1", Min: 0, Max: 1 << 62, Help: "the random choice of file and content; one seed, one sequence of commits"},
-	{Name: "window", Kind: scenario.KindInt, Default: "1000", Min: 1, Max: 10_000_000, Help: "changes per window of the commits/s series (the seed printed one per 1,000); the last window ends with the run"},
-	{Name: "fsync", Kind: scenario.KindEnum, Default: FsyncDefault, Allowed: []string{FsyncDefault, "none", "objects", "committed", "added", "all"},
+	{Name: "seed", Kind: param.KindInt, Default: "1", Min: 0, Max: 1 << 62, Help: "the random choice of file and content; one seed, one sequence of commits"},
+	{Name: "window", Kind: param.KindInt, Default: "1000", Min: 1, Max: 10_000_000, Help: "changes per window of the commits/s series (the seed printed one per 1,000); the last window ends with the run"},
+	{Name: "fsync", Kind: param.KindEnum, Default: FsyncDefault, Allowed: []string{FsyncDefault, "none", "objects", "committed", "added", "all"},
 		Help: "git's core.fsync (default: unset, git's own default)"},
-	{Name: "init_fsync", Kind: scenario.KindBool, Default: "false",
+	{Name: "init_fsync", Kind: param.KindBool, Default: "false",
 		Help: "fsync what each git init wrote (HEAD, config, their directories): core.fsync does not cover it (the seed did not)"},
 }
 
@@ -93,11 +94,11 @@ var (
 // New finds git; the workload takes no sections.
 func New(spec scenario.Workload) (workload.Workload, error) {
 	for name, section := range spec.Sections {
-		return nil, &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section), Allowed: "a parameter: " + paramNames()}
+		return nil, &param.FieldError{Field: "workload." + name, Value: fmt.Sprint(section), Allowed: "a parameter: " + paramNames()}
 	}
 	git, err := exec.LookPath("git")
 	if err != nil {
-		return nil, &scenario.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: git is not on PATH (apt-get install git; scripts/setup does)"}
+		return nil, &param.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: git is not on PATH (apt-get install git; scripts/setup does)"}
 	}
 	w := &Workload{git: git}
 	out, err := proc.Output(exec.Command(git, "--version"), 64<<10) // one line
@@ -144,26 +145,20 @@ func measureInit(git string) (int64, error) {
 // Versions implements workload.Workload.
 func (w *Workload) Versions() map[string]string { return map[string]string{"git": w.version} }
 
+// settings are one cell's parameters, read.
 type settings struct {
-	plan      Plan
-	window    int
-	fsync     string
-	initFsync bool
+	Plan      Plan
+	Window    int    `param:"window"`
+	Fsync     string `param:"fsync"`
+	InitFsync bool   `param:"init_fsync"`
 }
 
 func read(p workload.Params) (settings, error) {
-	for _, d := range Params {
-		if err := d.Check("workload."+d.Name, p[d.Name]); err != nil {
-			return settings{}, err
-		}
+	var s settings
+	if err := param.Decode(Params, p, &s); err != nil {
+		return s, param.Under("workload.", err)
 	}
-	num := func(name string) int { v, _ := strconv.Atoi(p[name]); return v }
-	size, _ := scenario.ParseSize(p["file_bytes"])
-	seed, _ := strconv.ParseUint(p["seed"], 10, 64)
-	s := settings{plan: Plan{Files: num("files"), Changes: num("changes"), FileBytes: int(size), Layout: p["layout"], Seed: seed},
-		window: num("window"), fsync: p["fsync"]}
-	s.initFsync, _ = scenario.ParseBool(p["init_fsync"])
-	return s, s.plan.Validate()
+	return s, s.Plan.Validate()
 }
 
 // Check implements workload.Workload.
@@ -203,10 +198,10 @@ func (w *Workload) Start(_ context.Context, env workload.Env) (workload.Instance
 		return nil, fmt.Errorf("read free space of %s: %w", env.Target.Dir, err)
 	}
 	free := int64(fs.Bavail) * int64(fs.Bsize)
-	if need := w.Estimate(s.plan); need > free {
-		return nil, &scenario.FieldError{Field: "workload.changes", Value: env.Params["changes"],
+	if need := w.Estimate(s.Plan); need > free {
+		return nil, &param.FieldError{Field: "workload.changes", Value: env.Params["changes"],
 			Allowed: fmt.Sprintf("a run the target can hold: %s has %s free and this run may write about %s (files %d, layout %s)",
-				env.Target.Dir, scenario.FormatSize(free), scenario.FormatSize(need), s.plan.Files, s.plan.Layout)}
+				env.Target.Dir, param.FormatSize(free), param.FormatSize(need), s.Plan.Files, s.Plan.Layout)}
 	}
 	return &instance{w: w, s: s, env: env}, nil
 }
@@ -227,8 +222,8 @@ func (in *instance) driverEnv() ([]string, error) {
 		// The seed's git detached its automatic gc into the background; here it runs in the commit
 		// that triggers it, so that it ends with the driver (a detached gc outlives its process group).
 		"[gc]\n\tautoDetach = false\n"
-	if in.s.fsync != FsyncDefault {
-		cfg += "[core]\n\tfsync = " + in.s.fsync + "\n"
+	if in.s.Fsync != FsyncDefault {
+		cfg += "[core]\n\tfsync = " + in.s.Fsync + "\n"
 	}
 	path := filepath.Join(in.env.CellDir, "gitconfig")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
@@ -267,14 +262,14 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 	if err != nil {
 		return nil, nil, err
 	}
-	p := in.s.plan
+	p := in.s.Plan
 	args := append(append([]string{}, in.env.Target.Wrap...), in.env.Self, "app", "gitcommit", "--git", in.w.git, "--dir", in.env.Target.Dir,
 		"--files", strconv.Itoa(p.Files), "--changes", strconv.Itoa(p.Changes), "--file-bytes", strconv.Itoa(p.FileBytes),
 		"--layout", p.Layout, "--seed", strconv.FormatUint(p.Seed, 10))
 	if len(in.env.CPUs) > 0 {
 		args = append(args, "--cpu-list", cpuList(in.env.CPUs))
 	}
-	if in.s.initFsync {
+	if in.s.InitFsync {
 		args = append(args, "--init-fsync")
 	}
 	log := filepath.Join(in.env.CellDir, "gitcommit.log")
@@ -315,8 +310,8 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 		} else {
 			unchanged++
 		}
-		if r.Change%in.s.window == 0 || r.Change == p.Changes {
-			n := r.Change - (len(windows) * in.s.window)
+		if r.Change%in.s.Window == 0 || r.Change == p.Changes {
+			n := r.Change - (len(windows) * in.s.Window)
 			t := r.At.Sub(start).Seconds()
 			windows = append(windows, measure.Point{T: t, V: float64(n) / r.At.Sub(windowStart).Seconds()})
 			done = append(done, measure.Point{T: t, V: float64(r.Change)})
@@ -357,8 +352,8 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 	res.Histograms["change"] = change
 	res.Series["changes_per_s"], res.Series["changes"] = windows, done
 	res.Facts["git_version"] = in.w.version
-	res.Facts["core_fsync"] = in.s.fsync
-	res.Facts["init_fsync"] = strconv.FormatBool(in.s.initFsync)
+	res.Facts["core_fsync"] = in.s.Fsync
+	res.Facts["init_fsync"] = strconv.FormatBool(in.s.InitFsync)
 	res.Facts["gc_auto_detach"] = "false"
 	if !killed {
 		if err := in.measureDisk(m, usedBefore); err != nil {
@@ -397,13 +392,13 @@ func (in *instance) measureDisk(m map[string]float64, usedBefore int64) error {
 	if err != nil {
 		return fmt.Errorf("disk use of the repositories: %w", err)
 	}
-	size := int64(in.s.plan.FileBytes)
+	size := int64(in.s.Plan.FileBytes)
 	if size == 0 {
 		size = seedLineBytes
 	}
 	fileBlocks := (size + block - 1) / block * block
 	if own {
-		worktree := int64(in.s.plan.Touched()) * fileBlocks
+		worktree := int64(in.s.Plan.Touched()) * fileBlocks
 		m["disk_mib"], m["worktree_mib"] = float64(usedAfter-usedBefore)/mib, float64(worktree)/mib
 		m["git_mib"] = m["disk_mib"] - m["worktree_mib"]
 		in.method = "statfs: what the run added to its volume; work tree: the checked-out files' blocks"

@@ -17,6 +17,7 @@ import (
 
 	"persistlab/internal/tools"
 	"persistlab/workload"
+	"persistlab/workload/httpload"
 )
 
 // The listener on a port is the app's only if one of the app's processes holds it; a port
@@ -267,7 +268,7 @@ func TestArrivalScriptImportsAnyPath(t *testing.T) {
 
 // Several instances split the VUs (the first ones take the remainder) and the rate.
 func TestInstancesSplitTheLoad(t *testing.T) {
-	in := &instance{s: settings{vus: 5, rate: 10}}
+	in := &instance{s: settings{Load: httpload.Load{VUs: 5, Rate: 10}}}
 	vus, total := 0, 0.0
 	for i, want := range []int{2, 2, 1} {
 		v, r := in.load(workload.Share{Index: i, Of: 3})

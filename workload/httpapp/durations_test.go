@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"persistlab/scenario"
+	"persistlab/param"
 	"persistlab/workload"
 )
 
@@ -26,7 +26,7 @@ func TestK6ScriptsRefuseSubSecondRuns(t *testing.T) {
 		{workload.Params{}, 100 * time.Millisecond, 100 * time.Millisecond, ""},
 	} {
 		err := w.CheckDurations(c.p, c.duration, c.warmup)
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		switch {
 		case c.field == "" && err != nil:
 			t.Errorf("%v %v %v: %v", c.p, c.duration, c.warmup, err)

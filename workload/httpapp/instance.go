@@ -71,7 +71,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	log, tag := httpload.AppLog(env.CellDir)
 	if len(w.prepare) > 0 {
 		args := inInstance(substitute(w.prepare, env.Target.Dir, port))
-		if err := w.runPrepare(ctx, args, environ, env.Target.Dir, filepath.Join(env.CellDir, "prepare"+tag+".log"), s.prepareTimeout); err != nil {
+		if err := w.runPrepare(ctx, args, environ, env.Target.Dir, filepath.Join(env.CellDir, "prepare"+tag+".log"), s.PrepareTimeout); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +143,7 @@ type instance struct {
 	cellDir, k6 string
 	// tag tells this instance's files from another's in one cell: "" for the first, "-2", ...
 	tag string
-	// requests is the list of requests, if any (then s.method and s.path are unused), and
+	// requests is the list of requests, if any (then s.Method and s.Path are unused), and
 	// requestKeys their names in counters' keys.
 	requests    []httpload.Request
 	requestKeys []string
@@ -158,7 +158,7 @@ type instance struct {
 // its port is the app. The app exiting first, or the timeout passing, fails with its last log
 // lines.
 func (in *instance) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(in.s.readyTimeout)
+	deadline := time.Now().Add(in.s.ReadyTimeout)
 	for {
 		// Before any request: what listens on the port must be the app, on loopback only.
 		listening, err := checkSockets(in.port, in.processes)
@@ -166,7 +166,7 @@ func (in *instance) waitReady(ctx context.Context) error {
 			return err
 		}
 		if listening {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.url+in.s.ready, nil)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.url+in.s.Ready, nil)
 			if err != nil {
 				return err
 			}
@@ -179,13 +179,13 @@ func (in *instance) waitReady(ctx context.Context) error {
 		}
 		select {
 		case <-in.child.Done():
-			return fmt.Errorf("the app exited before it answered GET %s; the end of %s:\n%s", in.s.ready, in.log, tailFile(in.log, 10))
+			return fmt.Errorf("the app exited before it answered GET %s; the end of %s:\n%s", in.s.Ready, in.log, tailFile(in.log, 10))
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the app did not answer GET %s below 500 within %v (ready_timeout); the end of %s:\n%s", in.s.ready, in.s.readyTimeout, in.log, tailFile(in.log, 10))
+			return fmt.Errorf("the app did not answer GET %s below 500 within %v (ready_timeout); the end of %s:\n%s", in.s.Ready, in.s.ReadyTimeout, in.log, tailFile(in.log, 10))
 		}
 	}
 }
@@ -222,20 +222,20 @@ func lastLines(s string, n int) string {
 
 func (in *instance) config(d time.Duration, share workload.Share) httpload.Config {
 	vus, rate := in.load(share)
-	return httpload.Config{URL: in.url + in.s.path, Method: in.s.method, Mode: in.s.mode, VUs: vus, Rate: rate,
-		Duration: d, Timeout: in.s.timeout, NetworkRTT: in.s.networkRTT, AckField: in.s.ack, Requests: in.requests}
+	return httpload.Config{URL: in.url + in.s.Path, Method: in.s.Method, Mode: in.s.Mode, VUs: vus, Rate: rate,
+		Duration: d, Timeout: in.s.Timeout, NetworkRTT: in.s.NetworkRTT, AckField: in.s.Ack, Requests: in.requests}
 }
 
 // load is this instance's share of the VUs and of the rate, when several instances share a
 // backend.
 func (in *instance) load(share workload.Share) (vus int, rate float64) {
-	return httpload.Split(in.s.vus, in.s.rate, share)
+	return httpload.Split(in.s.VUs, in.s.Rate, share)
 }
 
 // DriveAcked implements workload.Acknowledged: persistlab's driver with every acknowledged count
 // (the ack field of each 200 answer) recorded, until d passes or ctx ends (a crash run's kill).
 func (in *instance) DriveAcked(ctx context.Context, d time.Duration) (*workload.Result, *measure.AckLog, error) {
-	if in.s.ack == "" {
+	if in.s.Ack == "" {
 		return nil, nil, errors.New("workload.ack: unset: the app states no acknowledged count")
 	}
 	if _, err := checkSockets(in.port, in.processes); err != nil {
@@ -263,10 +263,10 @@ func (in *instance) Exited() <-chan struct{} { return in.child.Done() }
 
 // Count implements workload.Acknowledged: the ack field of the app's answer to GET recover.
 func (in *instance) Count(ctx context.Context) (int64, error) {
-	if in.s.recover == "" {
+	if in.s.Recover == "" {
 		return 0, errors.New("workload.recover: unset: the app states no persisted count")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.url+in.s.recover, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.url+in.s.Recover, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -280,11 +280,11 @@ func (in *instance) Count(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET %s: HTTP %d: %.200s", in.s.recover, resp.StatusCode, body)
+		return 0, fmt.Errorf("GET %s: HTTP %d: %.200s", in.s.Recover, resp.StatusCode, body)
 	}
-	n, ok := httpload.FieldValue(body, []byte(`"`+in.s.ack+`":`))
+	n, ok := httpload.FieldValue(body, []byte(`"`+in.s.Ack+`":`))
 	if !ok {
-		return 0, fmt.Errorf("GET %s: no %q number in the answer: %.200s", in.s.recover, in.s.ack, body)
+		return 0, fmt.Errorf("GET %s: no %q number in the answer: %.200s", in.s.Recover, in.s.Ack, body)
 	}
 	return n, nil
 }
@@ -338,8 +338,8 @@ func (in *instance) DriveShare(ctx context.Context, d time.Duration, share workl
 // only where the app states one; with a list of requests, each entry's 200 answers and errors
 // as counters req_NAME_ok and req_NAME_errors.
 func (in *instance) result(r *httpload.Result) *workload.Result {
-	out := httpload.ResultOf(r, in.s.mode == httpload.ModeOpen)
-	if in.s.ack == "" {
+	out := httpload.ResultOf(r, in.s.Mode == httpload.ModeOpen)
+	if in.s.Ack == "" {
 		delete(out.Metrics, "max_acked")
 	}
 	for i, c := range r.ByRequest {

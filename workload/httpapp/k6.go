@@ -115,7 +115,7 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate 
 	// The script runs inside a module of persistlab's, which drops the options refused by
 	// checkK6Options whatever they come to when k6 runs it.
 	var script string
-	if in.s.mode == httpload.ModeOpen {
+	if in.s.Mode == httpload.ModeOpen {
 		if script, err = writeArrivalScript(file("k6-arrival", ".js"), in.s.k6Script, rate, vus, d); err != nil {
 			return nil, err
 		}
@@ -189,7 +189,7 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate 
 	}
 	// The script's own checks: they fail no request, as in k6; a threshold (checks_failed == 0)
 	// can gate on them.
-	if in.s.mode == httpload.ModeOpen {
+	if in.s.Mode == httpload.ModeOpen {
 		out.Metrics["dropped"] = float64(tally.dropped)
 	}
 	out.Metrics["checks_passed"] = float64(tally.checksPassed)

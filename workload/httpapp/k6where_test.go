@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"persistlab/internal/landlock"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -66,7 +67,7 @@ func checkRefuses(t *testing.T, script, what string) {
 		t.Fatal(err)
 	}
 	err = w.Check(context.Background(), workload.Resolve(Params, map[string]string{"k6_script": script}, nil))
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	if !errors.As(err, &fe) || fe.Field != "workload.k6_script" || !strings.Contains(fe.Allowed, what) {
 		t.Errorf("check: %v; want workload.k6_script refused for %s", err, what)
 	}

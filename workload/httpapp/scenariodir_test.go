@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -36,7 +37,7 @@ func TestScenarioDirIsTheScenarioFilesDirectory(t *testing.T) {
 	}
 	// A built-in scenario has no directory: the placeholder is refused, naming the field.
 	_, err = New(scenario.Workload{Type: Name, Sections: map[string]any{"command": []any{"python3", "{scenario_dir}/app.py", "{port}"}}})
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	if !errors.As(err, &fe) || fe.Field != "workload.command" || !strings.Contains(fe.Allowed, "read from a file") {
 		t.Errorf("{scenario_dir} in a built-in: %v", err)
 	}
@@ -50,7 +51,7 @@ func TestARelativePathBesideTheScenarioIsRefusedWithTheFix(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := New(scenario.Workload{Type: Name, Dir: dir, Sections: map[string]any{"command": []any{"python3", "app.py", "--port", "{port}"}}})
-	var fe *scenario.FieldError
+	var fe *param.FieldError
 	if !errors.As(err, &fe) || fe.Field != "workload.command[1]" || !strings.Contains(fe.Allowed, "{scenario_dir}/app.py") {
 		t.Fatalf("python3 app.py beside the scenario: %v; want workload.command[1] refused, naming {scenario_dir}/app.py", err)
 	}

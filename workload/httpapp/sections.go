@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"persistlab/internal/tools"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 	"persistlab/workload/httpload"
@@ -36,7 +37,7 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 		case "requests":
 			w.requests, w.requestKeys, err = requestList(section)
 		default:
-			err = &scenario.FieldError{Field: "workload." + name, Value: fmt.Sprint(section),
+			err = &param.FieldError{Field: "workload." + name, Value: fmt.Sprint(section),
 				Allowed: "command, prepare (argv lists), env (a mapping), requests (a list of requests), or a parameter: " + paramNames()}
 		}
 		if err != nil {
@@ -51,7 +52,7 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 	}; uses(w.command) || uses(w.prepare) || uses(w.env) {
 		var err error
 		if w.examples, err = tools.FindDir("examples"); err != nil {
-			return nil, &scenario.FieldError{Field: "workload.command", Value: ExamplesPlaceholder, Allowed: "a persistlab checkout's examples directory: " + err.Error()}
+			return nil, &param.FieldError{Field: "workload.command", Value: ExamplesPlaceholder, Allowed: "a persistlab checkout's examples directory: " + err.Error()}
 		}
 		for _, args := range [][]string{w.command, w.prepare, w.env} {
 			for i := range args {
@@ -63,11 +64,11 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 		return nil, err
 	}
 	if len(w.command) == 0 {
-		return nil, &scenario.FieldError{Field: "workload.command", Value: "", Allowed: "the app's command as a list, like [python3, \"{scenario_dir}/app.py\", --port, \"{port}\", --db, \"{dir}/app.db\"]"}
+		return nil, &param.FieldError{Field: "workload.command", Value: "", Allowed: "the app's command as a list, like [python3, \"{scenario_dir}/app.py\", --port, \"{port}\", --db, \"{dir}/app.db\"]"}
 	}
 	if !slices.ContainsFunc(w.command, func(a string) bool { return strings.Contains(a, PortPlaceholder) }) &&
 		!slices.ContainsFunc(w.env, func(kv string) bool { return strings.Contains(kv, PortPlaceholder) }) {
-		return nil, &scenario.FieldError{Field: "workload.command", Value: strings.Join(w.command, " "),
+		return nil, &param.FieldError{Field: "workload.command", Value: strings.Join(w.command, " "),
 			Allowed: "a command or env that gives the app its port, " + PortPlaceholder + " (persistlab picks a free loopback port per instance)"}
 	}
 	for _, c := range []struct {
@@ -81,7 +82,7 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 			return nil, err
 		}
 		if _, err := exec.LookPath(c.args[0]); err != nil {
-			return nil, &scenario.FieldError{Field: c.field, Value: c.args[0], Allowed: "a program that is installed (" + err.Error() + ")"}
+			return nil, &param.FieldError{Field: c.field, Value: c.args[0], Allowed: "a program that is installed (" + err.Error() + ")"}
 		}
 	}
 	return w, nil
@@ -98,7 +99,7 @@ func (w *Workload) fillScenarioDir() error {
 				continue
 			}
 			if w.scenarioDir == "" {
-				return &scenario.FieldError{Field: c.field, Value: a, Allowed: ScenarioDirPlaceholder + " only in a scenario read from a file (a built-in scenario has no directory: use " + ExamplesPlaceholder + " or an absolute path)"}
+				return &param.FieldError{Field: c.field, Value: a, Allowed: ScenarioDirPlaceholder + " only in a scenario read from a file (a built-in scenario has no directory: use " + ExamplesPlaceholder + " or an absolute path)"}
 			}
 			c.args[i] = strings.ReplaceAll(a, ScenarioDirPlaceholder, w.scenarioDir)
 		}
@@ -138,7 +139,7 @@ func (w *Workload) checkRelativeWords(field string, args []string) error {
 			if base != w.scenarioDir {
 				fix = p
 			}
-			return &scenario.FieldError{Field: fmt.Sprintf("%s[%d]", field, i), Value: a,
+			return &param.FieldError{Field: fmt.Sprintf("%s[%d]", field, i), Value: a,
 				Allowed: fmt.Sprintf("a path the app can open: it runs in the backend's directory (%s), where %s is not %s; write %s for that file, or %s/%s for one the app keeps with its data",
 					DirPlaceholder, a, p, fix, DirPlaceholder, a)}
 		}
@@ -150,7 +151,7 @@ func (w *Workload) checkRelativeWords(field string, args []string) error {
 func argv(field string, section any) ([]string, error) {
 	list, ok := section.([]any)
 	if !ok || len(list) == 0 {
-		return nil, &scenario.FieldError{Field: field, Value: fmt.Sprint(section), Allowed: "a non-empty list of arguments, like [python3, app.py] (never a shell string)"}
+		return nil, &param.FieldError{Field: field, Value: fmt.Sprint(section), Allowed: "a non-empty list of arguments, like [python3, app.py] (never a shell string)"}
 	}
 	out := make([]string, len(list))
 	for i, item := range list {
@@ -158,10 +159,10 @@ func argv(field string, section any) ([]string, error) {
 		case string, int, float64, bool:
 			out[i] = fmt.Sprint(v)
 		default:
-			return nil, &scenario.FieldError{Field: fmt.Sprintf("%s[%d]", field, i), Value: fmt.Sprint(item), Allowed: "a word: text or a number"}
+			return nil, &param.FieldError{Field: fmt.Sprintf("%s[%d]", field, i), Value: fmt.Sprint(item), Allowed: "a word: text or a number"}
 		}
 		if strings.ContainsAny(out[i], "\x00\n\r") {
-			return nil, &scenario.FieldError{Field: fmt.Sprintf("%s[%d]", field, i), Value: out[i], Allowed: "one line"}
+			return nil, &param.FieldError{Field: fmt.Sprintf("%s[%d]", field, i), Value: out[i], Allowed: "one line"}
 		}
 	}
 	return out, nil
@@ -171,13 +172,13 @@ func argv(field string, section any) ([]string, error) {
 func environment(section any) ([]string, error) {
 	m, ok := section.(map[string]any)
 	if !ok {
-		return nil, &scenario.FieldError{Field: "workload.env", Value: fmt.Sprint(section), Allowed: "a mapping of variables to values, like {RAILS_ENV: production}"}
+		return nil, &param.FieldError{Field: "workload.env", Value: fmt.Sprint(section), Allowed: "a mapping of variables to values, like {RAILS_ENV: production}"}
 	}
 	var out []string
 	for k, v := range m {
 		value := fmt.Sprint(v)
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsAny(value, "\x00") {
-			return nil, &scenario.FieldError{Field: "workload.env." + k, Value: value, Allowed: "a variable name without '=' and a value without NUL"}
+			return nil, &param.FieldError{Field: "workload.env." + k, Value: value, Allowed: "a variable name without '=' and a value without NUL"}
 		}
 		out = append(out, k+"="+value)
 	}
@@ -208,7 +209,7 @@ func requestList(section any) ([]httpload.Request, []string, error) {
 	const field = "workload.requests"
 	list, ok := section.([]any)
 	if !ok || len(list) == 0 || len(list) > maxRequests {
-		return nil, nil, &scenario.FieldError{Field: field, Value: fmt.Sprint(section),
+		return nil, nil, &param.FieldError{Field: field, Value: fmt.Sprint(section),
 			Allowed: fmt.Sprintf("a list of 1 to %d requests, like [{method: POST, path: /count_up, weight: 9}, {path: /count}]", maxRequests)}
 	}
 	reqs, keys := make([]httpload.Request, len(list)), make([]string, len(list))
@@ -225,12 +226,12 @@ func requestList(section any) ([]httpload.Request, []string, error) {
 		key := metricKey(r.Name)
 		switch j, dup := names[r.Name]; {
 		case dup:
-			return nil, nil, &scenario.FieldError{Field: at + ".name", Value: r.Name, Allowed: fmt.Sprintf("a name no other request has (%s[%d] has it; a name defaults to \"METHOD path\")", field, j)}
+			return nil, nil, &param.FieldError{Field: at + ".name", Value: r.Name, Allowed: fmt.Sprintf("a name no other request has (%s[%d] has it; a name defaults to \"METHOD path\")", field, j)}
 		case key == "":
-			return nil, nil, &scenario.FieldError{Field: at + ".name", Value: r.Name, Allowed: "a name with an ASCII letter or digit (its counters are req_NAME_ok and req_NAME_errors)"}
+			return nil, nil, &param.FieldError{Field: at + ".name", Value: r.Name, Allowed: "a name with an ASCII letter or digit (its counters are req_NAME_ok and req_NAME_errors)"}
 		}
 		if j, dup := keyOwner[key]; dup {
-			return nil, nil, &scenario.FieldError{Field: at + ".name", Value: r.Name,
+			return nil, nil, &param.FieldError{Field: at + ".name", Value: r.Name,
 				Allowed: fmt.Sprintf("a name whose letters and digits differ from %s[%d]'s (%q): both would count in req_%s_ok", field, j, reqs[j].Name, key)}
 		}
 		names[r.Name], keyOwner[key] = i, i
@@ -246,10 +247,10 @@ func requestEntry(at string, item any) (httpload.Request, error) {
 	r := httpload.Request{Method: "GET", Weight: 1}
 	entry, ok := item.(map[string]any)
 	if !ok {
-		return r, &scenario.FieldError{Field: at, Value: fmt.Sprint(item), Allowed: "a mapping of method, path and optionally body, headers, weight and name, like {method: POST, path: /count_up, weight: 9}"}
+		return r, &param.FieldError{Field: at, Value: fmt.Sprint(item), Allowed: "a mapping of method, path and optionally body, headers, weight and name, like {method: POST, path: /count_up, weight: 9}"}
 	}
 	fail := func(key string, value any, allowed string) error {
-		return &scenario.FieldError{Field: at + "." + key, Value: fmt.Sprint(value), Allowed: allowed}
+		return &param.FieldError{Field: at + "." + key, Value: fmt.Sprint(value), Allowed: allowed}
 	}
 	for _, key := range slices.Sorted(maps.Keys(entry)) { // the first error is the same in every run
 		v := entry[key]

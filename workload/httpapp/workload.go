@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -19,6 +18,7 @@ import (
 	"persistlab/internal/proc"
 	"persistlab/internal/sysinfo"
 	"persistlab/internal/tools"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 	"persistlab/workload/httpload"
@@ -30,19 +30,19 @@ const Name = "http"
 // Params are the load's (httpload's declarations), and how the app is started, found ready and
 // asked what it acknowledged.
 var Params = append(loadParams(),
-	scenario.Param{Name: "ready", Kind: scenario.KindString, Default: "/", Help: "a path polled with GET until it answers below 500: then the app is ready"},
-	scenario.Param{Name: "ready_timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.1, Max: 3600, Help: "how long the app may take to become ready"},
-	scenario.Param{Name: "prepare_timeout", Kind: scenario.KindDuration, Default: "10m", Min: 1, Max: 86400, Help: "how long prepare may run: then it is killed with everything it started, and the start fails"},
-	scenario.Param{Name: "k6_script", Kind: scenario.KindString, Default: "", Help: "your own k6 script, run by the real k6 with the app's URL in __ENV." + URLVariable + " (a relative path is the scenario file's, like " + ScenarioDirPlaceholder + "/test.js; for a built-in scenario the working directory's); persistlab's vus and duration replace the script's"},
-	scenario.Param{Name: "sqlite", Kind: scenario.KindString, Default: "", Help: "the SQLite file the app keeps in {dir}, by name (fixed in the scenario): backends that replicate one database (Litestream) replicate it"},
-	scenario.Param{Name: "ack", Kind: scenario.KindString, Default: "", Help: "the JSON field of a 200 answer that carries a count or id growing with every write the app acknowledged (crash runs: what a recovery lost)"},
-	scenario.Param{Name: "recover", Kind: scenario.KindString, Default: "", Help: "a path answering GET with the highest persisted count, in the ack field (crash runs)"},
+	param.Param{Name: "ready", Kind: param.KindString, Default: "/", Help: "a path polled with GET until it answers below 500: then the app is ready"},
+	param.Param{Name: "ready_timeout", Kind: param.KindDuration, Default: "60s", Min: 0.1, Max: 3600, Help: "how long the app may take to become ready"},
+	param.Param{Name: "prepare_timeout", Kind: param.KindDuration, Default: "10m", Min: 1, Max: 86400, Help: "how long prepare may run: then it is killed with everything it started, and the start fails"},
+	param.Param{Name: "k6_script", Kind: param.KindString, Default: "", Help: "your own k6 script, run by the real k6 with the app's URL in __ENV." + URLVariable + " (a relative path is the scenario file's, like " + ScenarioDirPlaceholder + "/test.js; for a built-in scenario the working directory's); persistlab's vus and duration replace the script's"},
+	param.Param{Name: "sqlite", Kind: param.KindString, Default: "", Help: "the SQLite file the app keeps in {dir}, by name (fixed in the scenario): backends that replicate one database (Litestream) replicate it"},
+	param.Param{Name: "ack", Kind: param.KindString, Default: "", Help: "the JSON field of a 200 answer that carries a count or id growing with every write the app acknowledged (crash runs: what a recovery lost)"},
+	param.Param{Name: "recover", Kind: param.KindString, Default: "", Help: "a path answering GET with the highest persisted count, in the ack field (crash runs)"},
 )
 
 // loadParams are httpload's declarations of the load, with what a list of requests or a k6
 // script changes in them.
-func loadParams() []scenario.Param {
-	var out []scenario.Param
+func loadParams() []param.Param {
+	var out []param.Param
 	for _, p := range httpload.Params {
 		switch p.Name {
 		case "method", "path":
@@ -133,9 +133,9 @@ func (w *Workload) checkRequestParams(params map[string]string) error {
 		switch {
 		case !set:
 		case (d.Name == "method" || d.Name == "path") && v != d.Default:
-			return &scenario.FieldError{Field: "workload." + d.Name, Value: v, Allowed: "its default (" + d.Default + ") with a list of requests (workload.requests): each entry has its own"}
+			return &param.FieldError{Field: "workload." + d.Name, Value: v, Allowed: "its default (" + d.Default + ") with a list of requests (workload.requests): each entry has its own"}
 		case d.Name == "k6_script" && v != "":
-			return &scenario.FieldError{Field: "workload.requests", Value: fmt.Sprintf("%d requests", len(w.requests)),
+			return &param.FieldError{Field: "workload.requests", Value: fmt.Sprintf("%d requests", len(w.requests)),
 				Allowed: "no list of requests with a k6_script (" + v + "): the script says what it requests"}
 		}
 	}
@@ -144,60 +144,52 @@ func (w *Workload) checkRequestParams(params map[string]string) error {
 
 // settings are one cell's parameters, read.
 type settings struct {
-	vus                               int
-	mode, method, path, ready         string
-	k6Script                          string // absolute; "" for persistlab's own driver
-	ack, recover                      string
-	rate                              float64
-	timeout, readyTimeout, networkRTT time.Duration
-	prepareTimeout                    time.Duration
+	httpload.Load
+	Ready          string        `param:"ready"`
+	ReadyTimeout   time.Duration `param:"ready_timeout"`
+	PrepareTimeout time.Duration `param:"prepare_timeout"`
+	Script         string        `param:"k6_script"` // as written
+	Ack            string        `param:"ack"`
+	Recover        string        `param:"recover"`
+	SQLite         string        `param:"sqlite"`
+	k6Script       string        // Script, absolute; "" for persistlab's own driver
 }
 
 // read checks one cell's parameters; a relative k6_script is the scenario file's (base), or,
 // for a built-in scenario, the working directory's.
 func read(p workload.Params, base string) (settings, error) {
 	var s settings
-	for _, d := range Params { // bounds and enums first: a cell may be given values directly
-		if err := d.Check("workload."+d.Name, p[d.Name]); err != nil {
-			return s, err
-		}
+	if err := param.Decode(Params, p, &s); err != nil {
+		return s, param.Under("workload.", err)
 	}
-	s.vus, _ = strconv.Atoi(p["vus"])
-	s.mode, s.method, s.path, s.ready = p["mode"], p["method"], p["path"], p["ready"]
-	s.rate, _ = strconv.ParseFloat(p["rate"], 64)
-	s.timeout, _ = time.ParseDuration(p["timeout"])
-	s.readyTimeout, _ = time.ParseDuration(p["ready_timeout"])
-	s.prepareTimeout, _ = time.ParseDuration(p["prepare_timeout"])
-	s.networkRTT, _ = time.ParseDuration(p["network_rtt"])
-	s.ack, s.recover = p["ack"], p["recover"]
-	if s.ack != "" && !ackField.MatchString(s.ack) {
-		return s, &scenario.FieldError{Field: "workload.ack", Value: s.ack, Allowed: "a JSON field name of letters, digits and _, like count or id"}
+	if s.Ack != "" && !ackField.MatchString(s.Ack) {
+		return s, &param.FieldError{Field: "workload.ack", Value: s.Ack, Allowed: "a JSON field name of letters, digits and _, like count or id"}
 	}
-	paths := []struct{ name, path string }{{"path", s.path}, {"ready", s.ready}}
-	if s.recover != "" {
-		paths = append(paths, struct{ name, path string }{"recover", s.recover})
+	paths := []struct{ name, path string }{{"path", s.Path}, {"ready", s.Ready}}
+	if s.Recover != "" {
+		paths = append(paths, struct{ name, path string }{"recover", s.Recover})
 	}
 	for _, f := range paths {
 		if !appPath(f.path) {
-			return s, &scenario.FieldError{Field: "workload." + f.name, Value: f.path, Allowed: pathAllowed}
+			return s, &param.FieldError{Field: "workload." + f.name, Value: f.path, Allowed: pathAllowed}
 		}
 	}
-	if s.k6Script = p["k6_script"]; strings.ContainsFunc(s.k6Script, func(r rune) bool { return r == '%' || unicode.IsControl(r) }) {
+	if s.k6Script = s.Script; strings.ContainsFunc(s.k6Script, func(r rune) bool { return r == '%' || unicode.IsControl(r) }) {
 		// k6 reads a path as a URL: it decodes %XX (the file it ran would not be the one
 		// persistlab checked) and refuses control characters.
-		return s, &scenario.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: "a path without '%' or control characters (k6 reads a path as a URL)"}
+		return s, &param.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: "a path without '%' or control characters (k6 reads a path as a URL)"}
 	}
 	if s.k6Script != "" {
 		if strings.Contains(s.k6Script, ExamplesPlaceholder) {
 			examples, err := tools.FindDir("examples")
 			if err != nil {
-				return s, &scenario.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: "a persistlab checkout's examples directory: " + err.Error()}
+				return s, &param.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: "a persistlab checkout's examples directory: " + err.Error()}
 			}
 			s.k6Script = strings.ReplaceAll(s.k6Script, ExamplesPlaceholder, examples)
 		}
 		if strings.Contains(s.k6Script, ScenarioDirPlaceholder) {
 			if base == "" {
-				return s, &scenario.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: ScenarioDirPlaceholder + " only in a scenario read from a file (a built-in scenario has no directory)"}
+				return s, &param.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: ScenarioDirPlaceholder + " only in a scenario read from a file (a built-in scenario has no directory)"}
 			}
 			s.k6Script = strings.ReplaceAll(s.k6Script, ScenarioDirPlaceholder, base)
 		}
@@ -206,19 +198,19 @@ func read(p workload.Params, base string) (settings, error) {
 		}
 		abs, err := filepath.Abs(s.k6Script)
 		if err != nil {
-			return s, &scenario.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: "a path: " + err.Error()}
+			return s, &param.FieldError{Field: "workload.k6_script", Value: s.k6Script, Allowed: "a path: " + err.Error()}
 		}
 		s.k6Script = abs
 		for _, d := range Params { // the script says what it requests; persistlab gives it vus, duration and a rate
 			if (d.Name == "method" || d.Name == "path" || d.Name == "network_rtt") && p[d.Name] != d.Default {
-				return s, &scenario.FieldError{Field: "workload." + d.Name, Value: p[d.Name], Allowed: "its default (" + d.Default + ") with a k6_script: the script says what it requests, persistlab gives it vus, duration and, in an open loop, a rate"}
+				return s, &param.FieldError{Field: "workload." + d.Name, Value: p[d.Name], Allowed: "its default (" + d.Default + ") with a k6_script: the script says what it requests, persistlab gives it vus, duration and, in an open loop, a rate"}
 			}
 		}
 	}
-	if name := p["sqlite"]; name != "" && (name != filepath.Base(name) || name == "." || name == ".." || strings.ContainsAny(name, "{}")) {
-		return s, &scenario.FieldError{Field: "workload.sqlite", Value: name, Allowed: "a file name in the backend's directory, like app.db"}
+	if name := s.SQLite; name != "" && (name != filepath.Base(name) || name == "." || name == ".." || strings.ContainsAny(name, "{}")) {
+		return s, &param.FieldError{Field: "workload.sqlite", Value: name, Allowed: "a file name in the backend's directory, like app.db"}
 	}
-	return s, httpload.CheckRate(s.mode, s.rate, p["rate"])
+	return s, httpload.CheckRate(s.Mode, s.Rate, p["rate"])
 }
 
 var ackField = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
@@ -239,10 +231,10 @@ func (w *Workload) CheckCrash(p workload.Params) error {
 	switch {
 	case err != nil:
 		return err
-	case s.ack == "" || s.recover == "":
-		return &scenario.FieldError{Field: "workload.ack", Value: s.ack, Allowed: "a JSON field and a recover path for crash runs: the app must state what it acknowledged and what persisted (without them a crash run cannot count what was lost)"}
+	case s.Ack == "" || s.Recover == "":
+		return &param.FieldError{Field: "workload.ack", Value: s.Ack, Allowed: "a JSON field and a recover path for crash runs: the app must state what it acknowledged and what persisted (without them a crash run cannot count what was lost)"}
 	case s.k6Script != "":
-		return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "none in crash runs: persistlab's driver reads every acknowledgement"}
+		return &param.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "none in crash runs: persistlab's driver reads every acknowledgement"}
 	}
 	return nil
 }
@@ -273,7 +265,7 @@ func (w *Workload) CheckDurations(p workload.Params, duration, warmup time.Durat
 		v     time.Duration
 	}{{"duration", duration}, {"warmup", warmup}} {
 		if d.v > 0 && d.v < k6MinDuration {
-			return &scenario.FieldError{Field: d.field, Value: d.v.String(), Allowed: "at least " + k6MinDuration.String() + " with a k6_script (or no warm-up): k6 refuses a shorter run"}
+			return &param.FieldError{Field: d.field, Value: d.v.String(), Allowed: "at least " + k6MinDuration.String() + " with a k6_script (or no warm-up): k6 refuses a shorter run"}
 		}
 	}
 	return nil
@@ -285,7 +277,7 @@ func (w *Workload) CheckShare(p workload.Params, n int) error {
 	if err != nil {
 		return err
 	}
-	return httpload.CheckVUsPerInstance(s.vus, p["vus"], n)
+	return httpload.CheckVUsPerInstance(s.VUs, p["vus"], n)
 }
 
 // MergeShares implements workload.Merger, as every workload of httpload joins its instances' figures.
@@ -304,26 +296,26 @@ func (w *Workload) Check(ctx context.Context, p workload.Params) error {
 	}
 	bin, err := checkScript(ctx, s.k6Script)
 	if err != nil {
-		return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "a k6 script k6 can read: " + err.Error()}
+		return &param.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "a k6 script k6 can read: " + err.Error()}
 	}
 	if err := checkK6Options(ctx, bin, s.k6Script); err != nil {
-		return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: err.Error()}
+		return &param.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: err.Error()}
 	}
 	if w.k6Version == "" {
 		w.k6Version = sysinfo.ProgramVersion(bin, "version")
 	}
-	if s.mode == httpload.ModeOpen { // the script must run under k6's arrival-rate executor too
+	if s.Mode == httpload.ModeOpen { // the script must run under k6's arrival-rate executor too
 		dir, err := os.MkdirTemp("", "persistlab-k6-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		wrapper, err := writeArrivalScript(filepath.Join(dir, "k6-arrival.js"), s.k6Script, s.rate, s.vus, time.Second)
+		wrapper, err := writeArrivalScript(filepath.Join(dir, "k6-arrival.js"), s.k6Script, s.Rate, s.VUs, time.Second)
 		if err != nil {
 			return err
 		}
 		if err := proc.RunDiscarded(proc.Command(ctx, bin, "inspect", "--execution-requirements", wrapper), 3); err != nil {
-			return &scenario.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "a script with a default function for an open loop (mode open runs it under k6's constant-arrival-rate): " + proc.OutputOf(err)}
+			return &param.FieldError{Field: "workload.k6_script", Value: p["k6_script"], Allowed: "a script with a default function for an open loop (mode open runs it under k6's constant-arrival-rate): " + proc.OutputOf(err)}
 		}
 	}
 	return nil

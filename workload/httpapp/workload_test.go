@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -152,7 +153,7 @@ func TestBadSettingsAreNamed(t *testing.T) {
 		{map[string]any{"command": []any{"sh", "{port}"}, "pragmas": []any{"x"}}, "workload.pragmas"},
 	} {
 		_, err := New(scenario.Workload{Type: Name, Sections: tc.sections})
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("%v: %v, want an error for %s", tc.sections, err, tc.field)
 		}
@@ -206,7 +207,7 @@ func TestK6ScriptIsCheckedFirst(t *testing.T) {
 		{"k6_script": "testdata/get%2Ejs"},                                  // k6 would run testdata/get.js, not the file checked
 		{"k6_script": "testdata/get\n.js"},
 	} {
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if err := w.Check(context.Background(), workload.Resolve(Params, set, nil)); !errors.As(err, &fe) {
 			t.Errorf("%v: %v", set, err)
 		}
@@ -401,7 +402,7 @@ func TestBadRequestsAreNamed(t *testing.T) {
 		{[]any{entry()}, map[string]string{"k6_script": "testdata/elsewhere.js"}, "workload.requests"},
 	} {
 		_, err := New(scenario.Workload{Type: Name, Params: tc.params, Sections: map[string]any{"command": cmd, "requests": tc.requests}})
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("%.200v %v: %v, want an error for %s", tc.requests, tc.params, err, tc.field)
 		}
@@ -428,7 +429,7 @@ func TestBadRequestsAreNamed(t *testing.T) {
 	}
 	// A swept or --set method, path or k6 script is refused before any cell, as a fixed one.
 	for _, set := range []map[string]string{{"method": "POST"}, {"path": "/x"}, {"k6_script": "testdata/elsewhere.js"}} {
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if err := w.Check(context.Background(), workload.Resolve(Params, set, nil)); !errors.As(err, &fe) {
 			t.Errorf("%v with a list of requests: %v", set, err)
 		}

@@ -3,8 +3,9 @@ package httpload
 import (
 	"fmt"
 	"strconv"
+	"time"
 
-	"persistlab/scenario"
+	"persistlab/param"
 	"persistlab/workload"
 )
 
@@ -15,19 +16,31 @@ const MaxVUs = 10000
 // Params declare the load, for every workload that drives an app with this package (Param): how
 // many VUs, in which loop, and the request. A workload may give method and path its app's
 // defaults and add to a help text.
-var Params = []scenario.Param{
-	{Name: "vus", Kind: scenario.KindInt, Default: "1", Min: 1, Max: MaxVUs, Unit: "VUs", Help: "virtual users (closed loop) or connections (open loop)"},
-	{Name: "mode", Kind: scenario.KindEnum, Default: ModeClosed, Allowed: []string{ModeClosed, ModeOpen}, Help: "closed: k6 constant-vus; open: constant arrival rate"},
-	{Name: "rate", Kind: scenario.KindFloat, Default: "0", Min: 0, Max: 1e6, Unit: "requests/s", Help: "open loop: requests started per second"},
-	{Name: "method", Kind: scenario.KindEnum, Default: "GET", Allowed: []string{"GET", "POST", "PUT", "DELETE", "PATCH"}, Help: "the method of every request"},
-	{Name: "path", Kind: scenario.KindString, Default: "/", Help: "the path every request asks for"},
-	{Name: "timeout", Kind: scenario.KindDuration, Default: "60s", Min: 0.001, Max: 3600, Help: "per request (k6's default 60s)"},
-	{Name: "network_rtt", Kind: scenario.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "a constant network round trip per request, spent before it is sent and counted in its latency (a client across the internet and Cloud Run's front end; no published figure, so 0)"},
+var Params = []param.Param{
+	{Name: "vus", Kind: param.KindInt, Default: "1", Min: 1, Max: MaxVUs, Unit: "VUs", Help: "virtual users (closed loop) or connections (open loop)"},
+	{Name: "mode", Kind: param.KindEnum, Default: ModeClosed, Allowed: []string{ModeClosed, ModeOpen}, Help: "closed: k6 constant-vus; open: constant arrival rate"},
+	{Name: "rate", Kind: param.KindFloat, Default: "0", Min: 0, Max: 1e6, Unit: "requests/s", Help: "open loop: requests started per second"},
+	{Name: "method", Kind: param.KindEnum, Default: "GET", Allowed: []string{"GET", "POST", "PUT", "DELETE", "PATCH"}, Help: "the method of every request"},
+	{Name: "path", Kind: param.KindString, Default: "/", Help: "the path every request asks for"},
+	{Name: "timeout", Kind: param.KindDuration, Default: "60s", Min: 0.001, Max: 3600, Help: "per request (k6's default 60s)"},
+	{Name: "network_rtt", Kind: param.KindDuration, Default: "0s", Min: 0, Max: 1, Help: "a constant network round trip per request, spent before it is sent and counted in its latency (a client across the internet and Cloud Run's front end; no published figure, so 0)"},
+}
+
+// Load is the load's parameters, read (param.Decode): a workload that declares them embeds it in
+// its settings.
+type Load struct {
+	VUs        int           `param:"vus"`
+	Mode       string        `param:"mode"`
+	Rate       float64       `param:"rate"`
+	Method     string        `param:"method"`
+	Path       string        `param:"path"`
+	Timeout    time.Duration `param:"timeout"`
+	NetworkRTT time.Duration `param:"network_rtt"`
 }
 
 // Param is the load's declaration of name; a name Params does not declare is a programming error.
-func Param(name string) scenario.Param {
-	p, ok := scenario.FindParam(Params, name)
+func Param(name string) param.Param {
+	p, ok := param.Find(Params, name)
 	if !ok {
 		panic("httpload: no load parameter " + name)
 	}
@@ -95,9 +108,9 @@ const (
 func CheckRate(mode string, rate float64, written string) error {
 	switch {
 	case mode == ModeOpen && rate <= 0:
-		return &scenario.FieldError{Field: "workload.rate", Value: written, Allowed: "requests per second above 0 for an open-loop workload"}
+		return &param.FieldError{Field: "workload.rate", Value: written, Allowed: "requests per second above 0 for an open-loop workload"}
 	case mode == ModeClosed && rate != 0:
-		return &scenario.FieldError{Field: "workload.rate", Value: written, Allowed: "no rate for a closed-loop workload (its rate is what it measures)"}
+		return &param.FieldError{Field: "workload.rate", Value: written, Allowed: "no rate for a closed-loop workload (its rate is what it measures)"}
 	}
 	return nil
 }
@@ -119,7 +132,7 @@ func Split(vus int, rate float64, share workload.Share) (int, float64) {
 // CheckVUsPerInstance refuses fewer VUs than instances (vus is as written, for the message).
 func CheckVUsPerInstance(vus int, written string, n int) error {
 	if vus < n {
-		return &scenario.FieldError{Field: "workload.vus", Value: written, Allowed: fmt.Sprintf("at least one VU per instance (%d): the VUs are split between the instances", n)}
+		return &param.FieldError{Field: "workload.vus", Value: written, Allowed: fmt.Sprintf("at least one VU per instance (%d): the VUs are split between the instances", n)}
 	}
 	return nil
 }

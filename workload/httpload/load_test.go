@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"persistlab/scenario"
+	"persistlab/param"
 	"persistlab/workload"
 )
 
@@ -60,7 +60,7 @@ func TestCheckRateNamesTheRateForTheWrongLoop(t *testing.T) {
 		refused bool
 	}{{ModeOpen, 0, true}, {ModeOpen, 5, false}, {ModeClosed, 5, true}, {ModeClosed, 0, false}} {
 		err := CheckRate(c.mode, c.rate, strconv.FormatFloat(c.rate, 'g', -1, 64))
-		var fe *scenario.FieldError
+		var fe *param.FieldError
 		if refused := errors.As(err, &fe); refused != c.refused || (refused && (fe.Field != "workload.rate" || fe.Allowed == "")) {
 			t.Errorf("%s loop at %v requests/s: %v", c.mode, c.rate, err)
 		}
