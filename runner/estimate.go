@@ -15,8 +15,8 @@ import (
 // AssumedStartUp is what an estimate counts per backend start for all that is not load: starting
 // and stopping the backend and the system under test, a crash run's recovery, saving. It is
 // assumed: on a 2-core machine a one-cell run spent 1 s beside its load on the counter over
-// gcsfuse, 2 s over Litestream, 7 s for the Rails app over Litestream. Once a cell has run, the
-// progress line's ETA is the cells' measured time instead.
+// gcsfuse, 2 s over Litestream, 7 s for the Rails app over Litestream. Once MeasuredAfter cells
+// have run, the progress line's ETA is measured from them instead.
 const AssumedStartUp = 5 * time.Second
 
 // LongRun is an estimate above which run says how to shorten the run.
