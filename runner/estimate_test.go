@@ -2,10 +2,13 @@ package runner_test
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"persistlab/lab/bucket"
+	"persistlab/param"
 	"persistlab/runner"
 	"persistlab/scenario"
 	"persistlab/workload"
@@ -57,12 +60,16 @@ func TestEstimateAddsUpEveryBuiltinPlan(t *testing.T) {
 					t.Errorf("%s: crash runs' load %v, want within %v..%v: %q", name, e.Load, lo, hi, e.String())
 				}
 			case info.Timed:
-				if want := cells * (warm + time.Duration(spec.Duration)); e.Load != want || !e.Known() || e.Bounded {
+				if want := cells * (warm + time.Duration(spec.Duration)); e.Load != want || !e.Known() || e.Transfers != 0 {
 					t.Errorf("%s: load %v, want %v", name, e.Load, want)
 				}
-			case e.Bounded:
-				if !strings.Contains(e.String(), "at most") || e.Load <= 0 {
-					t.Errorf("%s: a bound of %v: %q", name, e.Load, e.String())
+			case e.Unbounded < e.Cells:
+				var bounds time.Duration
+				for _, c := range plan.Cells {
+					bounds += info.Length(c.Resolved).Bound
+				}
+				if e.Load != bounds || e.Load <= 0 {
+					t.Errorf("%s: load %v, want the cells' own bounds, %v: %q", name, e.Load, bounds, e.String())
 				}
 			default:
 				if e.Known() || !strings.Contains(e.String(), "cannot be told before it runs") {
@@ -73,8 +80,23 @@ func TestEstimateAddsUpEveryBuiltinPlan(t *testing.T) {
 			if spec.ShareBackend {
 				startUps = e.Backends * e.Runs
 			}
-			if e.StartUps != startUps || e.Total() != e.Load+time.Duration(startUps)*runner.AssumedStartUp {
+			if e.StartUps != startUps || e.Total() != e.Load+e.Transfers+time.Duration(startUps)*runner.AssumedStartUp {
 				t.Errorf("%s: %d start-ups, want %d; total %v", name, e.StartUps, startUps, e.Total())
+			}
+			// Each cell's estimate, which the progress line starts from, adds up to the total.
+			var sum time.Duration
+			for _, d := range e.PerCell {
+				sum += d
+			}
+			if len(e.PerCell) != len(plan.Cells) || (e.Known() && sum != e.Total()) {
+				t.Errorf("%s: %d cells' estimates summing to %v; %d cells, total %v", name, len(e.PerCell), sum, len(plan.Cells), e.Total())
+			}
+			// No estimate is a bound: a start-up is assumed, and a workload's own bound holds for
+			// its measured part alone.
+			for _, line := range []string{e.String(), e.Brief()} {
+				if strings.Contains(line, "at most") {
+					t.Errorf("%s: %q", name, line)
+				}
 			}
 		}
 		if totals[1] > totals[0] {
@@ -111,8 +133,9 @@ func TestEstimateLineOfSeed000(t *testing.T) {
 	}
 }
 
-// fio runs to its own end, which its runtime bounds: the estimate of seed 003's plan is that
-// bound, each cell's runtime and ramp time, and says "at most".
+// fio's runtime and ramp time bound its measured I/O alone: seed 003's estimate counts them in
+// full, adds the layout of the files its read jobs read at the bucket model's bandwidth (and
+// nothing for writes to files of their own, closed once each), and says "up to".
 func TestEstimateBoundsFioByItsRuntime(t *testing.T) {
 	plan := builtinPlan(t, "gcsfuse-fio", scenario.Overrides{})
 	e, err := runner.EstimatePlan(plan)
@@ -120,6 +143,7 @@ func TestEstimateBoundsFioByItsRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	var bound time.Duration
+	var laidOut int64
 	for _, c := range plan.Cells {
 		runtime, err1 := time.ParseDuration(c.Resolved["runtime"])
 		ramp, err2 := time.ParseDuration(c.Resolved["ramp_time"])
@@ -127,8 +151,78 @@ func TestEstimateBoundsFioByItsRuntime(t *testing.T) {
 			t.Fatalf("cell %d: runtime %q, ramp_time %q", c.Index, c.Resolved["runtime"], c.Resolved["ramp_time"])
 		}
 		bound += runtime + ramp
+		if strings.Contains(c.Resolved["rw"], "read") {
+			size, _ := param.ParseSize(c.Resolved["file_size"])
+			jobs, _ := strconv.Atoi(c.Resolved["numjobs"])
+			laidOut += size * int64(jobs)
+		}
 	}
-	if !e.Known() || !e.Bounded || e.Load != bound || !strings.Contains(e.String(), ", at most about ") {
+	perSecond := bucket.BenchModel().StreamBytesPerSecond
+	want := time.Duration(float64(laidOut) / perSecond * float64(time.Second))
+	if !e.Known() || e.Load != bound || !strings.Contains(e.String(), ", about ") || !strings.Contains(e.String(), "up to fio's ramp time and runtime") {
 		t.Errorf("load %v, want the runtimes' %v: %q", e.Load, bound, e.String())
+	}
+	if d := e.Transfers - want; d < -time.Second || d > time.Second {
+		t.Errorf("transfers %v, want %v: %d bytes laid out at %.1f MiB/s", e.Transfers, want, laidOut, perSecond/(1<<20))
+	}
+}
+
+// fioPlan is seed 002's plan narrowed to one backend, one access pattern and the file sizes given.
+func fioPlan(t *testing.T, backendName, rw string, sizes ...string) (runner.Estimate, *scenario.Plan) {
+	t.Helper()
+	plan := builtinPlan(t, "gcsfuse-cache", scenario.Overrides{Backends: []string{backendName}, Repeat: 1, RepeatSet: true,
+		Sweep: []string{"file_size=" + strings.Join(sizes, ","), "rw=" + rw}})
+	e, err := runner.EstimatePlan(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.PerCell) != len(sizes) {
+		t.Fatalf("%d cells' estimates, want %d", len(e.PerCell), len(sizes))
+	}
+	return e, plan
+}
+
+// What a fio cell moves outside its runtime grows with its file: a read lays the file out, and a
+// random write through gcsfuse's 16 jobs writes it back at each close and reads it back before
+// each later write. A file four times larger adds four times the time; the plan line says what
+// it counts and what it does not, and never "at most".
+func TestEstimateOfFioGrowsWithItsFileSize(t *testing.T) {
+	for _, rw := range []string{"read", "randwrite"} {
+		e, plan := fioPlan(t, "gcsfuse", rw, "256MiB", "1GiB")
+		fixed := 10*time.Second + runner.AssumedStartUp // runtime and start-up
+		small, large := e.PerCell[0]-fixed, e.PerCell[1]-fixed
+		if small <= 0 || large <= 0 {
+			t.Fatalf("%s: cells of %v and %v, nothing beyond the runtime and start-up %v", rw, e.PerCell[0], e.PerCell[1], fixed)
+		}
+		if ratio := float64(large) / float64(small); ratio < 3.99 || ratio > 4.01 {
+			t.Errorf("%s: 1 GiB moves in %v, 256 MiB in %v: %.3fx, want 4x", rw, large, small, ratio)
+		}
+		if line := e.String(); strings.Contains(line, "at most") || !strings.Contains(line, map[string]string{"read": " laying out what it reads)", "randwrite": " writing back what it wrote, at each close)"}[rw]) {
+			t.Errorf("%s: %q", rw, line)
+		}
+		// A random write's file moves 31 times: 16 uploads, 15 read-backs; a read's once.
+		moves := map[string]float64{"read": 1, "randwrite": 31}[rw]
+		perSecond := bucket.DefaultModel().StreamBytesPerSecond
+		want := time.Duration(moves * float64(1<<30) / perSecond * float64(time.Second))
+		if d := large - want; d < -time.Millisecond || d > time.Millisecond {
+			t.Errorf("%s of 1 GiB: %v beyond the runtime, want %v", rw, large, want)
+		}
+		if plan.Cells[1].Resolved["numjobs"] != "16" {
+			t.Fatalf("numjobs %q", plan.Cells[1].Resolved["numjobs"])
+		}
+	}
+	// Sequential writes: how far each got is its speed's, not counted but said; the bucket's
+	// per-object limit spaces the 16 closes, so every size counts the same.
+	e, _ := fioPlan(t, "gcsfuse", "write", "10KiB", "1GiB")
+	if e.PerCell[0] != e.PerCell[1] || e.PerCell[0] <= 10*time.Second+runner.AssumedStartUp {
+		t.Errorf("sequential writes: %v and %v", e.PerCell[0], e.PerCell[1])
+	}
+	if line := e.String(); !strings.Contains(line, "not counted: what a sequential writer wrote") || !strings.Contains(line, "429") {
+		t.Errorf("sequential writes: %q", line)
+	}
+	// On a local directory nothing models the layout: the estimate says so rather than count it.
+	e, _ = fioPlan(t, "local", "read", "256MiB", "1GiB")
+	if e.Transfers != 0 || !strings.Contains(e.String(), "not counted: laying out files on local (no modelled bandwidth)") {
+		t.Errorf("local: transfers %v: %q", e.Transfers, e.String())
 	}
 }

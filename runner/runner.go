@@ -285,12 +285,12 @@ func newRun(plan *scenario.Plan, opts Options) (*run, error) {
 	if info.NeedsOf != nil { // what this scenario's workload asks of a backend (an app's SQLite file)
 		info.Needs = info.NeedsOf(spec.Workload)
 	}
-	var eta time.Duration
-	if e, err := EstimatePlan(plan); err == nil && e.Known() {
-		eta = e.Total()
+	var perCell []time.Duration // the plan's estimate of each cell, the ETA until cells have run
+	if e, err := EstimatePlan(plan); err == nil {
+		perCell = e.PerCell
 	}
 	return &run{spec: spec, plan: plan, opts: opts, info: info, wl: wl, versions: sysinfo.Versions(), space: map[string]backendSpace{},
-		progress: newProgress(opts.Progress, len(plan.Cells), eta, opts.ProgressWidth)}, nil
+		progress: newProgress(opts.Progress, plan.Cells, perCell, opts.ProgressWidth)}, nil
 }
 
 // checkDuration refuses a duration the workload cannot use.

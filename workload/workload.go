@@ -52,9 +52,9 @@ type Info struct {
 	// Timed workloads are driven for the scenario's duration (after its warm-up); the others run
 	// to their own end (fio's runtime, a load's last row).
 	Timed bool
-	// MaxLength, if set, bounds one cell of a workload that runs to its own end, from the cell's
-	// parameters (fio: its runtime and ramp time); 0 when they set no bound. For plan estimates.
-	MaxLength func(p Params) time.Duration
+	// Length, if set, says what one cell of a workload that runs to its own end does, from the
+	// cell's parameters, for plan estimates (fio: its runtime, the files it lays out and writes).
+	Length func(p Params) Length
 	// Needs is what the workload asks of a backend: a directory, a SQLite file to replicate.
 	Needs backend.Needs
 	// NeedsOf, if set, gives Needs from the scenario's workload (its fixed parameters).
@@ -64,6 +64,25 @@ type Info struct {
 	// Sections are the workload's own settings that are lists or mappings, by name, with what
 	// each must be (a single value there is refused saying so).
 	Sections map[string]string
+}
+
+// Length is what one cell of a workload that runs to its own end does, as far as its parameters
+// tell, for plan estimates.
+type Length struct {
+	// Bound is the most its measured part runs (fio: ramp time and runtime; a job whose size is
+	// done stops sooner); 0: nothing bounds it.
+	Bound time.Duration
+	// BoundBy names what sets Bound, for the plan line: "runtime".
+	BoundBy string
+	// LayoutBytes are written through the backend before the measured part (fio lays out the
+	// files a read job reads).
+	LayoutBytes int64
+	// WrittenFiles are the files the measured part writes, each closed ClosesPerFile times after
+	// writing (fio: one file its jobs share, closed by each; or a file per job).
+	WrittenFiles, ClosesPerFile int
+	// ClosedBytes is a written file's size at its closes when the parameters tell it (random
+	// writes reach the whole file); 0: unknown (how far a sequential writer got).
+	ClosedBytes int64
 }
 
 // Params is one cell's parameters, every declared one present: defaults, then the scenario's

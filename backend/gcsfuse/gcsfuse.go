@@ -41,6 +41,24 @@ var (
 func init() {
 	backend.RegisterInfo(backend.Info{Name: Name, Description: "a real gcsfuse mount of the lab's emulated GCS bucket (or of the bucket at option endpoint), as Cloud Run's volume mounts",
 		Options: append(slices.Clone(Options), bucket.ModelOptions...), New: New})
+	backend.RegisterTransfer(Name, transfer)
+}
+
+// transfer is what the bucket model allows an entry's files: its bandwidth per request and its
+// per-object write limit. gcsfuse uploads a written file whole at each close and reads it back
+// before a later write (both eras: seed 002's random writes through 16 jobs moved the file 16
+// times in and 15 out). No bandwidth with an endpoint of the user's (no lab model); none at all
+// with options the backend refuses when it is made.
+func transfer(options map[string]string) (backend.Transfer, bool) {
+	if options["endpoint"] != "" {
+		return backend.Transfer{WriteBack: true}, true
+	}
+	m, err := bucket.ModelFromOptions(options)
+	if err != nil {
+		return backend.Transfer{}, false
+	}
+	return backend.Transfer{WriteMiBps: m.StreamBytesPerSecond / (1 << 20), Source: "the bucket model's stream_mib_s", WriteBack: true,
+		ObjectWriteInterval: m.ObjectUpdateInterval, ObjectWriteBurst: m.ObjectUpdateBurst}, true
 }
 
 // ownFlags are the gcsfuse flags the backend sets, which option flags may not replace.

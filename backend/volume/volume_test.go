@@ -154,3 +154,24 @@ func TestModelDescribesTheBurstBuckets(t *testing.T) {
 		t.Errorf("io1 has no burst bucket: %v, %v", io1.CreditIOs, io1.CreditMiB)
 	}
 }
+
+// A volume entry's transfers, for plan estimates, are its model's most written MiB/s: a file laid
+// out on sc1 takes longer than on gp3, and nothing is written back at a close.
+func TestTransferOfAVolumeIsItsPublishedThroughput(t *testing.T) {
+	var rates []float64
+	for _, typ := range []string{"gp3", "sc1"} {
+		options := map[string]string{"type": typ, "size": "500GiB"}
+		m, _ := Model(options)
+		got, ok := backend.TransferOf(Name, options)
+		if !ok || got.WriteMiBps != m.WriteMiBps || got.WriteMiBps <= 0 || got.WriteBack {
+			t.Errorf("%s: %+v, want the model's %.0f MiB/s", typ, got, m.WriteMiBps)
+		}
+		rates = append(rates, got.WriteMiBps)
+	}
+	if rates[1] >= rates[0] {
+		t.Errorf("sc1 writes %.0f MiB/s, gp3 %.0f", rates[1], rates[0])
+	}
+	if _, ok := backend.TransferOf(Name, map[string]string{"type": "gp3", "size": "100GiB", "model": "off"}); ok {
+		t.Error("a volume with its model off has a transfer model")
+	}
+}

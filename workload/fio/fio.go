@@ -92,19 +92,52 @@ func init() {
 		Metrics:     Metrics,
 		Needs:       backend.Needs{},
 		New:         New,
-		MaxLength:   maxLength,
+		Length:      length,
 		Sections:    map[string]string{"extra": "a mapping of further fio options, like {rwmixread: 70}"},
 	})
 }
 
-// maxLength is how long a job runs at most: its ramp time and runtime, when it has a runtime (fio
-// stops there, or earlier when size is done); 0 when only size ends it.
-func maxLength(p workload.Params) time.Duration {
-	var s settings
-	if err := param.Decode(Params, p, &s); err != nil || s.Runtime <= 0 {
-		return 0
+// length is what a cell's job does as its parameters tell: its runtime and ramp time bound the
+// measured I/O (a job whose size is done stops sooner); a job that reads (or prefill) lays its
+// files out first, written through the backend; a job that writes closes its files after, once
+// per job sharing one. A job file of the user's is fio's to read: nothing is known of it.
+func length(p workload.Params) workload.Length {
+	if p["job_file"] != "" {
+		return workload.Length{}
 	}
-	return s.RampTime + s.Runtime
+	j, set, err := (&Workload{}).job(p, checkDir)
+	if err != nil {
+		return workload.Length{}
+	}
+	var l workload.Length
+	if j.Runtime > 0 {
+		l.Bound, l.BoundBy = j.RampTime+j.Runtime, "runtime"
+		if j.RampTime > 0 {
+			l.BoundBy = "ramp time and runtime"
+		}
+	}
+	reads := j.RW != "write" && j.RW != "randwrite"
+	writes := j.RW != "read" && j.RW != "randread"
+	if reads || set.Prefill {
+		l.LayoutBytes = j.LaidOut()
+	}
+	if !writes {
+		return l
+	}
+	runs := max(set.Servers, 1) // each fio server runs the whole job on the same files
+	if j.FilenameFormat == "" {
+		l.WrittenFiles, l.ClosesPerFile = 1, j.NumJobs*runs
+		l.ClosedBytes = j.Size
+	} else {
+		l.WrittenFiles, l.ClosesPerFile = j.NumJobs*max(j.NrFiles, 1), runs
+		l.ClosedBytes = j.FileSize
+	}
+	// Random writes reach the whole file, and so does a job its size ends; a sequential writer
+	// that its runtime stops got as far as its speed took it.
+	if random := j.RW == "randwrite" || j.RW == "randrw"; !random && (j.Runtime > 0 || j.TimeBased) {
+		l.ClosedBytes = 0
+	}
+	return l
 }
 
 // settings are one cell's parameters, read.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"persistlab/backend"
 	"persistlab/param"
@@ -285,5 +286,42 @@ func TestPrefillLaysTheFileOutBeforeTheMeasuredRun(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(marker); string(data) != "wrapped\nwrapped\n" {
 		t.Errorf("the wrap ran %q, want twice: the layout and the job both in the instance", data)
+	}
+}
+
+// A cell's length as its parameters tell it, for the plan's estimate: the runtime bounds the
+// measured I/O; a read lays its files out first; a write closes its file once per job sharing it,
+// and the size it closes is known for random writes (the whole file) and for a job its size ends.
+func TestLengthSaysWhatACellMovesOutsideItsRuntime(t *testing.T) {
+	const mib = 1 << 20
+	of := func(point map[string]string) workload.Length {
+		return length(workload.Resolve(Params, map[string]string{"numjobs": "16", "runtime": "10s"}, point))
+	}
+	read := of(map[string]string{"rw": "read", "file_size": "200MiB"})
+	if read.Bound != 10*time.Second || read.BoundBy != "runtime" || read.LayoutBytes != 200*mib || read.WrittenFiles != 0 {
+		t.Errorf("a read of one shared file: %+v", read)
+	}
+	if twice := of(map[string]string{"rw": "randread", "file_size": "400MiB"}); twice.LayoutBytes != 2*read.LayoutBytes {
+		t.Errorf("a file twice as large lays out %d bytes, against %d", twice.LayoutBytes, read.LayoutBytes)
+	}
+	randwrite := of(map[string]string{"rw": "randwrite", "file_size": "200MiB"})
+	if randwrite.LayoutBytes != 0 || randwrite.WrittenFiles != 1 || randwrite.ClosesPerFile != 16 || randwrite.ClosedBytes != 200*mib {
+		t.Errorf("random writes to one shared file by 16 jobs: %+v", randwrite)
+	}
+	if seq := of(map[string]string{"rw": "write", "file_size": "200MiB"}); seq.ClosesPerFile != 16 || seq.ClosedBytes != 0 {
+		t.Errorf("sequential writes stopped by the runtime: %+v (how far they got is not known)", seq)
+	}
+	if toEnd := of(map[string]string{"rw": "write", "file_size": "200MiB", "runtime": "0s"}); toEnd.Bound != 0 || toEnd.ClosedBytes != 200*mib {
+		t.Errorf("sequential writes to the end of the file: %+v", toEnd)
+	}
+	if prefilled := of(map[string]string{"rw": "write", "file_size": "200MiB", "prefill": "true"}); prefilled.LayoutBytes != 200*mib {
+		t.Errorf("a write with prefill: %+v", prefilled)
+	}
+	perJob := of(map[string]string{"rw": "write", "layout": LayoutPerJob, "numjobs": "2", "nrfiles": "3", "file_size": "1GiB", "ramp_time": "5s", "time_based": "true"})
+	if perJob.WrittenFiles != 6 || perJob.ClosesPerFile != 1 || perJob.Bound != 15*time.Second || perJob.BoundBy != "ramp time and runtime" {
+		t.Errorf("a file per job: %+v", perJob)
+	}
+	if own := of(map[string]string{"job_file": "my.fio", "runtime": "0s", "numjobs": "1"}); own != (workload.Length{}) {
+		t.Errorf("a job file of the user's: %+v, want nothing known", own)
 	}
 }
