@@ -201,6 +201,13 @@ func TestCandidatesOnCloudRunExcludeBlockVolumesAndSayWhy(t *testing.T) {
 	if got := runnable(Candidates(app, gce, 50, 1<<30)); !got["volume"] {
 		t.Errorf("on a GCE VM: runnable backends %v, want the Persistent Disks too", got)
 	}
+	ec2, err := ParsePlatform("c4.large", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runnable(Candidates(app, ec2, 50, 1<<30)); got["local"] || !got["volume"] {
+		t.Errorf("on a c4.large: runnable backends %v, want EBS volumes and no instance store", got)
+	}
 	for _, c := range Candidates(app, gce, 50, 1<<30) {
 		if c.Backend == "volume" && c.Excluded == "" && !strings.HasPrefix(c.Name, "pd-") {
 			t.Errorf("on a GCE VM, %s is offered: want only Persistent Disks", c.Name)

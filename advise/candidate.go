@@ -167,12 +167,21 @@ const AssumedIOsPerRequest = 4
 func Candidates(app App, p Platform, rate float64, dbBytes int64) []Candidate {
 	var out []Candidate
 	ephemeral := "the instance's own disk"
-	if p.Kind == "cloudrun" {
+	switch p.Kind {
+	case "cloudrun":
 		ephemeral += " (Cloud Run's in-memory file system, counted in its memory)"
-	} else {
-		ephemeral += " (a local SSD)"
+	case "gce":
+		ephemeral += " (a local SSD, whose price is not in the bill)"
 	}
-	out = append(out, Candidate{Name: "local", Backend: "local", What: "SQLite on " + ephemeral + ": everything on it is lost with the instance"})
+	local := Candidate{Name: "local", Backend: "local", What: "SQLite on " + ephemeral + ": everything on it is lost with the instance"}
+	if p.Kind == "ec2" {
+		// "Not every instance type provides instance store volumes" (docs.aws.amazon.com/AWSEC2/
+		// latest/UserGuide/InstanceStorage.html, read 2026-11-28), and C4, the only EC2 type of the
+		// catalogue, has none (aws.amazon.com/ec2/instance-types/c4: "EBS-Only"; as recorded, not
+		// re-read).
+		local.Excluded = "a " + p.Instance + " has no instance store (EBS only)"
+	}
+	out = append(out, local)
 	gcsfuse := Candidate{Name: "gcsfuse", Backend: "gcsfuse", What: "SQLite on a Cloud Storage FUSE mount of a bucket (gcsfuse, as Cloud Run mounts one)"}
 	out = append(out, gcsfuse)
 	if app.Pragmas {

@@ -11,15 +11,16 @@ import (
 	"persistlab/advise"
 )
 
-// TestAdviseRanksMeasuredCandidatesAndReusesThem runs a short advise on a GCE VM: the instance's
+// TestAdviseRanksMeasuredCandidatesAndReusesThem runs a short advise (cells of 200 requests at
+// 40/s) on a GCE VM: the instance's
 // disk and Litestream at 60 s lose acknowledged writes in a crash, SQLite fsyncing every commit on
 // a Persistent Disk loses none, so "lost_acked == 0" leaves the disk alone; run again in the same
 // directory, nothing is run again; a budget below the disk's price meets nothing and exits 4.
 func TestAdviseRanksMeasuredCandidatesAndReusesThem(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "advise")
 	disk := "pd-ssd-10g-sync-full"
-	args := []string{"advise", "--platform", "n1-standard-2", "--rate", "20", "--candidates", "local,litestream-60s," + disk,
-		"--require", "lost_acked == 0", "--time", "4m", "--crashes", "1", "--dir", dir, "--format", "json"}
+	args := []string{"advise", "--platform", "n1-standard-2", "--rate", "40", "--candidates", "local,litestream-60s," + disk,
+		"--require", "lost_acked == 0", "--time", "3m", "--crashes", "1", "--dir", dir, "--format", "json"}
 	stdout, stderr, err := persistlab(t, args...)
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
