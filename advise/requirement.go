@@ -97,7 +97,7 @@ func requirementError(text, allowed string) error {
 // String is the requirement as written.
 func (r Requirement) String() string { return r.Text }
 
-// describe is the requirement's value in its metric's unit, for a shortfall ("p95_ms 130 > 100").
+// formatValue is a figure in its metric's unit, for a shortfall ("130 ms").
 func formatValue(metric string, v float64) string {
 	switch {
 	case metric == MetricUSD:

@@ -153,6 +153,22 @@ func usdText(f Figures) string {
 	return fmt.Sprintf("$%.2f", f.USD())
 }
 
+// failText lists what a candidate fails, by requirement (or in words), and what it cannot tell.
+func failText(v Verdict, words bool) string {
+	var fails []string
+	for _, s := range v.Fails {
+		if words {
+			fails = append(fails, s.Text)
+		} else {
+			fails = append(fails, s.Requirement)
+		}
+	}
+	for _, u := range v.Unjudged {
+		fails = append(fails, u+" (cannot tell)")
+	}
+	return strings.Join(fails, "; ")
+}
+
 // usdCell is the bill in a table's cell.
 func usdCell(f Figures) string {
 	if !f.Priced {
@@ -204,15 +220,8 @@ func (a Advice) WriteText(w io.Writer) error {
 		if v.Frontier {
 			front = "*"
 		}
-		var fails []string
-		for _, s := range v.Fails {
-			fails = append(fails, s.Requirement)
-		}
-		for _, u := range v.Unjudged {
-			fails = append(fails, u+" (cannot tell)")
-		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, v.Candidate.Name, meets, latText(v.Figures.AtRate, a.Latency),
-			latText(v.Figures.AtDouble, a.Latency), lost, usd, front, strings.Join(fails, "; "))
+			latText(v.Figures.AtDouble, a.Latency), lost, usd, front, failText(v, false))
 	}
 	tw.Flush()
 	for _, line := range strings.SplitAfter(table.String(), "\n") {
@@ -279,15 +288,8 @@ func (a Advice) WriteMarkdown(w io.Writer) error {
 		if v.Figures.Crashes > 0 {
 			lost = fmt.Sprintf("%.0f in %d crashes", v.Figures.Crash[MetricLostAcked], v.Figures.Crashes)
 		}
-		var fails []string
-		for _, s := range v.Fails {
-			fails = append(fails, s.Text)
-		}
-		for _, u := range v.Unjudged {
-			fails = append(fails, u+" (cannot tell)")
-		}
 		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, v.Candidate.Name, meets, latText(v.Figures.AtRate, a.Latency),
-			latText(v.Figures.AtDouble, a.Latency), lost, usdCell(v.Figures), strings.Join(fails, "; "))
+			latText(v.Figures.AtDouble, a.Latency), lost, usdCell(v.Figures), failText(v, true))
 	}
 	if len(a.Excluded) > 0 {
 		fmt.Fprintf(w, "\nExcluded: ")
