@@ -169,6 +169,22 @@ func failText(v Verdict, words bool) string {
 	return strings.Join(fails, "; ")
 }
 
+// meetsCell says in a table's cell whether the candidate meets every requirement.
+func meetsCell(v Verdict) string {
+	if v.Meets {
+		return "yes"
+	}
+	return "no"
+}
+
+// lostCell is the most acknowledged writes a crash lost, and over how many crashes.
+func lostCell(v Verdict) string {
+	if v.Figures.Crashes == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f (%d crashes)", v.Figures.Crash[MetricLostAcked], v.Figures.Crashes)
+}
+
 // usdCell is the bill in a table's cell.
 func usdCell(f Figures) string {
 	if !f.Priced {
@@ -207,21 +223,12 @@ func (a Advice) WriteText(w io.Writer) error {
 	lat := strings.ToUpper(strings.TrimSuffix(a.Latency, "_ms"))
 	fmt.Fprintf(tw, "RANK\tCANDIDATE\tMEETS\t%s AT %s/s\t%s AT %s/s\tLOST ACKED\tUSD/MONTH\tFRONTIER\tFAILS\n", lat, rateText(a.Rate), lat, rateText(2*a.Rate))
 	for i, v := range a.Ranked {
-		meets := "yes"
-		if !v.Meets {
-			meets = "no"
-		}
-		lost := "-"
-		if v.Figures.Crashes > 0 {
-			lost = fmt.Sprintf("%.0f (%d crashes)", v.Figures.Crash[MetricLostAcked], v.Figures.Crashes)
-		}
-		usd := usdCell(v.Figures)
 		front := ""
 		if v.Frontier {
 			front = "*"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, v.Candidate.Name, meets, latText(v.Figures.AtRate, a.Latency),
-			latText(v.Figures.AtDouble, a.Latency), lost, usd, front, failText(v, false))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, v.Candidate.Name, meetsCell(v), latText(v.Figures.AtRate, a.Latency),
+			latText(v.Figures.AtDouble, a.Latency), lostCell(v), usdCell(v.Figures), front, failText(v, false))
 	}
 	tw.Flush()
 	for _, line := range strings.SplitAfter(table.String(), "\n") {
@@ -280,16 +287,8 @@ func (a Advice) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(w, "| rank | candidate | meets | %s at %s/s | %s at %s/s | lost acked | $/month | fails |\n|---|---|---|---|---|---|---|---|\n",
 		lat, rateText(a.Rate), lat, rateText(2*a.Rate))
 	for i, v := range a.Ranked {
-		meets := "yes"
-		if !v.Meets {
-			meets = "no"
-		}
-		lost := "-"
-		if v.Figures.Crashes > 0 {
-			lost = fmt.Sprintf("%.0f in %d crashes", v.Figures.Crash[MetricLostAcked], v.Figures.Crashes)
-		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, v.Candidate.Name, meets, latText(v.Figures.AtRate, a.Latency),
-			latText(v.Figures.AtDouble, a.Latency), lost, usdCell(v.Figures), failText(v, true))
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, v.Candidate.Name, meetsCell(v), latText(v.Figures.AtRate, a.Latency),
+			latText(v.Figures.AtDouble, a.Latency), lostCell(v), usdCell(v.Figures), failText(v, true))
 	}
 	if len(a.Excluded) > 0 {
 		fmt.Fprintf(w, "\nExcluded: ")
