@@ -195,25 +195,25 @@ func TestCandidatesOnCloudRunExcludeBlockVolumesAndSayWhy(t *testing.T) {
 		}
 		return m
 	}
-	if got := runnable(Candidates(app, run, 50, 1<<30)); got["volume"] || !got["gcsfuse"] || !got["litestream"] || !got["local"] || got["mysql"] {
+	if got := runnable(Candidates(app, run, 50, 1<<30, 0)); got["volume"] || !got["gcsfuse"] || !got["litestream"] || !got["local"] || got["mysql"] {
 		t.Errorf("on Cloud Run: runnable backends %v, want local, gcsfuse and litestream only", got)
 	}
-	if got := runnable(Candidates(app, gce, 50, 1<<30)); !got["volume"] {
+	if got := runnable(Candidates(app, gce, 50, 1<<30, 0)); !got["volume"] {
 		t.Errorf("on a GCE VM: runnable backends %v, want the Persistent Disks too", got)
 	}
 	ec2, err := ParsePlatform("c4.large", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := runnable(Candidates(app, ec2, 50, 1<<30)); got["local"] || !got["volume"] {
+	if got := runnable(Candidates(app, ec2, 50, 1<<30, 0)); got["local"] || !got["volume"] {
 		t.Errorf("on a c4.large: runnable backends %v, want EBS volumes and no instance store", got)
 	}
-	for _, c := range Candidates(app, gce, 50, 1<<30) {
+	for _, c := range Candidates(app, gce, 50, 1<<30, 0) {
 		if c.Backend == "volume" && c.Excluded == "" && !strings.HasPrefix(c.Name, "pd-") {
 			t.Errorf("on a GCE VM, %s is offered: want only Persistent Disks", c.Name)
 		}
 	}
-	for _, c := range Candidates(App{Name: "files"}, run, 50, 1<<30) {
+	for _, c := range Candidates(App{Name: "files"}, run, 50, 1<<30, 0) {
 		if c.Backend == "litestream" && c.Excluded == "" {
 			t.Errorf("an app without SQLite is offered %s", c.Name)
 		}
@@ -249,7 +249,7 @@ func TestSizeVolumeMeetsTheIOPSWithinTheTypesRules(t *testing.T) {
 func TestNewPlanRefusesWhatCannotRunBeforeAnythingRuns(t *testing.T) {
 	app := App{Name: "counter", SQLite: true, Crashable: true, Workload: scenario.Workload{Type: "counter", Params: map[string]string{"cpu_per_request": "4.7ms", "gvl": "true"}}}
 	p, _ := ParsePlatform("cloudrun", 4, 0)
-	cands := Candidates(app, p, 50, 1<<30)
+	cands := Candidates(app, p, 50, 1<<30, 0)
 	reqs := mustRequire(t, "p95 < 100ms")
 	for _, c := range []struct {
 		field string

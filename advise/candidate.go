@@ -109,6 +109,7 @@ type App struct {
 	Crashable bool
 	MySQL     bool              // can use a MySQL server instead
 	Metrics   map[string]string // the workload's metrics, by unit
+	Kind      string            // KindRequests or KindChanges
 }
 
 // Candidate is one storage design: a backend entry, in plain words, or why the app or the
@@ -121,9 +122,21 @@ type Candidate struct {
 	Excluded string            `json:"excluded,omitempty"`
 	// Pragmas replace the app's SQLite pragmas of the same names (synchronous=FULL).
 	Pragmas []string `json:"pragmas,omitempty"`
-	// Volume is the block volume a volume candidate sizes, for its bill.
+	// Volume is the block volume a volume candidate sizes, for its bill; Sizing says where its size
+	// is not the one that sustains the rate (none does, or that one breaks the budget).
 	Volume *volume.Spec `json:"-"`
+	Sizing string       `json:"sizing,omitempty"`
+	// Params are the workload parameters this design sets (git's core.fsync).
+	Params map[string]string `json:"params,omitempty"`
+	// Dominated says why a candidate runs only when named: another costs less and does at least as
+	// much by the published figures.
+	Dominated string `json:"dominated,omitempty"`
+	// CrashFrom names the candidate whose crash runs stand for this one's ("": its own).
+	CrashFrom string `json:"crash_from,omitempty"`
 }
+
+// runnable says whether the candidate is measured: not excluded, and not dominated.
+func (c Candidate) runnable() bool { return c.Excluded == "" && c.Dominated == "" }
 
 // SyncFull is the pragma that makes SQLite fsync at every commit: on storage that persists what
 // is fsynced (a volume; gcsfuse, which uploads at fsync), no acknowledged write is lost, for a
@@ -162,9 +175,13 @@ var LitestreamIntervals = []string{"1s", "10s", "60s"}
 // shows it in the run's throttled time, and the bill of a larger size is a line away.
 const AssumedIOsPerRequest = 4
 
-// Candidates are the designs for app on platform at rate requests/s with a database of dbBytes,
-// each either runnable or excluded with why.
-func Candidates(app App, p Platform, rate float64, dbBytes int64) []Candidate {
+// Candidates are the designs for app on platform at rate requests/s (changes/s for git) with a
+// database of dbBytes, each either runnable or excluded with why; maxUSD (0: none) is the budget a
+// git volume's size keeps to.
+func Candidates(app App, p Platform, rate float64, dbBytes int64, maxUSD float64) []Candidate {
+	if app.Kind == KindChanges {
+		return gitCandidates(p, rate, dbBytes, maxUSD)
+	}
 	var out []Candidate
 	ephemeral := "the instance's own disk"
 	switch p.Kind {
@@ -247,12 +264,17 @@ const MinVolumeGiB = 10
 // SizeVolume is the smallest volume of the type that holds the database twice over and whose
 // sustained IOPS meet iops (provisioned where the type takes it), within the type's range.
 func SizeVolume(typ string, dbBytes int64, iops float64) volume.Spec {
-	gib := max(int64(MinVolumeGiB), (2*dbBytes+(1<<30)-1)>>30)
+	minGiB, _ := volume.SizeRange(typ)
+	gib := max(int64(MinVolumeGiB), int64(minGiB), (2*dbBytes+(1<<30)-1)>>30)
 	s := volume.Spec{Type: typ, SizeBytes: gib << 30}
 	switch typ {
-	case "io2":
+	case "io1", "io2":
+		perGiB := volume.IO2IOPSPerGiB
+		if typ == "io1" {
+			perGiB = volume.IO1IOPSPerGiB
+		}
 		s.ProvisionedIOPS = math.Ceil(max(volume.IOMinIOPS, iops))
-		s.SizeBytes = max(s.SizeBytes, int64(math.Ceil(s.ProvisionedIOPS/volume.IO2IOPSPerGiB))<<30)
+		s.SizeBytes = max(s.SizeBytes, int64(math.Ceil(s.ProvisionedIOPS/perGiB))<<30)
 		return s
 	case "gp3":
 		if iops > volume.GP3BaseIOPS {
@@ -293,11 +315,22 @@ func SizeVolume(typ string, dbBytes int64, iops float64) volume.Spec {
 }
 
 // sustainedIOPS is what a volume sustains without burst credits: writes, where reads and writes
-// have limits of their own.
+// have limits of their own; on HDD, units of 1 MiB, which its throughput bounds before its IOPS;
+// within the instance's caps.
 func sustainedIOPS(s volume.Spec) float64 {
 	l := s.Limits()
+	iops := l.BaseIOPS
 	if l.WriteIOPS > 0 {
-		return l.WriteIOPS
+		iops = l.WriteIOPS
 	}
-	return l.BaseIOPS
+	if l.HDD {
+		iops = min(iops, l.BaseMiBps)
+		if l.Instance.MiBps > 0 {
+			iops = min(iops, l.Instance.MiBps)
+		}
+	}
+	if l.Instance.IOPS > 0 {
+		iops = min(iops, l.Instance.IOPS)
+	}
+	return iops
 }

@@ -35,12 +35,19 @@ func (p *Plan) Measured(c Candidate, steady *results.Results, steadyFile string,
 			if share, ok := report.ErrorShare(a); ok {
 				into[MetricErrorRate] = share
 			}
+			if p.App.Kind == KindChanges {
+				f.Notes = append(f.Notes, p.gitFigures(into, rate)...)
+			}
 			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: row %s %s", steadyFile, a.Backend, a.Point))
 		}
 	}
 	if crash != nil {
+		from := c.Name
+		if c.CrashFrom != "" {
+			from = c.CrashFrom
+		}
 		for _, s := range crash.CrashSummaries {
-			if s.Backend != c.Name || s.Runs == 0 {
+			if s.Backend != from || s.Runs == 0 {
 				continue
 			}
 			f.Crashes = s.Runs
@@ -52,13 +59,24 @@ func (p *Plan) Measured(c Candidate, steady *results.Results, steadyFile string,
 			f.Crash["integrity_failures"] = float64(s.IntegrityFailures)
 			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: row %s %s (%d crashes)", crashFile, s.Backend, s.Point, s.Runs))
 		}
+		if c.CrashFrom != "" && f.Crashes > 0 {
+			f.Notes = append(f.Notes, "its lost writes were measured on "+c.CrashFrom+" and are assumed for this type: every lab volume makes a flushed write durable the same way, differing only in limits and service times")
+		}
 	}
-	f.Bill, f.Priced, f.Notes = p.bill(c, atRate)
+	var billNotes []string
+	f.Bill, f.Priced, billNotes = p.bill(c, atRate)
+	f.Notes = append(f.Notes, billNotes...)
+	if c.Sizing != "" {
+		f.Notes = append(f.Notes, c.Sizing)
+	}
+	if p.App.Kind == KindChanges && steady == nil && p.FailsCrash(f) {
+		f.Notes = append(f.Notes, "no steady cells: its crash runs already fail a crash requirement")
+	}
 	for _, at := range []struct {
 		m    map[string]float64
 		rate float64
 	}{{f.AtRate, p.Rate}, {f.AtDouble, 2 * p.Rate}} {
-		if got, ok := at.m["rate"]; ok && got < MinServedShare*at.rate {
+		if got, ok := at.m["rate"]; ok && p.App.Kind != KindChanges && got < MinServedShare*at.rate {
 			f.Notes = append(f.Notes, fmt.Sprintf("at %s/s it answered %.1f/s: it fell behind, and its latency there includes the queue", rateText(at.rate), got))
 		}
 	}

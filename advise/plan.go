@@ -29,6 +29,8 @@ type Plan struct {
 	Duration    time.Duration
 	Crashes     int
 	Connections int
+	// estimate is a git plan's, from its own sizing (sizeGit).
+	estimate time.Duration
 }
 
 // Each cell's fixed costs, assumed from this machine's runs (a backend's start and a crash's
@@ -96,10 +98,12 @@ func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requiremen
 			}
 		}
 	}
-	if connections == 0 {
+	if app.Kind == KindChanges {
+		connections = 0
+	} else if connections == 0 {
 		connections = Connections(rate, reqs)
 	}
-	if connections < 1 || connections > MaxConnections {
+	if app.Kind != KindChanges && (connections < 1 || connections > MaxConnections) {
 		return nil, &param.FieldError{Field: "--connections", Value: fmt.Sprint(connections), Allowed: fmt.Sprintf("1 to %d", MaxConnections)}
 	}
 	for _, r := range reqs {
@@ -121,6 +125,10 @@ func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requiremen
 	n := len(pl.Runnable())
 	if n == 0 {
 		return nil, fmt.Errorf("no candidate can serve this app on %s", p)
+	}
+	if app.Kind == KindChanges {
+		assignCrashRuns(pl.Candidates)
+		return pl, pl.sizeGit(budget)
 	}
 	// Per candidate: setup, two steady cells, and the crash runs (each up to CrashAfterFrom +
 	// Duration/2 of load, then recovery).
@@ -145,11 +153,11 @@ func (p *Plan) MinCell() time.Duration {
 	return max(MinDuration, time.Duration(math.Ceil(MinRequests/p.Rate))*time.Second)
 }
 
-// Runnable are the candidates not excluded.
+// Runnable are the candidates measured: neither excluded nor dominated.
 func (p *Plan) Runnable() []Candidate {
 	var out []Candidate
 	for _, c := range p.Candidates {
-		if c.Excluded == "" {
+		if c.runnable() {
 			out = append(out, c)
 		}
 	}
@@ -158,6 +166,9 @@ func (p *Plan) Runnable() []Candidate {
 
 // Estimate is how long the plan takes, by the same assumptions that sized it.
 func (p *Plan) Estimate() time.Duration {
+	if p.App.Kind == KindChanges {
+		return p.estimate
+	}
 	per := CandidateSetup + 2*(CellStartup+Warmup+p.Duration) +
 		time.Duration(p.Crashes)*(CrashAfterFrom+(p.Duration/2)+CrashRecovery)
 	if p.Crashes > 0 {
@@ -171,6 +182,9 @@ func rateText(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
 // spec is the scenario one candidate runs: the app's workload in an open loop.
 func (p *Plan) spec(c Candidate, kind string) *scenario.Spec {
+	if p.App.Kind == KindChanges {
+		return p.gitSpec(c, kind)
+	}
 	w := scenario.Workload{Type: p.App.Workload.Type, Params: map[string]string{}, Sections: p.App.Workload.Sections, Dir: p.App.Workload.Dir}
 	for k, v := range p.App.Workload.Params {
 		w.Params[k] = v
@@ -226,12 +240,29 @@ func withPragmas(sections map[string]any, pragmas []string) map[string]any {
 	return out
 }
 
-// Kinds are the scenarios each candidate runs: steady, and crash where the app can be crashed.
+// Kinds are the scenarios each candidate runs, in order: steady, and crash where the app can be
+// crashed; for git the crash runs come first (a candidate they fail runs no steady cells), and
+// run only on the candidates of CrashRuns.
 func (p *Plan) Kinds() []string {
-	if p.Crashes == 0 {
+	switch {
+	case p.Crashes == 0:
 		return []string{"steady"}
+	case p.App.Kind == KindChanges:
+		return []string{"crash", "steady"}
 	}
 	return []string{"steady", "crash"}
+}
+
+// KindsOf are the scenarios one candidate runs, in order: a git candidate whose crash runs another
+// stands for runs its steady cells only.
+func (p *Plan) KindsOf(c Candidate) []string {
+	var out []string
+	for _, k := range p.Kinds() {
+		if k != "crash" || c.CrashFrom == "" {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // YAML is a candidate's scenario of a kind (steady or crash), as a file a user can run again with

@@ -12,17 +12,22 @@ import (
 // Advice is an advise run's answer: the ranking, what is excluded and why, what would change the
 // answer and how far to trust it.
 type Advice struct {
-	Question     string      `json:"question"`
-	Requirements []string    `json:"requirements"`
-	Answer       string      `json:"answer"`
-	Notes        []string    `json:"notes,omitempty"` // what qualifies the answer, said beside it
-	Latency      string      `json:"latency_metric"`
-	Rate         float64     `json:"rate"`
-	Ranked       []Verdict   `json:"ranked"`
-	Excluded     []Candidate `json:"excluded,omitempty"`
-	Changes      []string    `json:"what_would_change_it,omitempty"`
-	Trust        []string    `json:"trust"`
-	Plan         string      `json:"plan"`
+	Question     string   `json:"question"`
+	Requirements []string `json:"requirements"`
+	Answer       string   `json:"answer"`
+	Notes        []string `json:"notes,omitempty"` // what qualifies the answer, said beside it
+	Latency      string   `json:"latency_metric"`
+	// Pace is the metric of what a candidate sustains, shown beside its latency ("" for an app
+	// serving requests, whose pace is the open loop's rate); Unit what the rate counts.
+	Pace      string      `json:"pace_metric,omitempty"`
+	Unit      string      `json:"unit"`
+	Rate      float64     `json:"rate"`
+	Ranked    []Verdict   `json:"ranked"`
+	Excluded  []Candidate `json:"excluded,omitempty"`
+	Dominated []Candidate `json:"dominated,omitempty"` // not run unless named: another does as much for less
+	Changes   []string    `json:"what_would_change_it,omitempty"`
+	Trust     []string    `json:"trust"`
+	Plan      string      `json:"plan"`
 }
 
 // ExitNoneMeets is the exit status when no candidate meets every requirement, as a crossed
@@ -33,13 +38,15 @@ const ExitNoneMeets = 4
 func (a Advice) Met() bool { return len(a.Ranked) > 0 && a.Ranked[0].Meets }
 
 // LatencyMetric is the latency the table shows: the first steady requirement's on a latency, else p95.
-func LatencyMetric(reqs []Requirement) string {
+func LatencyMetric(reqs []Requirement) string { return latencyMetric(reqs, "p95_ms") }
+
+func latencyMetric(reqs []Requirement, fallback string) string {
 	for _, r := range reqs {
 		if r.Where == Steady && strings.HasSuffix(r.Metric, "_ms") {
 			return r.Metric
 		}
 	}
-	return "p95_ms"
+	return fallback
 }
 
 // Advise ranks the candidates from their figures and says the answer.
@@ -47,18 +54,29 @@ func (p *Plan) Advise(figs map[string]Figures, trust []string) Advice {
 	lat := LatencyMetric(p.Requirements)
 	a := Advice{
 		Question: fmt.Sprintf("where should %s's data live at %s requests/s on %s?", p.App.Name, rateText(p.Rate), p.Platform),
-		Latency:  lat, Rate: p.Rate,
+		Latency:  lat, Rate: p.Rate, Unit: "requests",
 		Ranked: Rank(p.Candidates, figs, p.Requirements, lat),
 		Trust:  trust,
 		Plan: fmt.Sprintf("each candidate: %s of open loop at %s/s and at %s/s over %d connections, then %d crash runs at %s/s",
 			p.Duration, rateText(p.Rate), rateText(2*p.Rate), p.Connections, p.Crashes, rateText(p.Rate)),
 	}
+	if p.App.Kind == KindChanges {
+		lat = latencyMetric(p.Requirements, "change_p95_ms")
+		a.Latency, a.Pace, a.Unit = lat, PaceMetric, "changes"
+		a.Ranked = Rank(p.Candidates, figs, p.Requirements, lat)
+		a.Question = fmt.Sprintf("where should %s's repositories live at %s changes/s on %s?", p.App.Name, rateText(p.Rate), p.Platform)
+		a.Plan = fmt.Sprintf("%d crash runs at %s/s on the first volume of each fsync setting, then on each candidate its crash runs do not rule out: a prefill of what the cell touches, %s paced at %s/s and at %s/s, and the write-back after it timed",
+			p.Crashes, rateText(p.Rate), p.Duration, rateText(p.Rate), rateText(2*p.Rate))
+	}
 	for _, r := range p.Requirements {
 		a.Requirements = append(a.Requirements, r.Text)
 	}
 	for _, c := range p.Candidates {
-		if c.Excluded != "" {
+		switch {
+		case c.Excluded != "":
 			a.Excluded = append(a.Excluded, c)
+		case c.Dominated != "":
+			a.Dominated = append(a.Dominated, c)
 		}
 	}
 	a.Answer = answer(a)
@@ -86,8 +104,8 @@ func answer(a Advice) string {
 		if meets > 1 {
 			others = fmt.Sprintf("the cheapest of the %d of %d candidates that do", meets, len(a.Ranked))
 		}
-		return fmt.Sprintf("%s meets every requirement, at %s a month (%s %s%s): %s",
-			top.Candidate.Name, usdText(top.Figures), strings.TrimSuffix(a.Latency, "_ms"), latText(top.Figures.AtRate, a.Latency), lossText(top.Figures), others)
+		return fmt.Sprintf("%s meets every requirement, at %s a month (%s%s %s%s): %s",
+			top.Candidate.Name, usdText(top.Figures), paceText(a, top.Figures), strings.TrimSuffix(a.Latency, "_ms"), latText(top.Figures.AtRate, a.Latency), lossText(top.Figures), others)
 	}
 	why := make([]string, 0, len(top.Fails)+len(top.Unjudged))
 	for _, s := range top.Fails {
@@ -131,19 +149,43 @@ func changes(a Advice, p *Plan) []string {
 				continue
 			}
 			x, ok := v.Figures.AtDouble[r.Metric]
+			if r.Metric == a.Pace && a.Pace != "" {
+				x /= 2 // keeping up with twice the rate is twice the pace
+			}
 			switch {
 			case !ok:
 				out = append(out, fmt.Sprintf("at twice the rate (%s/s), %s has no figure for %s", rateText(2*p.Rate), v.Candidate.Name, r.Text))
+			case r.Metric == a.Pace && a.Pace != "" && !r.Holds(x):
+				out = append(out, fmt.Sprintf("at twice the rate (%s/s), %s does not keep up: it sustains %.1f %s/s", rateText(2*p.Rate), v.Candidate.Name, 2*x, a.Unit))
 			case !r.Holds(x):
 				out = append(out, fmt.Sprintf("at twice the rate (%s/s), %s no longer meets %s: %s is %s", rateText(2*p.Rate), v.Candidate.Name, r.Text, r.Metric, formatValue(r.Metric, x)))
 			}
 		}
 		if len(out) == 0 {
-			out = append(out, fmt.Sprintf("%s still meets every latency requirement at twice the rate (%s/s)", v.Candidate.Name, rateText(2*p.Rate)))
+			what := "every latency requirement"
+			if a.Pace != "" {
+				what = "every requirement on its pace and latency"
+			}
+			out = append(out, fmt.Sprintf("%s still meets %s at twice the rate (%s/s)", v.Candidate.Name, what, rateText(2*p.Rate)))
 		}
 		break
 	}
 	return out
+}
+
+// paceText is what a candidate sustains at the rate, for the answer ("" for an app serving requests).
+func paceText(a Advice, f Figures) string {
+	if a.Pace == "" {
+		return ""
+	}
+	return fmt.Sprintf("sustains %s %s/s, ", paceCell(f.AtRate, a.Pace), a.Unit)
+}
+
+func paceCell(m map[string]float64, metric string) string {
+	if x, ok := m[metric]; ok {
+		return fmt.Sprintf("%.1f", x)
+	}
+	return "-"
 }
 
 func usdText(f Figures) string {
@@ -167,6 +209,39 @@ func failText(v Verdict, words bool) string {
 		fails = append(fails, u+" (cannot tell)")
 	}
 	return strings.Join(fails, "; ")
+}
+
+// columns are the ranking's column heads, upper case for a terminal: the pace at the rate and at
+// twice it where the app has one, the latency at both otherwise.
+func (a Advice) columns(upper bool) []string {
+	word := func(w string) string {
+		if upper {
+			return strings.ToUpper(w)
+		}
+		return w
+	}
+	lat, at := word(strings.TrimSuffix(a.Latency, "_ms")), word("at")
+	cols := []string{word("rank"), word("candidate"), word("meets")}
+	if a.Pace != "" {
+		unit := word(a.Unit)
+		cols = append(cols, fmt.Sprintf("%s/s %s %s/s", unit, at, rateText(a.Rate)), fmt.Sprintf("%s/s %s %s/s", unit, at, rateText(2*a.Rate)),
+			fmt.Sprintf("%s %s %s/s", lat, at, rateText(a.Rate)))
+	} else {
+		cols = append(cols, fmt.Sprintf("%s %s %s/s", lat, at, rateText(a.Rate)), fmt.Sprintf("%s %s %s/s", lat, at, rateText(2*a.Rate)))
+	}
+	usd := "$/month"
+	if upper {
+		usd = "USD/MONTH"
+	}
+	return append(cols, word("lost acked"), usd, word("frontier"), word("fails"))
+}
+
+// figureCells are a verdict's cells under columns' figure heads.
+func (a Advice) figureCells(v Verdict) []string {
+	if a.Pace != "" {
+		return []string{paceCell(v.Figures.AtRate, a.Pace), paceCell(v.Figures.AtDouble, a.Pace), latText(v.Figures.AtRate, a.Latency)}
+	}
+	return []string{latText(v.Figures.AtRate, a.Latency), latText(v.Figures.AtDouble, a.Latency)}
 }
 
 // meetsCell says in a table's cell whether the candidate meets every requirement.
@@ -220,15 +295,14 @@ func (a Advice) WriteText(w io.Writer) error {
 	fmt.Fprintln(w)
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	lat := strings.ToUpper(strings.TrimSuffix(a.Latency, "_ms"))
-	fmt.Fprintf(tw, "RANK\tCANDIDATE\tMEETS\t%s AT %s/s\t%s AT %s/s\tLOST ACKED\tUSD/MONTH\tFRONTIER\tFAILS\n", lat, rateText(a.Rate), lat, rateText(2*a.Rate))
+	fmt.Fprintln(tw, strings.Join(a.columns(true), "\t"))
 	for i, v := range a.Ranked {
 		front := ""
 		if v.Frontier {
 			front = "*"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, v.Candidate.Name, meetsCell(v), latText(v.Figures.AtRate, a.Latency),
-			latText(v.Figures.AtDouble, a.Latency), lostCell(v), usdCell(v.Figures), front, failText(v, false))
+		cells := append([]string{fmt.Sprint(i + 1), v.Candidate.Name, meetsCell(v)}, a.figureCells(v)...)
+		fmt.Fprintln(tw, strings.Join(append(cells, lostCell(v), usdCell(v.Figures), front, failText(v, false)), "\t"))
 	}
 	tw.Flush()
 	for _, line := range strings.SplitAfter(table.String(), "\n") {
@@ -245,6 +319,12 @@ func (a Advice) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "\nexcluded:\n")
 		for _, c := range a.Excluded {
 			fmt.Fprintf(w, "  %s: %s\n", c.Name, c.Excluded)
+		}
+	}
+	if len(a.Dominated) > 0 {
+		fmt.Fprintf(w, "\nnot run (name one in --candidates to run it):\n")
+		for _, c := range a.Dominated {
+			fmt.Fprintf(w, "  %s: %s\n", c.Name, c.Dominated)
 		}
 	}
 	fmt.Fprintf(w, "\nthe candidates:\n")
@@ -283,12 +363,12 @@ func (a Advice) WriteMarkdown(w io.Writer) error {
 	for _, n := range a.Notes {
 		fmt.Fprintf(w, "> %s\n\n", n)
 	}
-	lat := strings.TrimSuffix(a.Latency, "_ms")
-	fmt.Fprintf(w, "| rank | candidate | meets | %s at %s/s | %s at %s/s | lost acked | $/month | fails |\n|---|---|---|---|---|---|---|---|\n",
-		lat, rateText(a.Rate), lat, rateText(2*a.Rate))
+	cols := a.columns(false)
+	cols = append(cols[:len(cols)-2], cols[len(cols)-1]) // no frontier column
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
 	for i, v := range a.Ranked {
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, v.Candidate.Name, meetsCell(v), latText(v.Figures.AtRate, a.Latency),
-			latText(v.Figures.AtDouble, a.Latency), lostCell(v), usdCell(v.Figures), failText(v, true))
+		cells := append([]string{fmt.Sprint(i + 1), v.Candidate.Name, meetsCell(v)}, a.figureCells(v)...)
+		fmt.Fprintf(w, "| %s |\n", strings.Join(append(cells, lostCell(v), usdCell(v.Figures), failText(v, true)), " | "))
 	}
 	if len(a.Excluded) > 0 {
 		fmt.Fprintf(w, "\nExcluded: ")
@@ -297,6 +377,13 @@ func (a Advice) WriteMarkdown(w io.Writer) error {
 			ex = append(ex, c.Name+" ("+c.Excluded+")")
 		}
 		fmt.Fprintf(w, "%s.\n", strings.Join(ex, "; "))
+	}
+	if len(a.Dominated) > 0 {
+		var not []string
+		for _, c := range a.Dominated {
+			not = append(not, c.Name+" ("+c.Dominated+")")
+		}
+		fmt.Fprintf(w, "\nNot run (name one in `--candidates` to run it): %s.\n", strings.Join(not, "; "))
 	}
 	fmt.Fprintf(w, "\nHow far to trust it: %s\n", strings.Join(a.Trust, " "))
 	return nil

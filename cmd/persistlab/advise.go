@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +31,7 @@ var adviseApps = map[string]string{
 	"counter": "cloudrun-sqlite",              // the Go counter, Rails-sized CPU per request
 	"rails":   "cloudrun-sqlite-rails-crash",  // the seed's Rails app under Puma (scripts/setup --for rails)
 	"python":  "cloudrun-sqlite-python-crash", // the Python counter
+	"git":     "ebs-git",                      // seed 004's crawler committing each change to git
 }
 
 type adviseFlags struct {
@@ -37,7 +39,7 @@ type adviseFlags struct {
 	html                                                        string
 	force                                                       bool
 	cpus, rate                                                  float64
-	crashes, connections                                        int
+	crashes, connections, files                                 int
 	budget                                                      time.Duration
 	require                                                     listFlag
 	dryRun, noRun                                               bool
@@ -100,11 +102,12 @@ func cmdAdvise(ctx context.Context, args []string) error {
 func parseAdviseFlags(args []string) (*adviseFlags, error) {
 	fs := newFlags("advise")
 	f := &adviseFlags{}
-	fs.StringVar(&f.app, "app", "counter", "the app: counter (the Go counter with Rails-sized CPU per request), rails (the seed's Rails app), python, or a scenario file whose workload is your app")
-	fs.StringVar(&f.platform, "platform", "cloudrun", "where it runs: cloudrun, or a VM type ("+strings.Join(advise.VMTypes(), ", ")+")")
+	fs.StringVar(&f.app, "app", "counter", "the app: counter (the Go counter with Rails-sized CPU per request), rails (the seed's Rails app), python, git (seed 004's crawler committing each change), or a scenario file whose workload is your app")
+	fs.StringVar(&f.platform, "platform", "", "where it runs: cloudrun, or a VM type ("+strings.Join(advise.VMTypes(), ", ")+"); default cloudrun, c4.large for git")
+	fs.IntVar(&f.files, "files", 0, "git: the files the crawler keeps, a repository each (default the seed's 5,000)")
 	fs.Float64Var(&f.cpus, "cpus", 0, "Cloud Run's vCPUs (default 1)")
 	fs.StringVar(&f.memory, "memory", "", "Cloud Run's memory, like 512MiB (default 512MiB)")
-	fs.Float64Var(&f.rate, "rate", 0, "the request rate to serve, requests/s (required)")
+	fs.Float64Var(&f.rate, "rate", 0, "the request rate to serve, requests/s; for git, the changes committed per second (required)")
 	fs.StringVar(&f.db, "db-size", "1GiB", "the database's size, for the storage bill and a volume's size")
 	fs.Var(&f.require, "require", `a requirement, like "p95 < 100ms", "lost_acked == 0", "lost_acked <= 1s" (no acknowledged write older than that lost), "usd_per_month < 30" (repeatable)`)
 	fs.DurationVar(&f.budget, "time", 15*time.Minute, "the time the measurements may take: each candidate's cells are sized to fit it")
@@ -133,6 +136,9 @@ func parseAdviseFlags(args []string) (*adviseFlags, error) {
 
 // measureAll measures every runnable candidate, or reuses what --dir holds, until interrupted.
 func (f *adviseFlags) measureAll(ctx context.Context, plan *advise.Plan) (map[string]advise.Figures, error) {
+	if plan.App.Kind == advise.KindChanges {
+		return f.measureGit(ctx, plan)
+	}
 	figs := map[string]advise.Figures{}
 	var runErr error
 	for _, c := range plan.Runnable() {
@@ -151,6 +157,50 @@ func (f *adviseFlags) measureAll(ctx context.Context, plan *advise.Plan) (map[st
 		if ctx.Err() != nil {
 			break
 		}
+	}
+	return figs, runErr
+}
+
+// measureGit runs the crash runs first, once per group, then the steady cells of every candidate
+// whose group's crash runs meet the crash requirements.
+func (f *adviseFlags) measureGit(ctx context.Context, plan *advise.Plan) (map[string]advise.Figures, error) {
+	type crashRun struct {
+		res  *results.Results
+		file string
+	}
+	crashes := map[string]crashRun{}
+	var runErr error
+	for _, c := range plan.CrashRuns() {
+		if ctx.Err() != nil {
+			break
+		}
+		res, file, err := f.measure(ctx, plan, c, "crash")
+		if err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("%s crash runs: %w", c.Name, err))
+		}
+		crashes[c.Name] = crashRun{res, file}
+	}
+	figs := map[string]advise.Figures{}
+	for _, c := range plan.Runnable() {
+		from := c.Name
+		if c.CrashFrom != "" {
+			from = c.CrashFrom
+		}
+		cr := crashes[from]
+		if plan.Crashes > 0 && plan.FailsCrash(plan.Measured(c, nil, "", cr.res, cr.file)) {
+			fmt.Fprintf(os.Stderr, "%s steady: not run: the crash runs of %s already fail a crash requirement\n", c.Name, from)
+			figs[c.Name] = plan.Measured(c, nil, "", cr.res, cr.file)
+			continue
+		}
+		var steady *results.Results
+		var steadyFile string
+		if ctx.Err() == nil {
+			var err error
+			if steady, steadyFile, err = f.measure(ctx, plan, c, "steady"); err != nil {
+				runErr = errors.Join(runErr, fmt.Errorf("%s: %w", c.Name, err))
+			}
+		}
+		figs[c.Name] = plan.Measured(c, steady, steadyFile, cr.res, cr.file)
 	}
 	return figs, runErr
 }
@@ -210,30 +260,56 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 		}
 		memory = m
 	}
+	app, err := adviseApp(f.app)
+	if err != nil {
+		return nil, err
+	}
+	if f.platform == "" {
+		f.platform = "cloudrun"
+		if app.Kind == advise.KindChanges {
+			f.platform = "c4.large" // seed 004's instance
+		}
+	}
 	platform, err := advise.ParsePlatform(f.platform, f.cpus, memory)
 	if err != nil {
 		return nil, err
+	}
+	if f.files != 0 {
+		if app.Kind != advise.KindChanges {
+			return nil, &param.FieldError{Field: "--files", Value: fmt.Sprint(f.files), Allowed: "only with --app git"}
+		}
+		if f.files < 1 || f.files > 1_000_000 {
+			return nil, &param.FieldError{Field: "--files", Value: fmt.Sprint(f.files), Allowed: "1 to 1000000"}
+		}
+		app.Workload.Params["files"] = fmt.Sprint(f.files)
 	}
 	db, err := param.ParseSize(f.db)
 	if err != nil || db <= 0 || db > 64<<40 {
 		return nil, &param.FieldError{Field: "--db-size", Value: f.db, Allowed: "a size above 0 and at most 64TiB, like 1GiB"}
 	}
-	app, err := adviseApp(f.app)
-	if err != nil {
-		return nil, err
-	}
 	var reqs []advise.Requirement
+	maxUSD := 0.0
 	for _, text := range f.require {
 		r, err := advise.ParseRequirement(text, app.Metrics)
 		if err != nil {
 			return nil, err
 		}
+		if r.Where == advise.Bill && (r.Op == "<" || r.Op == "<=") && (maxUSD == 0 || r.Value < maxUSD) {
+			maxUSD = r.Value
+		}
 		reqs = append(reqs, r)
+	}
+	if app.Kind == advise.KindChanges && !math.IsNaN(f.rate) && f.rate > 0 {
+		r, err := advise.KeepsUp(f.rate, app.Metrics)
+		if err != nil {
+			return nil, err
+		}
+		reqs = append([]advise.Requirement{r}, reqs...)
 	}
 	if f.budget <= 0 || f.budget > 24*time.Hour {
 		return nil, &param.FieldError{Field: "--time", Value: f.budget.String(), Allowed: "a duration above 0 and at most 24h, like 15m"}
 	}
-	cands := advise.Candidates(app, platform, f.rate, db)
+	cands := advise.Candidates(app, platform, f.rate, db, maxUSD)
 	if f.candidates != "" {
 		var names []string
 		for _, c := range cands {
@@ -245,7 +321,9 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 			if i < 0 {
 				return nil, &param.FieldError{Field: "--candidates", Value: name, Allowed: "candidates on " + platform.String() + ": " + strings.Join(names, ", ")}
 			}
-			chosen = append(chosen, cands[i])
+			c := cands[i]
+			c.Dominated = "" // named: run
+			chosen = append(chosen, c)
 		}
 		cands = chosen
 	}
@@ -260,7 +338,7 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 // before the first runs.
 func checkAdviseScenarios(p *advise.Plan) error {
 	for _, c := range p.Runnable() {
-		for _, kind := range p.Kinds() {
+		for _, kind := range p.KindsOf(c) {
 			data, err := p.YAML(c, kind)
 			if err != nil {
 				return err
@@ -283,7 +361,7 @@ func adviseApp(name string) (advise.App, error) {
 	src, builtin := adviseApps[name]
 	if !builtin {
 		if _, err := os.Stat(name); err != nil {
-			return advise.App{}, &param.FieldError{Field: "--app", Value: name, Allowed: "counter, rails, python, or a scenario file whose workload is your app (counter or http)"}
+			return advise.App{}, &param.FieldError{Field: "--app", Value: name, Allowed: "counter, rails, python, git, or a scenario file whose workload is your app (counter, http or gitcommit)"}
 		}
 		src = name
 	}
@@ -292,8 +370,15 @@ func adviseApp(name string) (advise.App, error) {
 		return advise.App{}, fmt.Errorf("--app: %w", err)
 	}
 	w := spec.Workload
+	if w.Type == "gitcommit" {
+		app := advise.App{Name: name, Workload: w, Kind: advise.KindChanges, Crashable: true, Metrics: runner.Known().Metrics[w.Type]}
+		if !builtin {
+			app.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+		}
+		return app, nil
+	}
 	if w.Type != "counter" && w.Type != "http" {
-		return advise.App{}, &param.FieldError{Field: "--app", Value: name, Allowed: "an app serving HTTP requests: a scenario whose workload is counter or http, not " + w.Type}
+		return advise.App{}, &param.FieldError{Field: "--app", Value: name, Allowed: "an app serving HTTP requests (a scenario whose workload is counter or http) or committing to git (gitcommit), not " + w.Type}
 	}
 	_, keepsSQLite := w.Params["sqlite"]
 	app := advise.App{Name: name, Workload: w, SQLite: w.Type == "counter" || keepsSQLite, Pragmas: w.Type == "counter", Metrics: runner.Known().Metrics[w.Type],
@@ -306,23 +391,42 @@ func adviseApp(name string) (advise.App, error) {
 
 // writeAdvisePlan says what advise will run and about how long, before anything runs.
 func writeAdvisePlan(w *os.File, p *advise.Plan, dir string) {
-	fmt.Fprintf(w, "advise: %s at %g requests/s on %s; requirements: ", p.App.Name, p.Rate, p.Platform)
+	unit := "requests"
+	if p.App.Kind == advise.KindChanges {
+		unit = "changes"
+	}
+	fmt.Fprintf(w, "advise: %s at %g %s/s on %s; requirements: ", p.App.Name, p.Rate, unit, p.Platform)
 	var rs []string
 	for _, r := range p.Requirements {
 		rs = append(rs, r.Text)
 	}
 	fmt.Fprintf(w, "%s\n", strings.Join(rs, "; "))
-	var names, excluded []string
+	var names, excluded, dominated []string
 	for _, c := range p.Candidates {
-		if c.Excluded == "" {
-			names = append(names, c.Name)
-		} else {
+		switch {
+		case c.Excluded != "":
 			excluded = append(excluded, c.Name)
+		case c.Dominated != "":
+			dominated = append(dominated, c.Name)
+		default:
+			names = append(names, c.Name)
 		}
 	}
 	fmt.Fprintf(w, "candidates: %s", strings.Join(names, ", "))
 	if len(excluded) > 0 {
 		fmt.Fprintf(w, " (excluded: %s)", strings.Join(excluded, ", "))
+	}
+	if len(dominated) > 0 {
+		fmt.Fprintf(w, " (not run unless named: %s)", strings.Join(dominated, ", "))
+	}
+	if p.App.Kind == advise.KindChanges {
+		var reps []string
+		for _, c := range p.CrashRuns() {
+			reps = append(reps, c.Name)
+		}
+		fmt.Fprintf(w, "\nplan: %d crash runs each on %s (each stands for the volumes of its fsync setting; a setting they fail runs no steady cells), then per candidate a prefill and %s paced at %g/s and at %g/s with the write-back timed; about %s in all (budget %s); scenarios and results in %s\n",
+			p.Crashes, strings.Join(reps, ", "), p.Duration, p.Rate, 2*p.Rate, p.Estimate().Round(time.Minute), p.Budget, dir)
+		return
 	}
 	crashes := fmt.Sprintf("then %d crash runs", p.Crashes)
 	if p.Crashes == 0 {
@@ -417,6 +521,9 @@ func runScenarioFile(ctx context.Context, path, out, profilePath, workloadDir st
 
 // adviseTrust says how far to trust the answer: where each kind of figure comes from.
 func adviseTrust(p *advise.Plan, profilePath string) []string {
+	if p.App.Kind == advise.KindChanges {
+		return gitTrust(p)
+	}
 	out := []string{
 		"latency and CPU are this machine's: the app's CPU per request runs on this machine's CPU, not the target's (seed 000's Cloud Run instance took about 3.7 times as long per request as this lab: docs/fidelity.md); ratios between candidates carry over better than absolute levels",
 	}
@@ -432,6 +539,19 @@ func adviseTrust(p *advise.Plan, profilePath string) []string {
 		platformBill(p),
 		fmt.Sprintf("the database is not filled to %s: its size prices storage and sizes volumes only", sizeWords(p.DBBytes)))
 	return out
+}
+
+// gitTrust says how far to trust a git answer.
+func gitTrust(p *advise.Plan) []string {
+	return []string{
+		"git's CPU is this machine's: each commit's processes run on this machine's CPU, not the target's",
+		"volumes follow the providers' published IOPS, throughput and burst rules; those with burst credits (gp2, st1, sc1) run dry, as after hours at this rate: a new volume's burst is a transient a crawler leaves",
+		fmt.Sprintf("each cell is %s, shorter than this kernel's %s before it writes a dirty page back, so the cell runs at the page cache's speed and the timed write-back after it is the volume's own time to take the cell's changes: the pace judged is the changes made times the cell's length over the longer of the two", p.Duration, advise.DirtyExpire),
+		"before each cell the repositories it will touch are made, outside the volume's model, so a cell measures a running crawler, not git init",
+		fmt.Sprintf("each fsync setting's loss rests on %d crashes at random moments on one volume and is assumed for the other types (one emulator: a flushed write is durable on every type alike)", p.Crashes),
+		"volumes are sized to sustain twice the rate at an assumed write units per change (4 on SSD, 8 on HDD; each row's volume_write_units in its results says what it took); prices are list prices with their dated sources in persistlab lab model prices",
+		"the bill is the volume's alone: the VM is the same for every candidate",
+	}
 }
 
 // crashTrust says what the loss figures rest on.
