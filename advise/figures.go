@@ -69,6 +69,9 @@ func (p *Plan) Measured(c Candidate, steady *results.Results, steadyFile string,
 	if c.Sizing != "" {
 		f.Notes = append(f.Notes, c.Sizing)
 	}
+	if p.App.Kind == KindChanges && steady != nil && c.Volume != nil {
+		f.Notes = append(f.Notes, p.gitVolumeNotes(c, steady)...)
+	}
 	if p.App.Kind == KindChanges && steady == nil && p.FailsCrash(f) {
 		f.Notes = append(f.Notes, "no steady cells: its crash runs already fail a crash requirement")
 	}

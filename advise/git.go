@@ -8,9 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"persistlab/backend"
 	"persistlab/internal/readfile"
 	"persistlab/lab/volume"
 	"persistlab/param"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -397,4 +399,55 @@ func (p *Plan) gitFigures(into map[string]float64, rate float64) []string {
 		}
 	}
 	return notes
+}
+
+// gitVolumeNotes say what a volume's cells at the rate wrote per change, against the sizing's
+// assumption, and, for a volume with burst credits, how long a new one's burst would last at the
+// rate: computed from the published bucket and the measured units, never measured or judged (the
+// row is the volume after it).
+func (p *Plan) gitVolumeNotes(c Candidate, steady *results.Results) []string {
+	var units, changes float64
+	for _, cell := range steady.Cells {
+		if cell.Backend != c.Name || cell.Failure != "" || results.ParamNumber(cell.Resolved["rate"]) != p.Rate {
+			continue
+		}
+		units += cell.BackendStats[backend.VolumeWriteUnits]
+		changes += cell.M("changes")
+	}
+	if changes == 0 || units == 0 {
+		return nil
+	}
+	per := units / changes
+	assumed := unitsPerChange(c.Volume.Type)
+	notes := []string{fmt.Sprintf("at %s/s it wrote %.1f billed units per change (its size assumed %.0f)", rateText(p.Rate), per, assumed)}
+	l := c.Volume.Limits() // the published bucket: the run's was dry
+	use := p.Rate * per
+	var bucket, base float64
+	var what string
+	switch {
+	case l.CreditIOs > 0:
+		bucket, base, what = l.CreditIOs, l.BaseIOPS, fmt.Sprintf("%.1f million I/O credits", l.CreditIOs/1e6)
+		use = min(use, l.BurstIOPS)
+	case l.CreditMiB > 0:
+		bucket, base, what = l.CreditMiB, l.BaseMiBps, fmt.Sprintf("%.0f GiB of throughput credit", l.CreditMiB/1024)
+		use = min(use, l.BurstMiBps)
+	default:
+		return notes
+	}
+	if use <= base {
+		return append(notes, fmt.Sprintf("a new volume's burst (%s) never drains at %s/s: its baseline covers the %.1f units/s it used", what, rateText(p.Rate), use))
+	}
+	hours := bucket / (use - base) / 3600
+	return append(notes, fmt.Sprintf("a new volume would run on its burst (%s) for about %s at %s/s before slowing to this row's pace (computed from the published bucket and this run's units per change; not measured)",
+		what, hoursText(hours), rateText(p.Rate)))
+}
+
+func hoursText(h float64) string {
+	switch {
+	case h < 1:
+		return fmt.Sprintf("%.0f minutes", h*60)
+	case h < 48:
+		return fmt.Sprintf("%.1f hours", h)
+	}
+	return fmt.Sprintf("%.0f days", h/24)
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"persistlab/backend"
 	"persistlab/lab/volume"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -196,4 +198,28 @@ func mustDuration(t *testing.T, s string) time.Duration {
 		t.Fatal(err)
 	}
 	return d
+}
+
+func TestGitVolumeNotesSayUnitsAndTheBurstTheRowIsAfter(t *testing.T) {
+	p := &Plan{App: gitApp(), Rate: 20, Duration: 20 * time.Second}
+	cell := func(name, rate string, units, changes float64) results.Cell {
+		c := results.Cell{Metrics: map[string]float64{"changes": changes}, BackendStats: map[string]float64{backend.VolumeWriteUnits: units}}
+		c.Backend, c.Resolved = name, map[string]string{"rate": rate}
+		return c
+	}
+	st1 := volume.Spec{Type: "st1", SizeBytes: 125 << 30, Instance: "c4.large"}
+	res := &results.Results{Cells: []results.Cell{cell("st1-125g-fsync", "20", 8*400, 400), cell("st1-125g-fsync", "40", 1e6, 10)}}
+	notes := p.gitVolumeNotes(Candidate{Name: "st1-125g-fsync", Volume: &st1}, res)
+	// 8 units per change at 20/s is 160 MiB/s, held to st1's burst of 30.5 MiB/s at 125 GiB; the
+	// bucket of 125 GiB drains at that less the 4.9 MiB/s baseline: 1.4 hours.
+	l := st1.Limits()
+	hours := l.CreditMiB / (l.BurstMiBps - l.BaseMiBps) / 3600
+	if len(notes) != 2 || !strings.Contains(notes[0], "8.0 billed units per change") || !strings.Contains(notes[1], hoursText(hours)) || !strings.Contains(notes[1], "not measured") {
+		t.Fatalf("notes %q (want %s)", notes, hoursText(hours))
+	}
+	gp2 := volume.Spec{Type: "gp2", SizeBytes: 100 << 30}
+	res = &results.Results{Cells: []results.Cell{cell("gp2-100g-git", "20", 4*400, 400)}}
+	if notes := p.gitVolumeNotes(Candidate{Name: "gp2-100g-git", Volume: &gp2}, res); len(notes) != 2 || !strings.Contains(notes[1], "never drains") {
+		t.Fatalf("gp2 at 80 units/s under its 300 IOPS baseline: %q", notes)
+	}
 }
