@@ -210,10 +210,15 @@ func gitCrashTo() time.Duration { return DirtyExpire + GitCrashAfterSlack }
 // GitCellMax is the longest git cell: it ends before the kernel writes anything back.
 func GitCellMax() time.Duration { return max(GitMinCell, DirtyExpire-5*time.Second) }
 
+// MinPaceChanges is the fewest changes a git cell holds where no latency quantile is required: its
+// pace rests on them (a cell's edges are one change each).
+const MinPaceChanges = 50
+
 // minChanges is the fewest changes a cell at the rate holds for the quantiles the requirements
-// name: a quantile q rests on its 10 slowest, so 10/(1-q) changes (200 for p95).
+// name: a quantile q rests on its 10 slowest, so 10/(1-q) changes (200 for p95); a quantile shown
+// but not required is marked where a cell holds too few.
 func minChanges(reqs []Requirement) float64 {
-	least := float64(MinRequests)
+	least := float64(MinPaceChanges)
 	for _, r := range reqs {
 		if q, ok := quantileOf(r.Metric); ok {
 			least = max(least, math.Ceil(10/(1-q)))

@@ -114,7 +114,7 @@ func TestGitPlanRunsCrashesOncePerFsyncSettingFirst(t *testing.T) {
 			t.Errorf("%s borrows the crash runs of %s, another fsync setting", c.Name, c.CrashFrom)
 		}
 	}
-	if p.Duration > GitCellMax() || p.Duration.Seconds()*20 < float64(MinRequests) || p.Estimate() > p.Budget {
+	if p.Duration > GitCellMax() || p.Duration.Seconds()*20 < MinPaceChanges || p.Estimate() > p.Budget {
 		t.Fatalf("cells of %s (max %s), estimate %s of %s", p.Duration, GitCellMax(), p.Estimate(), p.Budget)
 	}
 	s := p.spec(p.Runnable()[0], "steady")
@@ -124,6 +124,11 @@ func TestGitPlanRunsCrashesOncePerFsyncSettingFirst(t *testing.T) {
 	c := p.spec(p.Runnable()[0], "crash")
 	if c.Crash == nil || c.Workload.Params["prefill"] != "none" || c.Crash.After.To > mustDuration(t, c.Workload.Params["time_limit"]) {
 		t.Fatalf("crash spec: %+v %+v", c.Workload.Params, c.Crash)
+	}
+	// A p95 needs 200 changes, more than a cell shorter than the write-back expiry holds at 5/s.
+	slow := []Requirement{mustKeepUp(t, 5), mustRequireGit(t, "change_p95 < 1s")}
+	if _, err := NewPlan(gitApp(), c4(), 5, 1<<30, slow, time.Hour, DefaultCrashes, 0, Candidates(gitApp(), c4(), 5, 1<<30, 0)); DirtyExpire < 45*time.Second && (err == nil || !strings.Contains(err.Error(), "--rate")) {
+		t.Fatalf("p95 at 5 changes/s: %v", err)
 	}
 	// Too small a budget names --time, before anything runs.
 	if _, err := NewPlan(gitApp(), c4(), 20, 1<<30, reqs, 2*time.Minute, DefaultCrashes, 0, Candidates(gitApp(), c4(), 20, 1<<30, 20)); err == nil || !strings.Contains(err.Error(), "--time") {
