@@ -145,6 +145,12 @@ type Target struct {
 	// DSN, when set, is a MySQL server the workload uses as it is (a user's Cloud SQL): no server of
 	// its own, only the server's own counters. Dir is then scratch space on this machine.
 	DSN string
+	// Unmetered, when set, runs fn with the backend's cost model off, writes back what fn left in
+	// the page cache (syncfs of Dir) still off, then turns the model on again: set-up a workload
+	// makes before it is measured (a crawler's repositories), which must neither take a short
+	// cell's time nor move the backend's counters (Stats). Nil where there is no model to turn off:
+	// the workload then runs fn as it is.
+	Unmetered func(ctx context.Context, fn func(context.Context) error) error
 }
 
 // Env is what a backend is given to start from.

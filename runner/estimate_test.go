@@ -226,3 +226,24 @@ func TestEstimateOfFioGrowsWithItsFileSize(t *testing.T) {
 		t.Errorf("local: transfers %v: %q", e.Transfers, e.String())
 	}
 }
+
+// A time-limited git crawler is bounded by its time_limit, and the write-back's cap after it;
+// seed 004's plan, which runs each cell to its 20,000th change, stays one nothing bounds.
+func TestEstimateBoundsGitByItsTimeLimit(t *testing.T) {
+	e, err := runner.EstimatePlan(builtinPlan(t, "ebs-git", scenario.Overrides{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Known() || e.Unbounded != e.Cells {
+		t.Errorf("ebs-git: %d of %d cells unbounded: %q", e.Unbounded, e.Cells, e.String())
+	}
+	plan := builtinPlan(t, "ebs-git", scenario.Overrides{Set: []string{"time_limit=20s", "writeback=true"}, Sweep: []string{"rate=20,40"}})
+	if e, err = runner.EstimatePlan(plan); err != nil {
+		t.Fatal(err)
+	}
+	perCell := 20*time.Second + 40*time.Second // the limit, and the write-back's cap of twice it
+	if e.Unbounded != 0 || e.Load != time.Duration(len(plan.Cells))*perCell || !strings.Contains(e.String(), "time_limit") {
+		t.Errorf("ebs-git for 20 s with its write-back: load %v for %d cells, want %v each: %q", e.Load, len(plan.Cells), perCell, e.String())
+	}
+	t.Log(e.String())
+}

@@ -129,7 +129,7 @@ func (b *Backend) Start(ctx context.Context) (backend.Target, error) {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
 	b.vol = v
-	return backend.Target{Dir: v.Dir, Wrap: v.Wrap()}, nil
+	return backend.Target{Dir: v.Dir, Wrap: v.Wrap(), Unmetered: v.Unmetered}, nil
 }
 
 var warned sync.Map // volume sizes already warned of, once per process
@@ -193,7 +193,7 @@ func (b *Backend) Recover(ctx context.Context) (backend.Target, error) {
 	if err := b.vol.Recover(ctx); err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
-	return backend.Target{Dir: b.vol.Dir, Wrap: b.vol.Wrap()}, nil
+	return backend.Target{Dir: b.vol.Dir, Wrap: b.vol.Wrap(), Unmetered: b.vol.Unmetered}, nil
 }
 
 // DefaultCeilingProbe is how much ProbeCeiling moves each way; MaxCeilingProbe the most it may:

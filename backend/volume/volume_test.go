@@ -2,6 +2,7 @@ package volume
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -173,5 +174,53 @@ func TestTransferOfAVolumeIsItsPublishedThroughput(t *testing.T) {
 	}
 	if _, ok := backend.TransferOf(Name, map[string]string{"type": "gp3", "size": "100GiB", "model": "off"}); ok {
 		t.Error("a volume with its model off has a transfer model")
+	}
+}
+
+// The target of a started volume, and of a recovered one, runs set-up unmetered: its Stats stay
+// as they were while a file is written and written back, and it is there after a lost instance.
+func TestTargetRunsSetUpUnmetered(t *testing.T) {
+	b, err := New(backend.Env{WorkDir: t.TempDir(), Options: map[string]string{"type": "io2", "size": "20GiB", "iops": "100"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := b.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	target, err := b.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	setUp := func(target backend.Target, name string) {
+		t.Helper()
+		if target.Unmetered == nil {
+			t.Fatalf("%s: the target has no Unmetered", name)
+		}
+		before := b.Stats()
+		err := target.Unmetered(context.Background(), func(context.Context) error {
+			return os.WriteFile(filepath.Join(target.Dir, name), make([]byte, 1<<20), 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range b.Stats() {
+			if before[k] != v {
+				t.Errorf("%s: %s moved under Unmetered: %v, then %v", name, k, before[k], v)
+			}
+		}
+	}
+	setUp(target, "started")
+	crasher := b.(backend.Crasher)
+	if err := crasher.Crash(); err != nil {
+		t.Fatal(err)
+	}
+	if target, err = crasher.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	setUp(target, "recovered")
+	if _, err := os.Stat(filepath.Join(target.Dir, "started")); err != nil {
+		t.Errorf("the file written unmetered before the lost instance: %v", err)
 	}
 }

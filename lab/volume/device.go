@@ -433,6 +433,32 @@ func (v *Volume) writeBack() {
 	}
 }
 
+// Unmetered runs fn with the model off, then writes back what it left in the page cache
+// (syncfs), still off, and turns the model on again: set-up before a workload is measured, which
+// takes this machine's time and moves no counter (credits still refill with time, as they would
+// on the provider's volume meanwhile). With the model off it is fn and the syncfs.
+func (v *Volume) Unmetered(ctx context.Context, fn func(context.Context) error) error {
+	if v.img == nil || v.Dir == "" {
+		return errors.New("volume: not started")
+	}
+	v.img.setModel(nil)
+	defer func() {
+		if v.model != nil {
+			v.img.setModel(v.model)
+		}
+	}()
+	err := fn(ctx)
+	f, openErr := os.Open(v.Dir)
+	if openErr != nil {
+		return errors.Join(err, fmt.Errorf("volume: write back the unmetered set-up: %w", openErr))
+	}
+	defer f.Close()
+	if syncErr := unix.Syncfs(int(f.Fd())); syncErr != nil {
+		return errors.Join(err, fmt.Errorf("volume: write back the unmetered set-up: syncfs %s: %w", v.Dir, syncErr))
+	}
+	return err
+}
+
 // countOnly counts each read and write in the model and completes it at once. Flushes are not
 // counted: syncfs issues one even when nothing was left to write.
 type countOnly struct{ model *Model }

@@ -423,3 +423,43 @@ func TestIdleVolumeReadsNothingInTheBackground(t *testing.T) {
 		t.Errorf("an idle volume read %.0f times in 2 s (%.0f units), want none to speak of", n, after["volume_read_units"]-before["volume_read_units"])
 	}
 }
+
+// Set-up under Unmetered is neither timed nor counted, and is on the volume when it returns: 4
+// MiB written inside it, on a volume slow enough (io2 at 100 IOPS) that the model would hold
+// them a while, leave every counter as it was and survive a lost instance; the model is on again
+// after it, and counts the same write.
+func TestUnmeteredSetUpMovesNoCounter(t *testing.T) {
+	v := startVolume(t, map[string]string{"type": "io2", "size": "20GiB", "iops": "100"})
+	const size = 4 << 20
+	before := v.Counters()
+	err := v.Unmetered(context.Background(), func(context.Context) error {
+		return os.WriteFile(filepath.Join(v.Dir, "setup"), make([]byte, size), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := v.Counters()
+	for k, was := range before {
+		if after[k] != was {
+			t.Errorf("counter %s moved under Unmetered: %v, then %v", k, was, after[k])
+		}
+	}
+	if err := os.WriteFile(filepath.Join(v.Dir, "measured"), make([]byte, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("sync", "-f", filepath.Join(v.Dir, "measured")).CombinedOutput(); err != nil {
+		t.Fatalf("sync: %v %s", err, out)
+	}
+	if got := v.Counters()["volume_write_bytes"] - after["volume_write_bytes"]; got < size {
+		t.Errorf("the model counted %.0f bytes of a synced %d-byte write after Unmetered, want them all", got, size)
+	}
+	if err := v.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(v.Dir, "setup")); err != nil || st.Size() != size {
+		t.Errorf("the set-up's file after a lost instance: %v %v, want its %d bytes written back by Unmetered", st, err, size)
+	}
+}

@@ -26,8 +26,9 @@ import (
 // --all` and `git commit` in its repository, one git process each (in the distributed layout a
 // new file's repository is made first with `git init`). It runs as its own process (`persistlab
 // app gitcommit`) so that it and every git it starts live in the emulated instance, and it
-// reports each change on its output as one line: "<change> <commits so far> <unix ns> <c|n>",
-// c when git committed, n when there was nothing to commit.
+// reports each change on its output as one line: "<change> <commits so far> <unix ns> <c|n>
+// <inits>", c when git committed, n when there was nothing to commit, and the git inits the
+// change needed first (the monolithic layout's one counts with the first change).
 
 // Outcomes of a change, as the driver reports them.
 const (
@@ -48,6 +49,33 @@ type DriverConfig struct {
 	// crash. The repository is made beside its place, synced, and renamed into it, so a crash in
 	// the middle of an init leaves no half-written .git (a config git cannot read).
 	InitFsync bool
+	// Rate paces the changes: change i starts at Start + i/Rate, or at once when behind (0: each
+	// as the last ends, the seed's closed loop).
+	Rate float64
+	// TimeLimit stops the run between changes once this long has passed since Start, and a paced
+	// run at the first slot not before it (0: the plan's end alone stops it).
+	TimeLimit time.Duration
+	// Start is when the run began, which slots and the time limit count from (zero: when Drive
+	// starts).
+	Start time.Time
+}
+
+// gitRunner runs git in a repository, confined to it; its error is a *gitError.
+type gitRunner func(dir string, args ...string) error
+
+func newGitRunner(ctx context.Context, gitPath string) gitRunner {
+	// git's output is only read for its error: its first lines are enough ("nothing to commit").
+	stdout, stderr := proc.NewLimitedBuffer("git", maxGitStderr), proc.NewLimitedBuffer("git", maxGitStderr)
+	return func(dir string, args ...string) error {
+		stdout.Reset()
+		stderr.Reset()
+		cmd := exec.CommandContext(ctx, gitPath, args...)
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, confined(os.Environ(), dir), stdout, stderr
+		if err := cmd.Run(); err != nil {
+			return &gitError{args: args, dir: dir, err: err, stdout: stdout.String(), stderr: stderr.String()}
+		}
+		return nil
+	}
 }
 
 // Drive runs the plan's changes and reports each on out. Cancelling ctx stops it between git
@@ -56,23 +84,21 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 	if err := cfg.Plan.Validate(); err != nil {
 		return err
 	}
+	start := cfg.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
+	var deadline time.Time
+	if cfg.TimeLimit > 0 {
+		deadline = start.Add(cfg.TimeLimit)
+	}
 	w := bufio.NewWriter(out)
 	changes := cfg.Plan.Iterate()
-	// git's output is only read for its error: its first lines are enough ("nothing to commit").
-	stdout, stderr := proc.NewLimitedBuffer("git", maxGitStderr), proc.NewLimitedBuffer("git", maxGitStderr)
-	git := func(dir string, args ...string) error {
-		stdout.Reset()
-		stderr.Reset()
-		cmd := exec.CommandContext(ctx, cfg.Git, args...)
-		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, confined(os.Environ(), dir), stdout, stderr
-		if err := cmd.Run(); err != nil {
-			return &gitError{args: args, dir: dir, err: err, stdout: stdout.String(), stderr: stderr.String()}
-		}
-		return nil
-	}
+	git := newGitRunner(ctx, cfg.Git)
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, Root), 0o755); err != nil {
 		return err
 	}
+	inits := 0 // since the last report
 	if cfg.Plan.Layout == LayoutMonolithic {
 		repo := cfg.Plan.RepoDir(cfg.Dir, 1)
 		if err := os.MkdirAll(repo+"/files", 0o755); err != nil {
@@ -82,11 +108,24 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 			if err := initRepo(repo, cfg.InitFsync, git); err != nil {
 				return err
 			}
+			inits++
 		}
 	}
 	commits := 0
 	var line []byte
 	for i := 0; i < cfg.Plan.Changes; i++ {
+		if cfg.Rate > 0 {
+			slot := start.Add(Slot(i, cfg.Rate))
+			if !deadline.IsZero() && !slot.Before(deadline) {
+				return nil
+			}
+			if err := sleepUntil(ctx, slot); err != nil {
+				return err
+			}
+		}
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			return nil
+		}
 		ch := changes.Next()
 		repo := cfg.Plan.RepoDir(cfg.Dir, ch.File)
 		if cfg.Plan.Layout == LayoutDistributed {
@@ -95,6 +134,7 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 				if err := initRepo(repo, cfg.InitFsync, git); err != nil {
 					return err
 				}
+				inits++
 			}
 		}
 		if err := os.WriteFile(cfg.Plan.FilePath(cfg.Dir, ch.File), ch.Content, 0o644); err != nil {
@@ -119,7 +159,10 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 		line = strconv.AppendInt(line, int64(commits), 10)
 		line = append(line, ' ')
 		line = strconv.AppendInt(line, time.Now().UnixNano(), 10)
-		line = append(line, ' ', outcome, '\n')
+		line = append(line, ' ', outcome, ' ')
+		line = strconv.AppendInt(line, int64(inits), 10)
+		line = append(line, '\n')
+		inits = 0
 		if _, err := w.Write(line); err != nil {
 			return err
 		}
@@ -128,6 +171,69 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// sleepUntil waits until t, or returns ctx's error if it ends first; it never waits for a time
+// already past.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Prefill makes the repositories of files, as a running crawler has them, one commit each of
+// content no change writes (PrefillContent); in the monolithic layout its repository, holding
+// the files, in one commit. It returns the commits it made.
+func Prefill(ctx context.Context, cfg DriverConfig, files []int) (int, error) {
+	if err := cfg.Plan.Validate(); err != nil {
+		return 0, err
+	}
+	git := newGitRunner(ctx, cfg.Git)
+	content := cfg.Plan.PrefillContent()
+	commit := func(repo string, files []int) error {
+		if _, err := os.Stat(filepath.Join(repo, ".git")); errors.Is(err, os.ErrNotExist) {
+			if err := initRepo(repo, cfg.InitFsync, git); err != nil {
+				return err
+			}
+		}
+		for _, f := range files {
+			if err := os.WriteFile(cfg.Plan.FilePath(cfg.Dir, f), content, 0o644); err != nil {
+				return err
+			}
+		}
+		if err := git(repo, "add", "--all"); err != nil {
+			return err
+		}
+		return git(repo, "commit", "-q", "-m", CommitMessage)
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, Root), 0o755); err != nil {
+		return 0, err
+	}
+	if cfg.Plan.Layout == LayoutMonolithic {
+		repo := cfg.Plan.RepoDir(cfg.Dir, 1)
+		if err := os.MkdirAll(repo+"/files", 0o755); err != nil {
+			return 0, err
+		}
+		if len(files) == 0 {
+			return 0, nil
+		}
+		return 1, commit(repo, files)
+	}
+	for i, f := range files {
+		if err := commit(cfg.Plan.RepoDir(cfg.Dir, f), []int{f}); err != nil {
+			return i, err
+		}
+	}
+	return len(files), nil
 }
 
 // initSuffix names the directory beside a repository where its git init is made whole before it
@@ -139,7 +245,7 @@ const initSuffix = ".persistlab-init"
 // where repo exists) and the rename is synced: a crash leaves no repo or a whole one, never an
 // empty directory or a half-written .git. What an interrupted init left beside it is the driver's
 // own, and removed first.
-func initRepo(repo string, durable bool, git func(dir string, args ...string) error) error {
+func initRepo(repo string, durable bool, git gitRunner) error {
 	if !durable {
 		if err := os.MkdirAll(repo, 0o755); err != nil {
 			return err
@@ -231,7 +337,12 @@ func (e *gitError) nothingToCommit() bool {
 
 // flagParams are the driver's flags that are the workload's parameters, by parameter: they are
 // read and bounded by the same definitions (Params), so a flag takes what a scenario may.
-var flagParams = map[string]string{"files": "files", "changes": "changes", "file_bytes": "file-bytes", "layout": "layout", "seed": "seed", "init_fsync": "init-fsync"}
+var flagParams = map[string]string{"files": "files", "changes": "changes", "file_bytes": "file-bytes", "layout": "layout", "seed": "seed",
+	"init_fsync": "init-fsync", "rate": "rate", "time_limit": "time-limit", "prefill": "prefill"}
+
+// maxStartSkew bounds how far --start may lie from now: a run's start is a moment ago, not a
+// wait of hours.
+const maxStartSkew = time.Hour
 
 // Main is the driver's command line (`persistlab app gitcommit`): flags, CPU pinning, then Drive
 // to stdout until the plan ends or SIGTERM.
@@ -258,6 +369,8 @@ func MainFlags(fs *flag.FlagSet, args []string) error {
 		fs.Lookup(name).DefValue = p.Default
 	}
 	cpuList := fs.String("cpu-list", "", "pin to these CPUs (like 1 or 0,1); git inherits it")
+	startNs := fs.Int64("start", 0, "the run's start in Unix nanoseconds, which --rate's slots and --time-limit count from (0: now)")
+	prefillOnly := fs.Bool("prefill-only", false, "make the repositories --prefill names and exit, making no change")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -274,6 +387,16 @@ func MainFlags(fs *flag.FlagSet, args []string) error {
 		}
 		return err
 	}
+	var start time.Time
+	if *startNs != 0 {
+		start = time.Unix(0, *startNs)
+		if skew := time.Since(start); skew > maxStartSkew || skew < -maxStartSkew {
+			return &param.FieldError{Field: "--start", Value: strconv.FormatInt(*startNs, 10), Allowed: fmt.Sprintf("a time within %v of now, in Unix nanoseconds (now: %d)", maxStartSkew, time.Now().UnixNano())}
+		}
+	}
+	if *prefillOnly && s.Prefill == PrefillNone {
+		return &param.FieldError{Field: "--prefill-only", Value: "true", Allowed: "with --prefill " + PrefillTouched + " or " + PrefillAll + ": what to make"}
+	}
 	if *cpuList != "" {
 		cpus, err := proc.ParseCPUList(*cpuList)
 		if err != nil {
@@ -285,7 +408,20 @@ func MainFlags(fs *flag.FlagSet, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return Drive(ctx, DriverConfig{Git: *git, Dir: *dir, InitFsync: s.InitFsync, Plan: s.Plan}, os.Stdout)
+	cfg := DriverConfig{Git: *git, Dir: *dir, InitFsync: s.InitFsync, Plan: s.Plan, Rate: s.Rate, TimeLimit: s.TimeLimit, Start: start}
+	if s.Prefill != PrefillNone {
+		files := s.prefillFiles()
+		t0 := time.Now()
+		commits, err := Prefill(ctx, cfg, files)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "prefill %s: %d files, %d commits in %.1f s\n", s.Prefill, len(files), commits, time.Since(t0).Seconds())
+		if *prefillOnly {
+			return nil
+		}
+	}
+	return Drive(ctx, cfg, os.Stdout)
 }
 
 // Report is one line of the driver's output.
@@ -293,6 +429,7 @@ type Report struct {
 	Change, Commits int
 	At              time.Time
 	Committed       bool
+	Inits           int // git inits the change needed first
 }
 
 // ParseReport reads one line of the driver's output.
@@ -300,7 +437,7 @@ func ParseReport(line string) (Report, error) {
 	var r Report
 	var ns int64
 	var outcome string
-	if _, err := fmt.Sscanf(line, "%d %d %d %s", &r.Change, &r.Commits, &ns, &outcome); err != nil {
+	if _, err := fmt.Sscanf(line, "%d %d %d %s %d", &r.Change, &r.Commits, &ns, &outcome, &r.Inits); err != nil {
 		return r, fmt.Errorf("driver line %q: %w", line, err)
 	}
 	if outcome != string(rune(Committed)) && outcome != string(rune(Unchanged)) {

@@ -260,6 +260,14 @@ func TestBadInputIsRefusedBeforeAnything(t *testing.T) {
 		{map[string]string{"window": "0"}, "workload.window"},
 		{map[string]string{"layout": "sharded"}, "workload.layout"},
 		{map[string]string{"fsync": "sometimes"}, "workload.fsync"},
+		{map[string]string{"prefill": "touched"}, "workload.prefill"},
+		{map[string]string{"prefill": "touched", "rate": "20"}, "workload.prefill"},
+		{map[string]string{"prefill": "touched", "time_limit": "20s"}, "workload.prefill"},
+		{map[string]string{"prefill": "some"}, "workload.prefill"},
+		{map[string]string{"rate": "-1"}, "workload.rate"},
+		{map[string]string{"rate": "20000"}, "workload.rate"},
+		{map[string]string{"time_limit": "48h"}, "workload.time_limit"},
+		{map[string]string{"time_limit": "-1s"}, "workload.time_limit"},
 	} {
 		err := w.Check(context.Background(), workload.Resolve(Params, c.fixed, nil))
 		var fe *param.FieldError

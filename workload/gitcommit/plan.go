@@ -2,9 +2,12 @@ package gitcommit
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"time"
 )
 
 // Layouts of the repositories (seed 004's two scripts).
@@ -115,11 +118,55 @@ func (p Plan) Validate() error {
 }
 
 // Touched is how many distinct files the plan's changes write.
-func (p Plan) Touched() int {
-	seen := make(map[int]bool, min(p.Files, p.Changes))
+func (p Plan) Touched() int { return len(p.FilesOf(p.Changes)) }
+
+// FilesOf is the distinct files the plan's first n changes write, in order of number.
+func (p Plan) FilesOf(n int) []int {
+	n = min(n, p.Changes)
+	seen := make(map[int]bool, min(p.Files, n))
 	c := p.Iterate()
-	for i := 0; i < p.Changes; i++ {
+	for i := 0; i < n; i++ {
 		seen[c.Next().File] = true
 	}
-	return len(seen)
+	files := make([]int, 0, len(seen))
+	for f := range seen {
+		files = append(files, f)
+	}
+	slices.Sort(files)
+	return files
+}
+
+// Slot is when change i (from 0) of a run paced at rate changes per second starts, after the
+// run's start.
+func Slot(i int, rate float64) time.Duration {
+	return time.Duration(float64(i) / rate * float64(time.Second))
+}
+
+// PacedChanges is how many changes a run paced at rate starts within limit: those whose slot
+// comes before it, ceil(rate·limit), counted by Slot itself so that the driver, which stops at
+// the first slot not before its limit, makes no more.
+func PacedChanges(rate float64, limit time.Duration) int {
+	n := int(min(math.Ceil(rate*limit.Seconds()), math.MaxInt32))
+	for n > 0 && Slot(n-1, rate) >= limit {
+		n--
+	}
+	for n < math.MaxInt32 && Slot(n, rate) < limit {
+		n++
+	}
+	return n
+}
+
+// PrefillContent is what a prefill writes in each file, content no change of the plan writes (the
+// seed's line without its 100; with file_bytes, dashes, which the changes' letters never are), so
+// that the first change to each file always has something to commit.
+func (p Plan) PrefillContent() []byte {
+	if p.FileBytes == 0 {
+		return []byte("{0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 8, 9: 9}\n")
+	}
+	b := make([]byte, p.FileBytes)
+	for i := range b {
+		b[i] = '-'
+	}
+	b[len(b)-1] = '\n'
+	return b
 }

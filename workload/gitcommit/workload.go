@@ -7,10 +7,12 @@ package gitcommit
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,25 +48,61 @@ var Params = []param.Param{
 		Help: "git's core.fsync (default: unset, git's own default)"},
 	{Name: "init_fsync", Kind: param.KindBool, Default: "false",
 		Help: "fsync what each git init wrote (HEAD, config, their directories): core.fsync does not cover it (the seed did not)"},
+	{Name: "time_limit", Kind: param.KindDuration, Default: "0s", Min: 0, Max: MaxTimeLimit.Seconds(),
+		Help: "stop between changes once this long has passed since the first began, the plan's remaining changes not made, which is no failure (0: the plan's end alone)"},
+	{Name: "rate", Kind: param.KindFloat, Default: "0", Min: 0, Max: MaxRate, Unit: "changes/s",
+		Help: "pace the changes: change i starts at i/rate s, at once when behind, and its latency counts from then, as an open loop counts it (0: each as the last ends, the seed's closed loop)"},
+	{Name: "prefill", Kind: param.KindEnum, Default: PrefillNone, Allowed: []string{PrefillNone, PrefillTouched, PrefillAll},
+		Help: "before the measured changes, unmetered (a volume's model off, then written back), make the repositories (monolithic: the files) of the files the first ceil(rate·time_limit) changes write (touched: needs both) or of every file (all), one commit each; it counts in no metric but disk use"},
+	{Name: "writeback", Kind: param.KindBool, Default: "false",
+		Help: "after the changes, time a syncfs of the target, waited for at most twice time_limit (10 min without one): writeback_s and sustained_per_s"},
+}
+
+// Prefill modes: which repositories exist before the measured changes.
+const (
+	PrefillNone    = "none"
+	PrefillTouched = "touched" // those the first ceil(rate·time_limit) changes write
+	PrefillAll     = "all"     // every file's
+)
+
+// Bounds of the pacing parameters.
+const (
+	MaxTimeLimit = 24 * time.Hour
+	MaxRate      = 10_000 // changes/s: each is two git processes, far above what one machine runs
+)
+
+// NoLimitWritebackCap bounds the write-back's wait when no time_limit sets it (twice the limit).
+const NoLimitWritebackCap = 10 * time.Minute
+
+// writebackCap is the longest the timed syncfs after the changes is waited for.
+func writebackCap(limit time.Duration) time.Duration {
+	if limit <= 0 {
+		return NoLimitWritebackCap
+	}
+	return 2 * limit
 }
 
 // Metrics are what a gitcommit cell reports.
 var Metrics = []workload.Metric{
 	{Name: "changes_per_s", Unit: "changes/s", HigherBetter: true, Help: "changes (add + commit) per second over the run: the seed's commits/s"},
-	{Name: "total_s", Unit: "s", Help: "time for every change: the seed's total time"},
+	{Name: "total_s", Unit: "s", Help: "time for every change: the seed's total time (time_limit at least, when it stopped the run)"},
 	{Name: "first_window_per_s", Unit: "changes/s", HigherBetter: true}, {Name: "last_window_per_s", Unit: "changes/s", HigherBetter: true},
 	{Name: "min_window_per_s", Unit: "changes/s", HigherBetter: true}, {Name: "max_window_per_s", Unit: "changes/s", HigherBetter: true},
-	{Name: "change_p50_ms", Unit: "ms"}, {Name: "change_p99_ms", Unit: "ms"}, {Name: "change_max_ms", Unit: "ms"},
+	{Name: "change_p50_ms", Unit: "ms"}, {Name: "change_p95_ms", Unit: "ms"}, {Name: "change_p99_ms", Unit: "ms"}, {Name: "change_max_ms", Unit: "ms"},
 	{Name: "ok", Unit: "count", Help: "commits git made (exit 0)"},
 	{Name: "unchanged", Unit: "count", Help: "changes that left the file as it was: git had nothing to commit"},
 	{Name: "repos", Unit: "count"},
 	{Name: "disk_mib", Unit: "MiB", Help: "disk use of the run: the repositories and their files (the seed's du of benchmark_dir)"},
 	{Name: "git_mib", Unit: "MiB", Help: "disk use of everything but the checked-out files"},
 	{Name: "worktree_mib", Unit: "MiB", Help: "disk use of the checked-out files"},
-	{Name: "as_files_mib", Unit: "MiB", Help: "every committed version kept as its own file instead (the seed's 79 MB), in blocks of the target"},
+	{Name: "as_files_mib", Unit: "MiB", Help: "every committed version (a prefill's too) kept as its own file instead (the seed's 79 MB), in blocks of the target"},
 	{Name: "git_cpu_util", Unit: "share", Help: "CPU of the driver and every git it ran, over the run, as a share of one CPU"},
 	{Name: "git_cpu_s", Unit: "s", Help: "CPU time of the driver and every git it ran"},
 	{Name: "changes", Unit: "count", Help: "changes made (the last change's number)"},
+	{Name: "inits", Unit: "count", Help: "git inits the changes needed (a new file's repository; the monolithic layout's one): 0 after a prefill of what they touch"},
+	{Name: "writeback_s", Unit: "s", Help: "writeback: the syncfs of the target after the changes, or its cap when it took longer (a fact says so)"},
+	{Name: "sustained_per_s", Unit: "changes/s", HigherBetter: true,
+		Help: "writeback: changes_per_s × min(1, total_s / writeback_s), the pace the volume keeps once it must also write back what the page cache absorbed"},
 }
 
 func init() {
@@ -73,6 +111,7 @@ func init() {
 		Description: "seed 004's git add + commit after each random change to small files (the real git)",
 		Params:      Params,
 		Metrics:     Metrics,
+		Length:      length,
 		Needs:       backend.Needs{},
 		New:         New,
 	})
@@ -148,9 +187,13 @@ func (w *Workload) Versions() map[string]string { return map[string]string{"git"
 // settings are one cell's parameters, read.
 type settings struct {
 	Plan      Plan
-	Window    int    `param:"window"`
-	Fsync     string `param:"fsync"`
-	InitFsync bool   `param:"init_fsync"`
+	Window    int           `param:"window"`
+	Fsync     string        `param:"fsync"`
+	InitFsync bool          `param:"init_fsync"`
+	TimeLimit time.Duration `param:"time_limit"`
+	Rate      float64       `param:"rate"`
+	Prefill   string        `param:"prefill"`
+	Writeback bool          `param:"writeback"`
 }
 
 func read(p workload.Params) (settings, error) {
@@ -158,7 +201,39 @@ func read(p workload.Params) (settings, error) {
 	if err := param.Decode(Params, p, &s); err != nil {
 		return s, param.Under("workload.", err)
 	}
+	if s.Prefill == PrefillTouched && (s.Rate <= 0 || s.TimeLimit <= 0) {
+		return s, &param.FieldError{Field: "workload.prefill", Value: s.Prefill,
+			Allowed: fmt.Sprintf("%s or %s; %s needs rate and time_limit, whose first ceil(rate·time_limit) changes name the files (rate %v, time_limit %v)",
+				PrefillNone, PrefillAll, PrefillTouched, s.Rate, s.TimeLimit)}
+	}
 	return s, s.Plan.Validate()
+}
+
+// prefillFiles are the files whose repositories the prefill makes.
+func (s settings) prefillFiles() []int {
+	switch s.Prefill {
+	case PrefillAll:
+		files := make([]int, s.Plan.Files)
+		for i := range files {
+			files[i] = i + 1
+		}
+		return files
+	case PrefillTouched:
+		return s.Plan.FilesOf(PacedChanges(s.Rate, s.TimeLimit))
+	}
+	return nil
+}
+
+// length bounds a cell for plan estimates: its time limit, and the write-back's cap after it.
+func length(p workload.Params) workload.Length {
+	s, err := read(p)
+	if err != nil || s.TimeLimit <= 0 {
+		return workload.Length{}
+	}
+	if s.Writeback {
+		return workload.Length{Bound: s.TimeLimit + writebackCap(s.TimeLimit), BoundBy: "time_limit and its write-back's cap"}
+	}
+	return workload.Length{Bound: s.TimeLimit, BoundBy: "time_limit"}
 }
 
 // Check implements workload.Workload.
@@ -186,9 +261,10 @@ func (w *Workload) Estimate(p Plan) int64 {
 	return repos*(w.initSize+3*blockBytes) + int64(p.Changes)*perChange*blockBytes
 }
 
-// Start checks the target can hold the run; the repositories are made as the changes need them,
-// and a target that already holds some (a recovered instance's) is left as it is.
-func (w *Workload) Start(_ context.Context, env workload.Env) (workload.Instance, error) {
+// Start checks the target can hold the run and makes the prefill's repositories, on an empty
+// target; the others are made as the changes need them, and a target that already holds some (a
+// recovered instance's) is left as it is.
+func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
 	s, err := read(env.Params)
 	if err != nil {
 		return nil, err
@@ -203,7 +279,91 @@ func (w *Workload) Start(_ context.Context, env workload.Env) (workload.Instance
 			Allowed: fmt.Sprintf("a run the target can hold: %s has %s free and this run may write about %s (files %d, layout %s)",
 				env.Target.Dir, param.FormatSize(free), param.FormatSize(need), s.Plan.Files, s.Plan.Layout)}
 	}
-	return &instance{w: w, s: s, env: env}, nil
+	in := &instance{w: w, s: s, env: env}
+	if s.Prefill != PrefillNone {
+		if err := in.prefill(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// holdsRepositories says whether dir holds a run's repositories (or anything under their root).
+func holdsRepositories(dir string) bool {
+	n, err := os.ReadDir(filepath.Join(dir, Root))
+	return err == nil && len(n) > 0
+}
+
+// prefill makes the repositories of the prefill's files on an empty target: the driver, in the
+// instance as the changes run, under the backend's Unmetered where it has one (the volume's model
+// off, what it wrote then written back), so that the cell measures neither it, nor its
+// write-back, nor the look at the target before it.
+func (in *instance) prefill(ctx context.Context) error {
+	used, _, _, err := fsUsage(in.env.Target.Dir)
+	if err != nil {
+		return err
+	}
+	env, err := in.driverEnv()
+	if err != nil {
+		return err
+	}
+	args := append(in.driverArgs(), "--prefill", in.s.Prefill, "--prefill-only")
+	if in.s.Rate > 0 {
+		args = append(args, "--rate", strconv.FormatFloat(in.s.Rate, 'g', -1, 64))
+	}
+	if in.s.TimeLimit > 0 {
+		args = append(args, "--time-limit", in.s.TimeLimit.String())
+	}
+	log := filepath.Join(in.env.CellDir, "gitcommit-prefill.log")
+	run := func(ctx context.Context) error {
+		if holdsRepositories(in.env.Target.Dir) {
+			return nil // a recovered instance's, or a run's that the changes then refuse
+		}
+		child, err := proc.Start("gitcommit prefill", log, env, args...)
+		if err != nil {
+			return err
+		}
+		stopOnCancel := context.AfterFunc(ctx, func() { _ = child.Stop(context.Background()) })
+		defer stopOnCancel()
+		<-child.Done()
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		if state := child.Cmd.ProcessState; state == nil || !state.Success() {
+			return fmt.Errorf("gitcommit prefill failed (%v): %s", state, tail(log))
+		}
+		in.prefillDone = true
+		return nil
+	}
+	if in.env.Target.Unmetered != nil {
+		err = in.env.Target.Unmetered(ctx, run)
+	} else {
+		err = run(ctx)
+	}
+	if err != nil || !in.prefillDone {
+		return err
+	}
+	in.prefilled, in.usedBefore = in.s.prefillFiles(), used
+	in.prefillCommits = len(in.prefilled)
+	if in.s.Plan.Layout == LayoutMonolithic {
+		in.prefillCommits = min(1, len(in.prefilled))
+	}
+	return nil
+}
+
+// driverArgs run the driver in the instance, with the plan's flags.
+func (in *instance) driverArgs() []string {
+	p := in.s.Plan
+	args := append(append([]string{}, in.env.Target.Wrap...), in.env.Self, "app", "gitcommit", "--git", in.w.git, "--dir", in.env.Target.Dir,
+		"--files", strconv.Itoa(p.Files), "--changes", strconv.Itoa(p.Changes), "--file-bytes", strconv.Itoa(p.FileBytes),
+		"--layout", p.Layout, "--seed", strconv.FormatUint(p.Seed, 10))
+	if len(in.env.CPUs) > 0 {
+		args = append(args, "--cpu-list", cpuList(in.env.CPUs))
+	}
+	if in.s.InitFsync {
+		args = append(args, "--init-fsync")
+	}
+	return args
 }
 
 // readEnv is git's environment for reading repositories: no system or user configuration.
@@ -239,6 +399,13 @@ type instance struct {
 	env    workload.Env
 	driver *proc.Child
 	method string // how disk use was measured
+	// The prefill's files and commits, and the target's use before it (what disk use counts from).
+	prefillDone    bool
+	prefilled      []int
+	prefillCommits int
+	usedBefore     int64
+	// writingBack is closed when the syncfs after the changes has returned (nil: none started).
+	writingBack chan struct{}
 }
 
 // Drive implements workload.Instance: every change of the plan, to the end.
@@ -255,7 +422,7 @@ func (in *instance) DriveAcked(ctx context.Context, _ time.Duration) (*workload.
 
 // run starts the driver in the instance and reads its reports to its end.
 func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *measure.AckLog, error) {
-	if n, err := os.ReadDir(filepath.Join(in.env.Target.Dir, Root)); err == nil && len(n) > 0 {
+	if !in.prefillDone && holdsRepositories(in.env.Target.Dir) {
 		return nil, nil, fmt.Errorf("%s already holds repositories: a run starts on an empty target", filepath.Join(in.env.Target.Dir, Root))
 	}
 	env, err := in.driverEnv()
@@ -263,21 +430,24 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 		return nil, nil, err
 	}
 	p := in.s.Plan
-	args := append(append([]string{}, in.env.Target.Wrap...), in.env.Self, "app", "gitcommit", "--git", in.w.git, "--dir", in.env.Target.Dir,
-		"--files", strconv.Itoa(p.Files), "--changes", strconv.Itoa(p.Changes), "--file-bytes", strconv.Itoa(p.FileBytes),
-		"--layout", p.Layout, "--seed", strconv.FormatUint(p.Seed, 10))
-	if len(in.env.CPUs) > 0 {
-		args = append(args, "--cpu-list", cpuList(in.env.CPUs))
-	}
-	if in.s.InitFsync {
-		args = append(args, "--init-fsync")
-	}
+	args := in.driverArgs()
 	log := filepath.Join(in.env.CellDir, "gitcommit.log")
-	usedBefore, _, _, err := fsUsage(in.env.Target.Dir)
-	if err != nil {
-		return nil, nil, err
+	usedBefore := in.usedBefore
+	if !in.prefillDone {
+		if usedBefore, _, _, err = fsUsage(in.env.Target.Dir); err != nil {
+			return nil, nil, err
+		}
 	}
 	start := time.Now()
+	if in.s.Rate > 0 {
+		args = append(args, "--rate", strconv.FormatFloat(in.s.Rate, 'g', -1, 64))
+	}
+	if in.s.TimeLimit > 0 {
+		args = append(args, "--time-limit", in.s.TimeLimit.String())
+	}
+	if in.s.Rate > 0 || in.s.TimeLimit > 0 {
+		args = append(args, "--start", strconv.FormatInt(start.UnixNano(), 10))
+	}
 	child, out, err := proc.StartPiped("gitcommit driver", log, env, args...)
 	if err != nil {
 		return nil, nil, err
@@ -292,7 +462,7 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 	var acks []measure.Ack
 	var windows, done []measure.Point
 	last, windowStart := start, start
-	var commits, unchanged, lastChange int
+	var commits, unchanged, lastChange, inits int
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		r, err := ParseReport(sc.Text())
@@ -300,12 +470,17 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 			_ = child.Kill()
 			return nil, nil, err
 		}
-		change.Record(r.At.Sub(last))
+		if in.s.Rate > 0 { // from the change's slot: a change started late waited for its turn
+			change.Record(r.At.Sub(start.Add(Slot(r.Change-1, in.s.Rate))))
+		} else {
+			change.Record(r.At.Sub(last))
+		}
 		last, lastChange = r.At, r.Change
+		inits += r.Inits
 		if r.Committed {
 			commits = r.Commits
-			if crash {
-				acks = append(acks, measure.Ack{Count: int64(r.Commits), At: r.At})
+			if crash { // the prefill's commits, synced before the run, are reachable too
+				acks = append(acks, measure.Ack{Count: int64(in.prefillCommits + r.Commits), At: r.At})
 			}
 		} else {
 			unchanged++
@@ -319,8 +494,10 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 		}
 	}
 	<-child.Done()
-	killed := ctx.Err() != nil || (crash && lastChange < p.Changes)
-	if state := child.Cmd.ProcessState; state != nil {
+	state := child.Cmd.ProcessState
+	succeeded := state != nil && state.Success()
+	killed := ctx.Err() != nil || (crash && lastChange < p.Changes && !succeeded)
+	if state != nil {
 		cpu := state.UserTime() + state.SystemTime()
 		res.Metrics["git_cpu_s"] = cpu.Seconds()
 		if el := last.Sub(start).Seconds(); el > 0 {
@@ -334,8 +511,18 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 		return nil, nil, context.Cause(ctx)
 	}
 	res.Elapsed = last.Sub(start)
+	// Stopped by its time limit, the run lasted that long at least (a paced run's last slot came
+	// before it), and its last window ends with it.
+	if timedOut := !killed && succeeded && lastChange < p.Changes && in.s.TimeLimit > 0; timedOut {
+		res.Elapsed = max(res.Elapsed, in.s.TimeLimit)
+		if n := lastChange - len(windows)*in.s.Window; n > 0 {
+			t := last.Sub(start).Seconds()
+			windows = append(windows, measure.Point{T: t, V: float64(n) / last.Sub(windowStart).Seconds()})
+			done = append(done, measure.Point{T: t, V: float64(lastChange)})
+		}
+	}
 	m := res.Metrics
-	m["changes"], m["ok"], m["unchanged"] = float64(lastChange), float64(commits), float64(unchanged)
+	m["changes"], m["ok"], m["unchanged"], m["inits"] = float64(lastChange), float64(commits), float64(unchanged), float64(inits)
 	m["total_s"] = res.Elapsed.Seconds()
 	if res.Elapsed > 0 {
 		m["changes_per_s"] = float64(lastChange) / res.Elapsed.Seconds()
@@ -348,20 +535,76 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 		}
 	}
 	s := change.Summarize(res.Elapsed)
-	m["change_p50_ms"], m["change_p99_ms"], m["change_max_ms"] = s.MedMs, s.P99Ms, s.MaxMs
+	m["change_p50_ms"], m["change_p95_ms"], m["change_p99_ms"], m["change_max_ms"] = s.MedMs, s.P95Ms, s.P99Ms, s.MaxMs
 	res.Histograms["change"] = change
 	res.Series["changes_per_s"], res.Series["changes"] = windows, done
 	res.Facts["git_version"] = in.w.version
 	res.Facts["core_fsync"] = in.s.Fsync
 	res.Facts["init_fsync"] = strconv.FormatBool(in.s.InitFsync)
 	res.Facts["gc_auto_detach"] = "false"
-	if !killed {
-		if err := in.measureDisk(m, usedBefore); err != nil {
+	if in.prefillDone {
+		res.Facts["prefill"] = fmt.Sprintf("%s: %d files' repositories made before the changes, %d commits, not measured", in.s.Prefill, len(in.prefilled), in.prefillCommits)
+	}
+	if killed {
+		return res, measure.NewAckLog(acks), nil
+	}
+	if in.s.Writeback && !crash {
+		if err := in.timeWriteBack(ctx, res); err != nil {
 			return nil, nil, err
 		}
-		res.Facts["disk_use"] = in.method
 	}
+	if err := in.measureDisk(m, usedBefore, lastChange); err != nil {
+		return nil, nil, err
+	}
+	res.Facts["disk_use"] = in.method
 	return res, measure.NewAckLog(acks), nil
+}
+
+// timeWriteBack times a syncfs of the target: what the changes left in the page cache reaching
+// the volume. It waits at most writebackCap; a syncfs still running then goes on, and Stop waits
+// for it.
+func (in *instance) timeWriteBack(ctx context.Context, res *workload.Result) error {
+	limit := writebackCap(in.s.TimeLimit)
+	finished := make(chan struct{})
+	var syncErr error
+	t0 := time.Now()
+	go func() {
+		defer close(finished)
+		syncErr = syncFS(in.env.Target.Dir)
+	}()
+	in.writingBack = finished
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	var took time.Duration
+	select {
+	case <-finished:
+		took = time.Since(t0)
+		if syncErr != nil {
+			return fmt.Errorf("write-back after the changes: %w", syncErr)
+		}
+	case <-timer.C:
+		took = limit
+		res.Facts["writeback"] = fmt.Sprintf("capped at %v: sustained_per_s is an upper bound", limit)
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	m := res.Metrics
+	m["writeback_s"] = took.Seconds()
+	m["sustained_per_s"] = m["changes_per_s"]
+	if took > res.Elapsed && took > 0 {
+		m["sustained_per_s"] = m["changes_per_s"] * res.Elapsed.Seconds() / took.Seconds()
+	}
+	return nil
+}
+
+// syncFS writes back the file system holding dir (syncfs(2)).
+func syncFS(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return unix.Syncfs(int(f.Fd()))
 }
 
 // fsUsage is the bytes in use on the file system holding dir (as df counts them), its block size,
@@ -382,7 +625,7 @@ func fsUsage(dir string) (used, block int64, own bool, err error) {
 // file system of the cell's own it is what the run added to it (statfs: instant, where walking
 // 100,000 inodes on an emulated HDD reads them back at its random-I/O rate), the checked-out files
 // taking their blocks; elsewhere it walks the files (du).
-func (in *instance) measureDisk(m map[string]float64, usedBefore int64) error {
+func (in *instance) measureDisk(m map[string]float64, usedBefore int64, changes int) error {
 	list, err := repos(in.env.Target.Dir)
 	if err != nil {
 		return err
@@ -398,7 +641,7 @@ func (in *instance) measureDisk(m map[string]float64, usedBefore int64) error {
 	}
 	fileBlocks := (size + block - 1) / block * block
 	if own {
-		worktree := int64(in.s.Plan.Touched()) * fileBlocks
+		worktree := int64(in.filesWritten(changes)) * fileBlocks
 		m["disk_mib"], m["worktree_mib"] = float64(usedAfter-usedBefore)/mib, float64(worktree)/mib
 		m["git_mib"] = m["disk_mib"] - m["worktree_mib"]
 		in.method = "statfs: what the run added to its volume; work tree: the checked-out files' blocks"
@@ -412,8 +655,20 @@ func (in *instance) measureDisk(m map[string]float64, usedBefore int64) error {
 		in.method = "du: the blocks of every file and directory under the repositories"
 	}
 	m["repos"] = float64(len(list))
-	m["as_files_mib"] = m["ok"] * float64(fileBlocks) / mib
+	m["as_files_mib"] = (m["ok"] + float64(len(in.prefilled))) * float64(fileBlocks) / mib
 	return nil
+}
+
+// filesWritten is how many files the run left: those its first changes wrote and the prefill's.
+func (in *instance) filesWritten(changes int) int {
+	files := in.s.Plan.FilesOf(changes)
+	n := len(files)
+	for _, f := range in.prefilled {
+		if _, found := slices.BinarySearch(files, f); !found {
+			n++
+		}
+	}
+	return n
 }
 
 // seedLineBytes is the length of the seed's line, "{0: 0, ..., 9: 9}" with one value 100, and its
@@ -464,12 +719,36 @@ func (in *instance) Count(ctx context.Context) (int64, error) {
 	return t.Commits, err
 }
 
-// Stop implements workload.Instance: the driver, if it still runs.
+// Stop implements workload.Instance: the driver, if it still runs, and the write-back after the
+// changes, if it outlived its cap. It holds the target busy (a volume cannot unmount under it), so
+// Stop waits for it, with the volume's model off where the backend can turn it off (what is left
+// is written at this machine's speed: the cell's measurement is over).
 func (in *instance) Stop(ctx context.Context) error {
-	if in.driver == nil {
-		return nil
+	var err error
+	if in.driver != nil {
+		err = in.driver.Stop(ctx)
 	}
-	return in.driver.Stop(ctx)
+	if in.writingBack == nil {
+		return err
+	}
+	wait := func(ctx context.Context) error {
+		select {
+		case <-in.writingBack:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("the write-back after the changes still runs on %s: %w", in.env.Target.Dir, context.Cause(ctx))
+		}
+	}
+	select {
+	case <-in.writingBack:
+	default:
+		if in.env.Target.Unmetered != nil {
+			err = errors.Join(err, in.env.Target.Unmetered(ctx, wait))
+		} else {
+			err = errors.Join(err, wait(ctx))
+		}
+	}
+	return err
 }
 
 // Inspect implements workload.Inspector: the commits git still reaches after a crash, and what
