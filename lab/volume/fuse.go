@@ -30,10 +30,14 @@ type timing interface {
 // it; after freeze every I/O fails, as the disk of a lost instance does.
 type image struct {
 	fs.Inode
-	file   *os.File
-	size   int64
-	model  atomic.Pointer[timing]
-	frozen atomic.Bool
+	file  *os.File
+	size  int64
+	model atomic.Pointer[timing]
+	// modelSet is closed when the model is next set: an I/O waiting out the old model's time is
+	// answered at once (a model turned off for a stop or a set-up does not wait out the queue the
+	// old one built, which on a dry HDD is minutes).
+	modelSet atomic.Pointer[chan struct{}]
+	frozen   atomic.Bool
 	// overhead is what the path from the device to this server and back costs on this machine
 	// (loop, FUSE, scheduling), measured at start: each I/O sleeps that much less, so the model's
 	// service time is what a workload sees, not the model's plus the emulator's.
@@ -71,9 +75,13 @@ var (
 func (im *image) setModel(t timing) {
 	if t == nil {
 		im.model.Store(nil)
-		return
+	} else {
+		im.model.Store(&t)
 	}
-	im.model.Store(&t)
+	next := make(chan struct{})
+	if old := im.modelSet.Swap(&next); old != nil {
+		close(*old)
+	}
 }
 
 // arrive counts an I/O in flight until leave.
@@ -87,8 +95,14 @@ func (im *image) leave() { im.inFlight.Add(-1) }
 
 // wait sleeps until the model's completion time for op, measured from its arrival at.
 func (im *image) wait(arrived time.Time, op Op) {
+	set := im.modelSet.Load()
 	if p := im.model.Load(); p != nil {
-		sleep(time.Until((*p).Schedule(arrived, op)) - im.overhead)
+		d := time.Until((*p).Schedule(arrived, op)) - im.overhead
+		if set == nil {
+			sleep(d)
+		} else {
+			sleepUnless(d, *set)
+		}
 	}
 }
 

@@ -58,7 +58,17 @@ func sleep(d time.Duration) {
 	wakeClock.wait(time.Now().Add(d))
 }
 
-func (c *clock) wait(deadline time.Time) {
+// sleepUnless waits d, or until cut closes.
+func sleepUnless(d time.Duration, cut <-chan struct{}) {
+	if d <= 0 {
+		return
+	}
+	wakeClock.waitUnless(time.Now().Add(d), cut)
+}
+
+func (c *clock) wait(deadline time.Time) { c.waitUnless(deadline, nil) }
+
+func (c *clock) waitUnless(deadline time.Time, cut <-chan struct{}) {
 	w := c.pool.Get().(*waiter)
 	w.deadline = deadline
 	c.mu.Lock()
@@ -68,8 +78,13 @@ func (c *clock) wait(deadline time.Time) {
 	case c.idle <- struct{}{}:
 	default:
 	}
-	<-w.ch
-	c.pool.Put(w)
+	select {
+	case <-w.ch:
+		c.pool.Put(w)
+	case <-cut:
+		// Still in the heap: the clock wakes it at its deadline into its buffered channel, and
+		// it is not reused.
+	}
 }
 
 // waiting is how many waiters the clock holds.
