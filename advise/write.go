@@ -61,7 +61,7 @@ func (p *Plan) Advise(figs map[string]Figures, trust []string) Advice {
 			p.Duration, rateText(p.Rate), rateText(2*p.Rate), p.Connections, p.Crashes, rateText(p.Rate)),
 	}
 	if p.App.Kind == KindChanges {
-		lat = latencyMetric(p.Requirements, "change_p95_ms")
+		lat = latencyMetric(p.Requirements, GitLatencyMetric)
 		a.Latency, a.Pace, a.Unit = lat, PaceMetric, "changes"
 		a.Ranked = Rank(p.Candidates, figs, p.Requirements, lat)
 		a.Question = fmt.Sprintf("where should %s's repositories live at %s changes/s on %s?", p.App.Name, rateText(p.Rate), p.Platform)
@@ -104,8 +104,12 @@ func answer(a Advice) string {
 		if meets > 1 {
 			others = fmt.Sprintf("the cheapest of the %d of %d candidates that do", meets, len(a.Ranked))
 		}
-		return fmt.Sprintf("%s meets every requirement, at %s a month (%s%s %s%s): %s",
-			top.Candidate.Name, usdText(top.Figures), paceText(a, top.Figures), strings.TrimSuffix(a.Latency, "_ms"), latText(top.Figures.AtRate, a.Latency), lossText(top.Figures), others)
+		figures := paceText(a, top.Figures)
+		if _, ok := top.Figures.AtRate[a.Latency]; ok || a.Pace == "" {
+			figures += fmt.Sprintf(", %s %s", strings.TrimSuffix(a.Latency, "_ms"), latText(top.Figures.AtRate, a.Latency))
+		}
+		return fmt.Sprintf("%s meets every requirement, at %s a month (%s%s): %s",
+			top.Candidate.Name, usdText(top.Figures), strings.TrimPrefix(figures, ", "), lossText(top.Figures), others)
 	}
 	why := make([]string, 0, len(top.Fails)+len(top.Unjudged))
 	for _, s := range top.Fails {
@@ -173,12 +177,19 @@ func changes(a Advice, p *Plan) []string {
 	return out
 }
 
+func crashesText(n int) string {
+	if n == 1 {
+		return "1 crash"
+	}
+	return fmt.Sprintf("%d crashes", n)
+}
+
 // paceText is what a candidate sustains at the rate, for the answer ("" for an app serving requests).
 func paceText(a Advice, f Figures) string {
 	if a.Pace == "" {
 		return ""
 	}
-	return fmt.Sprintf("sustains %s %s/s, ", paceCell(f.AtRate, a.Pace), a.Unit)
+	return fmt.Sprintf("sustains %s %s/s", paceCell(f.AtRate, a.Pace), a.Unit)
 }
 
 func paceCell(m map[string]float64, metric string) string {
@@ -281,7 +292,7 @@ func lossText(f Figures) string {
 	}
 	lost := f.Crash[MetricLostAcked]
 	if lost == 0 {
-		return fmt.Sprintf(", no acknowledged write lost in %d crashes", f.Crashes)
+		return fmt.Sprintf(", no acknowledged write lost in %s", crashesText(f.Crashes))
 	}
 	return fmt.Sprintf(", up to %.0f acknowledged writes lost in a crash", lost)
 }

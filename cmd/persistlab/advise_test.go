@@ -110,3 +110,58 @@ func TestAdviseRefusesBadInputBeforeAnythingRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviseGitPrunesByCrashRunsAndJudgesTheSustainedPace: seed 004's crawler on a c4.large, a
+// dry sc1 against gp3. The crash run on gp3 with git's defaults loses what git acknowledged, so
+// it runs no steady cells; with fsync, sc1 (which borrows gp3's crash
+// run) sustains less than gp3, whose bill alone is within a dollar.
+func TestAdviseGitPrunesByCrashRunsAndJudgesTheSustainedPace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "advise")
+	args := []string{"advise", "--app", "git", "--files", "50", "--rate", "5", "--candidates", "gp3-10g-git,gp3-10g-fsync,sc1-125g-fsync",
+		"--require", "lost_acked == 0", "--time", "5m", "--crashes", "1", "--dir", dir, "--format", "json"}
+	stdout, stderr, err := persistlab(t, args...)
+	if code := exitCode(err); code != 0 && code != advise.ExitNoneMeets {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	var a advise.Advice
+	if err := json.Unmarshal([]byte(stdout), &a); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	fig := map[string]advise.Figures{}
+	for _, v := range a.Ranked {
+		fig[v.Candidate.Name] = v.Figures
+	}
+	if len(fig) != 3 {
+		t.Fatalf("ranked %+v: want the 3 named candidates", a.Ranked)
+	}
+	for _, name := range []string{"gp3-10g-git"} {
+		f := fig[name]
+		if f.Crashes != 1 || f.Crash[advise.MetricLostAcked] < 1 || len(f.AtRate) != 0 {
+			t.Errorf("%s: %d crashes losing %g, steady figures %v: want git's defaults to lose acknowledged commits and run no steady cell", name, f.Crashes, f.Crash[advise.MetricLostAcked], f.AtRate)
+		}
+	}
+	gp3, sc1 := fig["gp3-10g-fsync"], fig["sc1-125g-fsync"]
+	if gp3.Crashes != 1 || gp3.Crash[advise.MetricLostAcked] != 0 || sc1.Crash[advise.MetricLostAcked] != 0 {
+		t.Errorf("fsync: gp3 lost %g in %d crashes, sc1 (borrowed) %g: want none", gp3.Crash[advise.MetricLostAcked], gp3.Crashes, sc1.Crash[advise.MetricLostAcked])
+	}
+	if !(sc1.AtRate[advise.PaceMetric] < gp3.AtRate[advise.PaceMetric]) || sc1.AtRate["writeback_s"] <= gp3.AtRate["writeback_s"] {
+		t.Errorf("sc1 sustains %g changes/s (write-back %g s), gp3 %g (%g s): want the dry HDD behind", sc1.AtRate[advise.PaceMetric], sc1.AtRate["writeback_s"],
+			gp3.AtRate[advise.PaceMetric], gp3.AtRate["writeback_s"])
+	}
+	if a.Ranked[0].Candidate.Name != "gp3-10g-fsync" {
+		t.Errorf("first %s: want gp3-10g-fsync, the one keeping up without losing a commit", a.Ranked[0].Candidate.Name)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 4 {
+		t.Errorf("results files %v: want two crash files (one per fsync setting, on gp3) and two steady files (the fsync candidates)", files)
+	}
+	// A budget below every candidate exits 4, and nothing runs again.
+	budget := append(args[:len(args)-2:len(args)-2], "--require", "usd_per_month < 0.5", "--format", "text")
+	stdout, stderr, err = persistlab(t, budget...)
+	if code := exitCode(err); code != advise.ExitNoneMeets {
+		t.Fatalf("a budget of 50 cents: exit %d (%v), want %d\n%s\n%s", code, err, advise.ExitNoneMeets, stdout, stderr)
+	}
+	if got := strings.Count(stderr, "not run again"); got != 4 {
+		t.Errorf("%d of 4 scenarios reused:\n%s", got, stderr)
+	}
+}
