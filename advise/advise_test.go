@@ -377,3 +377,12 @@ func TestLatenciesWithinATenthOfEachOtherAreSaidToBeTheApps(t *testing.T) {
 		t.Errorf("latencies of 100 to 111 ms: notes %q, want none", a.Notes)
 	}
 }
+
+// At one price, of two missing a bound of 0, the one missing it by less ranks first.
+func TestAtOnePriceTheSmallerLossRanksFirst(t *testing.T) {
+	figs := map[string]Figures{"a": figures(5, 9, 718, 3, 1), "b": figures(5, 9, 1, 3, 1)}
+	ranked := Rank([]Candidate{{Name: "a"}, {Name: "b"}, {Name: "c", Dominated: "b does as much for less"}}, figs, mustRequire(t, "lost_acked == 0"), "p95_ms")
+	if len(ranked) != 2 || ranked[0].Candidate.Name != "b" {
+		t.Fatalf("ranked %+v: want b (1 lost) before a (718), and the dominated c left out", ranked)
+	}
+}

@@ -73,7 +73,11 @@ func (p *Plan) Measured(c Candidate, steady *results.Results, steadyFile string,
 		f.Notes = append(f.Notes, p.gitVolumeNotes(c, steady)...)
 	}
 	if p.App.Kind == KindChanges && steady == nil && p.FailsCrash(f) {
-		f.Notes = append(f.Notes, "no steady cells: its crash runs already fail a crash requirement")
+		on := ""
+		if c.CrashFrom != "" {
+			on = " (on " + c.CrashFrom + ")"
+		}
+		f.Notes = append(f.Notes, "no steady cells: its crash runs"+on+" already fail a crash requirement")
 	}
 	for _, at := range []struct {
 		m    map[string]float64

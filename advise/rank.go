@@ -125,13 +125,13 @@ func shortBy(r Requirement, x float64) float64 {
 	return math.Abs(x-r.Value) / math.Abs(r.Value)
 }
 
-// Rank judges every runnable candidate and orders them: those meeting every requirement first,
+// Rank judges every runnable candidate (not excluded, not dominated) and orders them: those meeting every requirement first,
 // cheapest first (then lowest p95); then the rest by how many requirements they fail, how far,
-// and cost. Excluded candidates are left out (the caller lists them apart).
+// and cost. Excluded and dominated candidates are left out (the caller lists them apart).
 func Rank(cands []Candidate, figs map[string]Figures, reqs []Requirement, latency string) []Verdict {
 	var out []Verdict
 	for _, c := range cands {
-		if c.Excluded != "" {
+		if !c.runnable() {
 			continue
 		}
 		out = append(out, Judge(c, figs[c.Name], reqs))
@@ -156,6 +156,17 @@ func Rank(cands []Candidate, figs map[string]Figures, reqs []Requirement, latenc
 		}
 		return w
 	}
+	// Against a bound of 0 every miss is infinitely far: at one price, the figures themselves order
+	// them (a crash losing 1 acknowledged write before one losing 718).
+	beyondZero := func(v Verdict) float64 {
+		sum := 0.0
+		for _, s := range v.Fails {
+			if math.IsInf(s.By, 1) {
+				sum += math.Abs(s.Value)
+			}
+		}
+		return sum
+	}
 	slices.SortStableFunc(out, func(a, b Verdict) int {
 		if a.Meets != b.Meets {
 			if a.Meets {
@@ -172,6 +183,9 @@ func Rank(cands []Candidate, figs map[string]Figures, reqs []Requirement, latenc
 			}
 		}
 		if c := cmp.Compare(usd(a), usd(b)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(beyondZero(a), beyondZero(b)); c != 0 {
 			return c
 		}
 		return cmp.Compare(lat(a), lat(b))

@@ -353,9 +353,13 @@ func (a Advice) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "  %s\n", t)
 	}
 	fmt.Fprintf(w, "\nwhat ran: %s\nevidence:\n", a.Plan)
+	seen := map[string]bool{}
 	for _, v := range a.Ranked {
 		for _, e := range v.Figures.Evidence {
-			fmt.Fprintf(w, "  %s\n", e)
+			if !seen[e] { // a crash row several candidates borrow is one piece of evidence
+				seen[e] = true
+				fmt.Fprintf(w, "  %s\n", e)
+			}
 		}
 	}
 	return nil

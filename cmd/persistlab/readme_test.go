@@ -128,30 +128,32 @@ func checkOwnApp(t *testing.T, dir, output string) {
 	}
 }
 
-// README.md's advise block is what advise says from the results it names: its command, run with
+// README.md's advise blocks are what advise says from the results each names: its command, run with
 // --no-run on the committed directory, prints the block's lines (the answer and the ranking).
 func TestREADMEAdviseBlockIsWhatAdviseSays(t *testing.T) {
 	data, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)<!-- advise-output begin: (docs/runs/[^ ]+) -->\n```text\n\\$ bin/persistlab (advise [^\n]+)\n(.*?)\n```\n<!-- advise-output end -->").FindSubmatch(data)
-	if m == nil {
+	blocks := regexp.MustCompile("(?s)<!-- advise-output begin: (docs/runs/[^ ]+) -->\n```text\n\\$ bin/persistlab (advise [^\n]+)\n(.*?)\n```\n<!-- advise-output end -->").FindAllSubmatch(data, -1)
+	if len(blocks) == 0 {
 		t.Fatal("README.md holds no advise block between <!-- advise-output begin: DIR --> and <!-- advise-output end -->")
 	}
-	dir, want := string(m[1]), string(m[3])
-	args := append(shellWords(t, string(m[2])), "--dir", filepath.Join("../..", dir), "--no-run")
-	stdout, stderr, err := persistlab(t, args...)
-	if code := exitCode(err); code != 0 && code != 4 {
-		t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
-	}
-	if strings.Contains(stderr, "not measured") {
-		t.Fatalf("%s no longer holds what advise would run (its scenarios changed): run the README's command again into a new docs/runs directory\n%s", dir, stderr)
-	}
-	got := strings.Split(stdout, "\n")
-	wantLines := strings.Split(want, "\n")
-	if len(got) < len(wantLines) || strings.Join(got[:len(wantLines)], "\n") != want {
-		t.Errorf("README.md's advise block differs from what advise says now; its first %d lines are:\n%s", len(wantLines), strings.Join(got[:min(len(got), len(wantLines))], "\n"))
+	for _, m := range blocks {
+		dir, want := string(m[1]), string(m[3])
+		args := append(shellWords(t, string(m[2])), "--dir", filepath.Join("../..", dir), "--no-run")
+		stdout, stderr, err := persistlab(t, args...)
+		if code := exitCode(err); code != 0 && code != 4 {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+		if strings.Contains(stderr, "not measured") {
+			t.Fatalf("%s no longer holds what advise would run (its scenarios changed): run the README's command again into a new docs/runs directory\n%s", dir, stderr)
+		}
+		got := strings.Split(stdout, "\n")
+		wantLines := strings.Split(want, "\n")
+		if len(got) < len(wantLines) || strings.Join(got[:len(wantLines)], "\n") != want {
+			t.Errorf("README.md's advise block of %s differs from what advise says now; its first %d lines are:\n%s", dir, len(wantLines), strings.Join(got[:min(len(got), len(wantLines))], "\n"))
+		}
 	}
 }
 
