@@ -63,12 +63,15 @@ var gitVolumeTypes = []struct{ name, cloud, what, dominated string }{
 }
 
 // AssumedUnitsPerChange are a volume's billed write units per git change, for sizing a volume
-// before anything is measured: rounded up from docs/runs/ebs-git-def3e16 (3.6 units of 256 KiB per
-// change on io1 and gp2; 5.6 on st1 and 7.3 on sc1 in units of 1 MiB, where every small write
-// costs a whole unit of throughput). Each row shows what it measured (volume_write_units).
+// before anything is measured, rounded up from what git wrote on this lab: with git's defaults 3.6
+// units of 256 KiB per change on io1 and gp2 (docs/runs/ebs-git-def3e16), with core.fsync=committed
+// 9.6 on gp3 and 9.3 on io2 at 20 changes/s (synced writes do not merge: docs/runs/advise-git-dba532f);
+// on HDD 5.6 (st1) and 7.3 (sc1) units of 1 MiB with git's defaults (def3e16), where every small
+// write costs a whole unit of throughput. Each row shows what it measured (volume_write_units).
 const (
-	AssumedUnitsPerChangeSSD = 4
-	AssumedUnitsPerChangeHDD = 8
+	AssumedUnitsPerChangeSSD      = 4
+	AssumedUnitsPerChangeSSDFsync = 10
+	AssumedUnitsPerChangeHDD      = 8
 )
 
 // DryCreditScale shrinks a credit bucket to less than one I/O (volume.MinCreditScale): the volume a
@@ -108,22 +111,23 @@ func gitCandidates(p Platform, rate float64, dbBytes int64, maxUSD float64) []Ca
 			out = append(out, base)
 			continue
 		}
-		spec, note := sizeGitVolume(t.name, p.Instance, dbBytes, 2*rate*unitsPerChange(t.name), maxUSD)
-		base.Volume, base.Sizing, base.Dominated = &spec, note, t.dominated
-		base.Options = map[string]string{"type": spec.Type, "size": fmt.Sprintf("%dGiB", spec.SizeBytes>>30), "instance": p.Instance}
-		if spec.ProvisionedIOPS > 0 {
-			base.Options["iops"] = fmt.Sprintf("%.0f", spec.ProvisionedIOPS)
-		}
-		if l := spec.Limits(); l.CreditIOs > 0 || l.CreditMiB > 0 {
-			base.Options["credit_scale"] = DryCreditScale
-			base.What += ", its burst credits spent"
-		}
-		base.What += fmt.Sprintf(", %d GiB", spec.SizeBytes>>30)
+		// Each fsync setting sized for itself: synced writes do not merge.
 		for _, v := range gitFsyncVariants {
 			c := base
-			c.Name = fmt.Sprintf("%s-%dg-%s", t.name, spec.SizeBytes>>30, v.suffix)
-			c.What += "; " + v.what
 			c.Params = gitFsyncParams(v.suffix)
+			spec, note := sizeGitVolume(t.name, p.Instance, dbBytes, 2*rate*unitsPerChange(t.name, c.Params), c.Params, maxUSD)
+			c.Volume, c.Sizing, c.Dominated = &spec, note, t.dominated
+			c.Options = map[string]string{"type": spec.Type, "size": fmt.Sprintf("%dGiB", spec.SizeBytes>>30), "instance": p.Instance}
+			if spec.ProvisionedIOPS > 0 {
+				c.Options["iops"] = fmt.Sprintf("%.0f", spec.ProvisionedIOPS)
+				c.What += fmt.Sprintf(" with %.0f IOPS", spec.ProvisionedIOPS)
+			}
+			if l := spec.Limits(); l.CreditIOs > 0 || l.CreditMiB > 0 {
+				c.Options["credit_scale"] = DryCreditScale
+				c.What += ", its burst credits spent"
+			}
+			c.What += fmt.Sprintf(", %d GiB; %s", spec.SizeBytes>>30, v.what)
+			c.Name = fmt.Sprintf("%s-%dg-%s", t.name, spec.SizeBytes>>30, v.suffix)
 			out = append(out, c)
 		}
 	}
@@ -131,9 +135,12 @@ func gitCandidates(p Platform, rate float64, dbBytes int64, maxUSD float64) []Ca
 		Excluded: "git keeps its repositories in files: a MySQL server serves only an app that speaks MySQL"})
 }
 
-func unitsPerChange(typ string) float64 {
-	if (volume.Spec{Type: typ}).Limits().HDD {
+func unitsPerChange(typ string, params map[string]string) float64 {
+	switch {
+	case (volume.Spec{Type: typ}).Limits().HDD:
 		return AssumedUnitsPerChangeHDD
+	case params["fsync"] != "" && params["fsync"] != "default" && params["fsync"] != "none":
+		return AssumedUnitsPerChangeSSDFsync
 	}
 	return AssumedUnitsPerChangeSSD
 }
@@ -141,7 +148,7 @@ func unitsPerChange(typ string) float64 {
 // sizeGitVolume is the smallest volume of the type on the instance that holds the repositories
 // twice over and sustains units write units a second without credits; where no size does, or the
 // size that would costs more than maxUSD, the type's smallest size, with a note saying why.
-func sizeGitVolume(typ, instance string, dbBytes int64, units, maxUSD float64) (volume.Spec, string) {
+func sizeGitVolume(typ, instance string, dbBytes int64, units float64, params map[string]string, maxUSD float64) (volume.Spec, string) {
 	s := SizeVolume(typ, dbBytes, units)
 	s.Instance = instance
 	smallest := func() volume.Spec {
@@ -154,7 +161,7 @@ func sizeGitVolume(typ, instance string, dbBytes int64, units, maxUSD float64) (
 	}
 	if got := sustainedIOPS(s); got < units {
 		small := smallest()
-		why := fmt.Sprintf("no %s size sustains %.0f write units/s (twice the rate at an assumed %d per change)", typ, units, int(unitsPerChange(typ)))
+		why := fmt.Sprintf("no %s size sustains %.0f write units/s (twice the rate at an assumed %d per change)", typ, units, int(unitsPerChange(typ, params)))
 		if capped := s.Limits().Instance; capped.Name != "" && capped.Name != "none" {
 			why += fmt.Sprintf(" on a %s: at most %.0f; a larger volume buys nothing", capped.Name, got)
 		}
@@ -448,7 +455,7 @@ func (p *Plan) gitVolumeNotes(c Candidate, steady *results.Results) []string {
 		return nil
 	}
 	per := units / changes
-	assumed := unitsPerChange(c.Volume.Type)
+	assumed := unitsPerChange(c.Volume.Type, c.Params)
 	atLeast := ""
 	for _, cell := range steady.Cells {
 		if cell.Backend == c.Name && strings.HasPrefix(cell.Facts["writeback"], "capped") {

@@ -80,12 +80,13 @@ func TestGitCandidatesOnC4Large(t *testing.T) {
 		if hdd := c.Volume.Limits().HDD; hdd && (c.Sizing == "" || c.Volume.SizeBytes != int64(volume.HDDMinGiB)<<30) {
 			t.Errorf("%s: %d GiB, sizing %q: want its smallest size and why", c.Name, c.Volume.SizeBytes>>30, c.Sizing)
 		}
-		if !c.Volume.Limits().HDD && c.Sizing != "" {
-			t.Errorf("%s: sizing note %q on an SSD that sustains the rate", c.Name, c.Sizing)
+		// io2 and io1 sized for fsync's 10 units per change cost $27.25, over the budget of $20.
+		if !c.Volume.Limits().HDD && c.Sizing != "" && !(strings.HasSuffix(c.Name, "-fsync") && strings.Contains(c.Sizing, "over the budget")) {
+			t.Errorf("%s: sizing note %q on an SSD that sustains the rate within the budget", c.Name, c.Sizing)
 		}
 	}
 	// A budget the sustaining size breaks: the smallest size, saying the price of the other.
-	spec, note := sizeGitVolume("io2", "c4.large", 1<<30, 3000, 5)
+	spec, note := sizeGitVolume("io2", "c4.large", 1<<30, 3000, nil, 5)
 	if spec.ProvisionedIOPS != volume.IOMinIOPS || !strings.Contains(note, "over the budget") {
 		t.Fatalf("io2 at 3,000 units/s under $5: %+v, %q", spec, note)
 	}

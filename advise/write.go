@@ -294,6 +294,9 @@ func lossText(f Figures) string {
 	if lost == 0 {
 		return fmt.Sprintf(", no acknowledged write lost in %s", crashesText(f.Crashes))
 	}
+	if lost == 1 {
+		return ", up to 1 acknowledged write lost in a crash"
+	}
 	return fmt.Sprintf(", up to %.0f acknowledged writes lost in a crash", lost)
 }
 
