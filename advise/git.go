@@ -391,7 +391,7 @@ func KeepsUp(rate float64, metrics map[string]string) (Requirement, error) {
 	if err != nil {
 		return r, err
 	}
-	r.Text = fmt.Sprintf("%s >= %s (keeps up with %s/s, less %.0f%% for a cell's edges)", PaceMetric, rateText(MinServedShare*rate), rateText(rate), 100*(1-MinServedShare))
+	r.Text = fmt.Sprintf("%s >= %s (%.0f%% of %s/s)", PaceMetric, rateText(MinServedShare*rate), 100*MinServedShare, rateText(rate))
 	return r, nil
 }
 
