@@ -57,6 +57,7 @@ bench: setup build
 	$(BIN) lab volumes
 	$(GO) run ./bench/shards --persistlab $(BIN)
 	$(GO) run ./bench/advise --persistlab $(BIN)
+	$(GO) run ./bench/advise --persistlab $(BIN) --app git
 	$(GO) run ./bench/goals $(GOALS)
 
 # The lab's own ceilings, model off: the bucket (JSON API and a gcsfuse mount, each way) and the
