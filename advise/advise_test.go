@@ -10,6 +10,7 @@ import (
 	"persistlab/cost"
 	"persistlab/lab/volume"
 	"persistlab/param"
+	"persistlab/results"
 	"persistlab/scenario"
 )
 
@@ -384,5 +385,38 @@ func TestAtOnePriceTheSmallerLossRanksFirst(t *testing.T) {
 	ranked := Rank([]Candidate{{Name: "a"}, {Name: "b"}, {Name: "c", Dominated: "b does as much for less"}}, figs, mustRequire(t, "lost_acked == 0"), "p95_ms")
 	if len(ranked) != 2 || ranked[0].Candidate.Name != "b" {
 		t.Fatalf("ranked %+v: want b (1 lost) before a (718), and the dominated c left out", ranked)
+	}
+}
+
+// On gcsfuse the data is in the bucket, so the cheaper of request-based and instance-based billing
+// is billed: at 0.5 requests/s of 5 ms the instance is idle almost always and request-based costs
+// less; at 50 requests/s every 0.1 s step holds a request and instance-based costs less.
+func TestGcsfuseIsBilledTheCheaperWay(t *testing.T) {
+	p := &Plan{Platform: Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}, DBBytes: 1 << 30}
+	for _, c := range []struct {
+		rate float64
+		want cost.Billing
+	}{{0.5, cost.RequestBased}, {50, cost.InstanceBased}} {
+		p.Rate = c.rate
+		at := &results.Aggregate{Median: map[string]float64{"service_avg_ms": 5},
+			Bucket: &results.BucketUse{ClassAPerS: c.rate / 100, ClassBPerS: c.rate / 10}}
+		lines, priced, notes := p.bill(Candidate{Name: "gcsfuse", Backend: "gcsfuse"}, at)
+		if !priced || len(notes) != 1 {
+			t.Fatalf("at %g/s: priced %v, notes %q", c.rate, priced, notes)
+		}
+		var billed []string
+		for _, l := range lines {
+			if strings.HasPrefix(l.Item, "Cloud Run vCPU") {
+				billed = append(billed, l.Item)
+			}
+		}
+		if len(billed) != 1 || !strings.Contains(billed[0], string(c.want)) {
+			t.Errorf("at %g/s billed %v, want %s (%q)", c.rate, billed, c.want, notes)
+		}
+		// The local disk keeps its data on the instance: always on, instance-based.
+		lines, _, _ = p.bill(Candidate{Name: "local", Backend: "local"}, at)
+		if !strings.Contains(lines[0].Item, string(cost.InstanceBased)) {
+			t.Errorf("local at %g/s billed %s", c.rate, lines[0].Item)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package advise
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"persistlab/cost"
@@ -90,6 +91,23 @@ func (p *Plan) Measured(c Candidate, steady *results.Results, steadyFile string,
 	return f
 }
 
+// busyShare is the share of time an instance has a request in flight at the rate, for
+// request-based billing: Poisson arrivals, each holding the instance for the server's mean time
+// (the app's own service time where it reports one, else the client's, which includes the queue).
+func busyShare(rate float64, atRate *results.Aggregate) (float64, bool) {
+	if atRate == nil {
+		return 0, false
+	}
+	mean, ok := atRate.Median["service_avg_ms"]
+	if !ok || mean <= 0 {
+		mean, ok = atRate.Median["avg_ms"]
+	}
+	if !ok || mean <= 0 || math.IsNaN(mean) || math.IsInf(mean, 0) {
+		return 0, false
+	}
+	return min(1, 1-math.Exp(-rate*mean/1000)), true
+}
+
 // MinServedShare is the share of the asked rate a run must answer to count as keeping up: an open
 // loop's answers lag its starts by one latency, so a run of a few hundred requests answers a little
 // under the rate even when it keeps up.
@@ -101,9 +119,9 @@ func (p *Plan) bill(c Candidate, atRate *results.Aggregate) (lines []cost.Line, 
 	priced = true
 	u := cost.Usage{}
 	if p.Platform.Kind == "cloudrun" {
-		// One instance always on: a single SQLite writer must stay up (scaling to zero throws the
-		// instance's disk away), and Litestream replicates between requests, which request-based
-		// billing's CPU throttling would stall.
+		// One instance always on, billed instance-based, where the data is on the instance: a single
+		// SQLite writer must stay up (scaling to zero throws the instance's disk away), and Litestream
+		// replicates between requests, which request-based billing's CPU throttling would stall.
 		u.Billing, u.Instances = cost.InstanceBased, 1
 		u.VCPUs, u.GiB, u.RequestsPerS = p.Platform.CPUs, float64(p.Platform.Memory)/(1<<30), p.Rate
 	}
@@ -131,6 +149,20 @@ func (p *Plan) bill(c Candidate, atRate *results.Aggregate) (lines []cost.Line, 
 	b, err := u.Bill()
 	if err != nil {
 		return nil, false, append(notes, "the bill: "+err.Error())
+	}
+	// On gcsfuse the data is in the bucket, so request-based billing (while a request is in flight)
+	// is open too: the cheaper of the two is billed, and the other said.
+	if p.Platform.Kind == "cloudrun" && c.Backend == "gcsfuse" {
+		if share, ok := busyShare(p.Rate, atRate); ok {
+			r := u
+			r.Billing, r.BusyShare = cost.RequestBased, share
+			if rb, err := r.Bill(); err == nil && rb.Total() < b.Total() {
+				notes = append(notes, fmt.Sprintf("billed request-based, the cheaper: instance-based would cost $%.2f a month", b.Total()))
+				b = rb
+			} else if err == nil {
+				notes = append(notes, fmt.Sprintf("billed instance-based, the cheaper: request-based would cost $%.2f a month (busy %.0f%% of the time; each busy spell billed rounded up to 0.1 s, and a fee per request)", rb.Total(), 100*share))
+			}
+		}
 	}
 	return b.Lines, priced, notes
 }

@@ -565,7 +565,7 @@ func crashTrust(p *advise.Plan) string {
 // platformBill says what the bill assumes of the platform.
 func platformBill(p *advise.Plan) string {
 	if p.Platform.Kind == "cloudrun" {
-		return "the bill assumes one Cloud Run instance always on, billed instance-based (a single SQLite writer must stay up; Litestream replicates between requests), before the free tier; the bucket's storage is the database's size, Litestream's at least that"
+		return "the bill assumes one Cloud Run instance, before the free tier: always on and billed instance-based where the data is on the instance (local, Litestream: a single SQLite writer must stay up, and Litestream replicates between requests); on gcsfuse, whose data is in the bucket, the cheaper of that and request-based billing (the time a request is in flight, for Poisson arrivals at the rate each held for the app's mean service time); the bucket's storage is the database's size, Litestream's at least that"
 	}
 	return "the bill leaves out the VM itself, the same for every candidate; the bucket's storage is the database's size, Litestream's at least that"
 }
