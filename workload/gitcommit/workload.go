@@ -9,10 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,30 +56,6 @@ var Params = []param.Param{
 		Help: "before the measured changes, unmetered (a volume's model off, then written back), make the repositories (monolithic: the files) of the files the first ceil(rate·time_limit) changes write (touched: needs both) or of every file (all), one commit each; it counts in no metric but disk use"},
 	{Name: "writeback", Kind: param.KindBool, Default: "false",
 		Help: "after the changes, time a syncfs of the target, waited for at most twice time_limit (10 min without one): writeback_s and sustained_per_s"},
-}
-
-// Prefill modes: which repositories exist before the measured changes.
-const (
-	PrefillNone    = "none"
-	PrefillTouched = "touched" // those the first ceil(rate·time_limit) changes write
-	PrefillAll     = "all"     // every file's
-)
-
-// Bounds of the pacing parameters.
-const (
-	MaxTimeLimit = 24 * time.Hour
-	MaxRate      = 10_000 // changes/s: each is two git processes, far above what one machine runs
-)
-
-// NoLimitWritebackCap bounds the write-back's wait when no time_limit sets it (twice the limit).
-const NoLimitWritebackCap = 10 * time.Minute
-
-// writebackCap is the longest the timed syncfs after the changes is waited for.
-func writebackCap(limit time.Duration) time.Duration {
-	if limit <= 0 {
-		return NoLimitWritebackCap
-	}
-	return 2 * limit
 }
 
 // Metrics are what a gitcommit cell reports.
@@ -286,69 +262,6 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		}
 	}
 	return in, nil
-}
-
-// holdsRepositories says whether dir holds a run's repositories (or anything under their root).
-func holdsRepositories(dir string) bool {
-	n, err := os.ReadDir(filepath.Join(dir, Root))
-	return err == nil && len(n) > 0
-}
-
-// prefill makes the repositories of the prefill's files on an empty target: the driver, in the
-// instance as the changes run, under the backend's Unmetered where it has one (the volume's model
-// off, what it wrote then written back), so that the cell measures neither it, nor its
-// write-back, nor the look at the target before it.
-func (in *instance) prefill(ctx context.Context) error {
-	used, _, _, err := fsUsage(in.env.Target.Dir)
-	if err != nil {
-		return err
-	}
-	env, err := in.driverEnv()
-	if err != nil {
-		return err
-	}
-	args := append(in.driverArgs(), "--prefill", in.s.Prefill, "--prefill-only")
-	if in.s.Rate > 0 {
-		args = append(args, "--rate", strconv.FormatFloat(in.s.Rate, 'g', -1, 64))
-	}
-	if in.s.TimeLimit > 0 {
-		args = append(args, "--time-limit", in.s.TimeLimit.String())
-	}
-	log := filepath.Join(in.env.CellDir, "gitcommit-prefill.log")
-	run := func(ctx context.Context) error {
-		if holdsRepositories(in.env.Target.Dir) {
-			return nil // a recovered instance's, or a run's that the changes then refuse
-		}
-		child, err := proc.Start("gitcommit prefill", log, env, args...)
-		if err != nil {
-			return err
-		}
-		stopOnCancel := context.AfterFunc(ctx, func() { _ = child.Stop(context.Background()) })
-		defer stopOnCancel()
-		<-child.Done()
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		if state := child.Cmd.ProcessState; state == nil || !state.Success() {
-			return fmt.Errorf("gitcommit prefill failed (%v): %s", state, tail(log))
-		}
-		in.prefillDone = true
-		return nil
-	}
-	if in.env.Target.Unmetered != nil {
-		err = in.env.Target.Unmetered(ctx, run)
-	} else {
-		err = run(ctx)
-	}
-	if err != nil || !in.prefillDone {
-		return err
-	}
-	in.prefilled, in.usedBefore = in.s.prefillFiles(), used
-	in.prefillCommits = len(in.prefilled)
-	if in.s.Plan.Layout == LayoutMonolithic {
-		in.prefillCommits = min(1, len(in.prefilled))
-	}
-	return nil
 }
 
 // driverArgs run the driver in the instance, with the plan's flags.
@@ -560,121 +473,6 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 	return res, measure.NewAckLog(acks), nil
 }
 
-// timeWriteBack times a syncfs of the target: what the changes left in the page cache reaching
-// the volume. It waits at most writebackCap; a syncfs still running then goes on, and Stop waits
-// for it.
-func (in *instance) timeWriteBack(ctx context.Context, res *workload.Result) error {
-	limit := writebackCap(in.s.TimeLimit)
-	finished := make(chan struct{})
-	var syncErr error
-	t0 := time.Now()
-	go func() {
-		defer close(finished)
-		syncErr = syncFS(in.env.Target.Dir)
-	}()
-	in.writingBack = finished
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
-	var took time.Duration
-	select {
-	case <-finished:
-		took = time.Since(t0)
-		if syncErr != nil {
-			return fmt.Errorf("write-back after the changes: %w", syncErr)
-		}
-	case <-timer.C:
-		took = limit
-		res.Facts["writeback"] = fmt.Sprintf("capped at %v: sustained_per_s is an upper bound", limit)
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-	m := res.Metrics
-	m["writeback_s"] = took.Seconds()
-	m["sustained_per_s"] = m["changes_per_s"]
-	if took > res.Elapsed && took > 0 {
-		m["sustained_per_s"] = m["changes_per_s"] * res.Elapsed.Seconds() / took.Seconds()
-	}
-	return nil
-}
-
-// syncFS writes back the file system holding dir (syncfs(2)).
-func syncFS(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Syncfs(int(f.Fd()))
-}
-
-// fsUsage is the bytes in use on the file system holding dir (as df counts them), its block size,
-// and whether dir is the root of that file system (a volume of the cell's own).
-func fsUsage(dir string) (used, block int64, own bool, err error) {
-	var fs unix.Statfs_t
-	if err = unix.Statfs(dir, &fs); err != nil {
-		return 0, 0, false, err
-	}
-	var st, parent unix.Stat_t
-	if unix.Stat(dir, &st) == nil && unix.Stat(filepath.Dir(dir), &parent) == nil {
-		own = st.Dev != parent.Dev
-	}
-	return int64(fs.Blocks-fs.Bfree) * int64(fs.Bsize), int64(fs.Bsize), own, nil
-}
-
-// measureDisk records the repositories' disk use and what plain files would take instead. On a
-// file system of the cell's own it is what the run added to it (statfs: instant, where walking
-// 100,000 inodes on an emulated HDD reads them back at its random-I/O rate), the checked-out files
-// taking their blocks; elsewhere it walks the files (du).
-func (in *instance) measureDisk(m map[string]float64, usedBefore int64, changes int) error {
-	list, err := repos(in.env.Target.Dir)
-	if err != nil {
-		return err
-	}
-	const mib = 1 << 20
-	usedAfter, block, own, err := fsUsage(in.env.Target.Dir)
-	if err != nil {
-		return fmt.Errorf("disk use of the repositories: %w", err)
-	}
-	size := int64(in.s.Plan.FileBytes)
-	if size == 0 {
-		size = seedLineBytes
-	}
-	fileBlocks := (size + block - 1) / block * block
-	if own {
-		worktree := int64(in.filesWritten(changes)) * fileBlocks
-		m["disk_mib"], m["worktree_mib"] = float64(usedAfter-usedBefore)/mib, float64(worktree)/mib
-		m["git_mib"] = m["disk_mib"] - m["worktree_mib"]
-		in.method = "statfs: what the run added to its volume; work tree: the checked-out files' blocks"
-	} else {
-		u, err := diskUse(in.env.Target.Dir)
-		if err != nil {
-			return fmt.Errorf("disk use of the repositories: %w", err)
-		}
-		m["git_mib"], m["worktree_mib"] = float64(u.Git)/mib, float64(u.WorkTree)/mib
-		m["disk_mib"] = m["git_mib"] + m["worktree_mib"]
-		in.method = "du: the blocks of every file and directory under the repositories"
-	}
-	m["repos"] = float64(len(list))
-	m["as_files_mib"] = (m["ok"] + float64(len(in.prefilled))) * float64(fileBlocks) / mib
-	return nil
-}
-
-// filesWritten is how many files the run left: those its first changes wrote and the prefill's.
-func (in *instance) filesWritten(changes int) int {
-	files := in.s.Plan.FilesOf(changes)
-	n := len(files)
-	for _, f := range in.prefilled {
-		if _, found := slices.BinarySearch(files, f); !found {
-			n++
-		}
-	}
-	return n
-}
-
-// seedLineBytes is the length of the seed's line, "{0: 0, ..., 9: 9}" with one value 100, and its
-// newline.
-const seedLineBytes = 63
-
 func cpuList(cpus []int) string {
 	parts := make([]string, len(cpus))
 	for i, c := range cpus {
@@ -683,15 +481,25 @@ func cpuList(cpus []int) string {
 	return strings.Join(parts, ",")
 }
 
-// tail is the end of a log, for error messages.
+// tail is the end of a log, for error messages: its last 600 bytes, read alone however long it grew.
 func tail(path string) string {
-	b, err := os.ReadFile(path)
+	const keep = 600
+	f, err := os.Open(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	defer f.Close()
+	var from int64
+	if st, err := f.Stat(); err == nil && st.Size() > keep {
+		from = st.Size() - keep
+	}
+	b, err := io.ReadAll(io.NewSectionReader(f, from, keep))
 	if err != nil {
 		return "(no log: " + err.Error() + ")"
 	}
 	s := strings.TrimSpace(string(b))
-	if len(s) > 600 {
-		s = "..." + s[len(s)-600:]
+	if from > 0 {
+		s = "..." + s
 	}
 	return s
 }
