@@ -112,13 +112,13 @@ func TestAdviseRefusesBadInputBeforeAnythingRuns(t *testing.T) {
 }
 
 // TestAdviseGitPrunesByCrashRunsAndJudgesTheSustainedPace: seed 004's crawler on a c4.large, a
-// dry sc1 against gp3. The crash run on gp3 with git's defaults loses what git acknowledged, so
-// it runs no steady cells; with fsync, sc1 (which borrows gp3's crash
-// run) sustains less than gp3, whose bill alone is within a dollar.
+// dry sc1 against gp3. The crash run on gp3 with git's defaults loses commits acknowledged seconds
+// before it, so that setting runs no steady cells; with fsync, sc1 (which borrows gp3's crash run)
+// sustains less than gp3, whose bill alone is within a dollar.
 func TestAdviseGitPrunesByCrashRunsAndJudgesTheSustainedPace(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "advise")
 	args := []string{"advise", "--app", "git", "--files", "50", "--rate", "5", "--candidates", "gp3-10g-git,gp3-10g-fsync,sc1-125g-fsync",
-		"--require", "lost_acked == 0", "--time", "5m", "--crashes", "1", "--dir", dir, "--format", "json"}
+		"--require", "lost_acked <= 1s", "--time", "5m", "--crashes", "1", "--dir", dir, "--format", "json"}
 	stdout, stderr, err := persistlab(t, args...)
 	if code := exitCode(err); code != 0 && code != advise.ExitNoneMeets {
 		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
@@ -141,8 +141,11 @@ func TestAdviseGitPrunesByCrashRunsAndJudgesTheSustainedPace(t *testing.T) {
 		}
 	}
 	gp3, sc1 := fig["gp3-10g-fsync"], fig["sc1-125g-fsync"]
-	if gp3.Crashes != 1 || gp3.Crash[advise.MetricLostAcked] != 0 || sc1.Crash[advise.MetricLostAcked] != 0 {
-		t.Errorf("fsync: gp3 lost %g in %d crashes, sc1 (borrowed) %g: want none", gp3.Crash[advise.MetricLostAcked], gp3.Crashes, sc1.Crash[advise.MetricLostAcked])
+	// With core.fsync git syncs a ref's lock file but not the directory after the rename: a crash
+	// may lose the last commit, acknowledged milliseconds before it, but nothing older.
+	if gp3.Crashes != 1 || gp3.Crash[advise.MetricLostWindow] > 1000 || sc1.Crash[advise.MetricLostWindow] != gp3.Crash[advise.MetricLostWindow] {
+		t.Errorf("fsync: gp3 lost a commit acknowledged %g ms before the crash (of %d crashes), sc1 (borrowed) %g ms: want none older than 1 s, and the same",
+			gp3.Crash[advise.MetricLostWindow], gp3.Crashes, sc1.Crash[advise.MetricLostWindow])
 	}
 	if !(sc1.AtRate[advise.PaceMetric] < gp3.AtRate[advise.PaceMetric]) || sc1.AtRate["writeback_s"] <= gp3.AtRate["writeback_s"] {
 		t.Errorf("sc1 sustains %g changes/s (write-back %g s), gp3 %g (%g s): want the dry HDD behind", sc1.AtRate[advise.PaceMetric], sc1.AtRate["writeback_s"],
