@@ -84,6 +84,9 @@ var presenters = registry.New[Presenter]("presenter for workload")
 // RegisterPresenter sets how a workload's results are shown; a second registration panics.
 func RegisterPresenter(workload string, p Presenter) { presenters.Register(workload, p) }
 
+// PresenterWorkloads lists the workloads with a presenter of their own, sorted.
+func PresenterWorkloads() []string { return presenters.Names() }
+
 // Comparable says whether runs of workloads a and b measure the same things: one workload, or
 // two of one presenter family (the Go counter and an app under the same HTTP load).
 func Comparable(a, b string) bool {
