@@ -49,6 +49,3 @@ func VolumeModelOf(backend string, options map[string]string) (VolumeModel, bool
 	}
 	return m(options)
 }
-
-// VolumeModelBackends names the backends that describe a volume model.
-func VolumeModelBackends() []string { return volumeModels.Names() }

@@ -145,9 +145,6 @@ var models = registry.New[Model]("provenance: model")
 // Register adds a model's table; models call it from init. A second model of one name panics.
 func Register(m Model) { models.Register(m.Name, m) }
 
-// Models lists the registered models in the order they registered.
-func Models() []Model { return models.Values() }
-
 // Lookup finds a registered model by name.
 func Lookup(name string) (Model, bool) { return models.Get(name) }
 
