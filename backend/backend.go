@@ -5,11 +5,11 @@ package backend
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
 
+	"persistlab/internal/registry"
 	"persistlab/param"
 )
 
@@ -224,35 +224,17 @@ type Info struct {
 	New     Factory
 }
 
-var registry = map[string]Info{}
+var backends = registry.New[Info]("backend")
 
 // RegisterInfo makes a backend available by name; backends call it from init. A second
 // registration of a name panics.
-func RegisterInfo(info Info) {
-	if _, dup := registry[info.Name]; dup {
-		panic("backend " + info.Name + " registered twice")
-	}
-	registry[info.Name] = info
-}
+func RegisterInfo(info Info) { backends.Register(info.Name, info) }
 
 // Names lists the registered backends.
-func Names() []string {
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func Names() []string { return backends.Names() }
 
 // Lookup finds a registered backend.
-func Lookup(name string) (Info, error) {
-	info, ok := registry[name]
-	if !ok {
-		return Info{}, fmt.Errorf("backend %q: want one of %s", name, strings.Join(Names(), ", "))
-	}
-	return info, nil
-}
+func Lookup(name string) (Info, error) { return backends.Lookup(name) }
 
 // New makes the named backend: it checks the options and what the workload needs, and finds the
 // programs it runs, but starts nothing. An option the backend does not declare, or a value its

@@ -1,9 +1,6 @@
 package backend
 
-import (
-	"sort"
-	"sync"
-)
+import "persistlab/internal/registry"
 
 // VolumeModel is what an emulated volume entry's cloud model says of it, for the report: what the
 // volume is, the limits and price its provider publishes for it, and the rate those limits allow
@@ -38,41 +35,17 @@ type Job struct {
 // volume model in effect (the model off).
 type VolumeModeler func(options map[string]string) (VolumeModel, bool)
 
-var (
-	modelsMu sync.RWMutex
-	models   = map[string]VolumeModeler{}
-)
+var volumeModels = registry.New[VolumeModeler]("backend: volume model of")
 
 // RegisterVolumeModel says how a backend's entries describe their volume model; backends call it
 // from init, beside Register. A second registration of one backend panics.
-func RegisterVolumeModel(backend string, m VolumeModeler) {
-	modelsMu.Lock()
-	defer modelsMu.Unlock()
-	if _, dup := models[backend]; dup {
-		panic("backend: volume model of " + backend + " registered twice")
-	}
-	models[backend] = m
-}
+func RegisterVolumeModel(backend string, m VolumeModeler) { volumeModels.Register(backend, m) }
 
 // VolumeModelOf is the volume model of an entry of backend with options, if it has one in effect.
 func VolumeModelOf(backend string, options map[string]string) (VolumeModel, bool) {
-	modelsMu.RLock()
-	m, ok := models[backend]
-	modelsMu.RUnlock()
+	m, ok := volumeModels.Get(backend)
 	if !ok {
 		return VolumeModel{}, false
 	}
 	return m(options)
-}
-
-// VolumeModelBackends names the backends that describe a volume model.
-func VolumeModelBackends() []string {
-	modelsMu.RLock()
-	defer modelsMu.RUnlock()
-	var out []string
-	for n := range models {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }

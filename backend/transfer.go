@@ -1,8 +1,9 @@
 package backend
 
 import (
-	"sync"
 	"time"
+
+	"persistlab/internal/registry"
 )
 
 // Transfer is what an entry's cloud model says of moving a file's bytes through it, for a plan's
@@ -26,28 +27,16 @@ type Transfer struct {
 // of its transfers in effect.
 type Transferer func(options map[string]string) (Transfer, bool)
 
-var (
-	transfersMu sync.RWMutex
-	transfers   = map[string]Transferer{}
-)
+var transfers = registry.New[Transferer]("backend: transfer model of")
 
 // RegisterTransfer says how a backend's entries describe their transfers; backends call it from
 // init. A second registration of one backend panics.
-func RegisterTransfer(backend string, t Transferer) {
-	transfersMu.Lock()
-	defer transfersMu.Unlock()
-	if _, dup := transfers[backend]; dup {
-		panic("backend: transfer model of " + backend + " registered twice")
-	}
-	transfers[backend] = t
-}
+func RegisterTransfer(backend string, t Transferer) { transfers.Register(backend, t) }
 
 // TransferOf is what an entry of backend with options says of its transfers: its own registration,
 // else a volume model's most written MiB/s; false when neither is in effect.
 func TransferOf(backend string, options map[string]string) (Transfer, bool) {
-	transfersMu.RLock()
-	t, ok := transfers[backend]
-	transfersMu.RUnlock()
+	t, ok := transfers.Get(backend)
 	if ok {
 		return t(options)
 	}

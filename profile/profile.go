@@ -16,7 +16,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -24,6 +23,7 @@ import (
 
 	"persistlab/internal/provenance"
 	"persistlab/internal/readfile"
+	"persistlab/internal/registry"
 	"persistlab/param"
 )
 
@@ -112,41 +112,17 @@ type Kind struct {
 	Fits func(opts map[string]string) error
 }
 
-var (
-	kindsMu sync.Mutex
-	kinds   = map[string]Kind{}
-)
+var kinds = registry.New[Kind]("profile: kind")
 
 // RegisterKind makes a kind of profile known; model packages call it from init. A second
 // registration of one name panics.
-func RegisterKind(k Kind) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	if _, dup := kinds[k.Name]; dup {
-		panic("profile: kind " + k.Name + " registered twice")
-	}
-	kinds[k.Name] = k
-}
+func RegisterKind(k Kind) { kinds.Register(k.Name, k) }
 
 // LookupKind finds a registered kind.
-func LookupKind(name string) (Kind, bool) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	k, ok := kinds[name]
-	return k, ok
-}
+func LookupKind(name string) (Kind, bool) { return kinds.Get(name) }
 
 // KindNames lists the registered kinds, sorted.
-func KindNames() []string {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	var names []string
-	for n := range kinds {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func KindNames() []string { return kinds.Names() }
 
 // Error says which field of a profile is wrong, what it holds and what it may hold.
 type Error struct {

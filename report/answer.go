@@ -105,9 +105,6 @@ func AnswerOf(r *results.Results) Answer {
 	return a
 }
 
-// WriteAnswer prints the answer as a block of short lines.
-func WriteAnswer(w io.Writer, r *results.Results) { writeAnswer(w, r, ViewTables) }
-
 // writeAnswer prints the answer; the brief view gives the seed's claims as their tally.
 func writeAnswer(w io.Writer, r *results.Results, view View) {
 	a := AnswerOf(r)

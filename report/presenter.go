@@ -2,8 +2,8 @@ package report
 
 import (
 	"io"
-	"sync"
 
+	"persistlab/internal/registry"
 	"persistlab/results"
 )
 
@@ -79,35 +79,25 @@ func (u WorkUnit) units(c results.Cell) float64 {
 	return u.Units(c)
 }
 
-var (
-	presentersMu sync.RWMutex
-	presenters   = map[string]Presenter{}
-)
+var presenters = registry.New[Presenter]("presenter for workload")
 
 // RegisterPresenter sets how a workload's results are shown; a second registration panics.
-func RegisterPresenter(workload string, p Presenter) {
-	presentersMu.Lock()
-	defer presentersMu.Unlock()
-	if _, dup := presenters[workload]; dup {
-		panic("presenter for workload " + workload + " registered twice")
-	}
-	presenters[workload] = p
-}
+func RegisterPresenter(workload string, p Presenter) { presenters.Register(workload, p) }
+
+// PresenterWorkloads lists the workloads with a presenter of their own, sorted.
+func PresenterWorkloads() []string { return presenters.Names() }
 
 // Comparable says whether runs of workloads a and b measure the same things: one workload, or
 // two of one presenter family (the Go counter and an app under the same HTTP load).
 func Comparable(a, b string) bool {
-	presentersMu.RLock()
-	pa, pb := presenters[a], presenters[b]
-	presentersMu.RUnlock()
+	pa, _ := presenters.Get(a)
+	pb, _ := presenters.Get(b)
 	return a == b || (pa.Family != "" && pa.Family == pb.Family)
 }
 
 // presenterOf is r's workload's presenter, or the generic one.
 func presenterOf(r *results.Results) Presenter {
-	presentersMu.RLock()
-	p, ok := presenters[r.WorkloadType()]
-	presentersMu.RUnlock()
+	p, ok := presenters.Get(r.WorkloadType())
 	if !ok {
 		return Presenter{Tables: writeGenericTable, Charts: genericCharts}
 	}

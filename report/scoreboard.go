@@ -4,15 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"math"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"persistlab/internal/provenance"
 	_ "persistlab/internal/provenance/scenarios" // the app figures (cpu_per_request fitted from seed 000)
+	"persistlab/internal/registry"
 	"persistlab/results"
 )
 
@@ -86,32 +84,20 @@ func (s Score) Prediction() bool {
 	return s.Measured && s.Cases == nil && s.Calibration == "" && s.Reported == ""
 }
 
-var (
-	scoresMu sync.RWMutex
-	// seedScores are each seed's headline figures: the gaps its scenario is judged by and the
-	// seed's own conclusions, a fixed list so that runs compare.
-	seedScores = map[string]func(r *results.Results) []Score{}
-)
+// seedScores are each seed's headline figures: the gaps its scenario is judged by and the seed's
+// own conclusions, a fixed list so that runs compare.
+var seedScores = registry.New[func(r *results.Results) []Score]("scores for seed")
 
 // RegisterScores sets how a seed's headline figures are read from a run (its workload's presenter
 // registers them); a second registration of one seed panics.
-func RegisterScores(seed string, f func(r *results.Results) []Score) {
-	scoresMu.Lock()
-	defer scoresMu.Unlock()
-	if _, dup := seedScores[seed]; dup {
-		panic("scores for seed " + seed + " registered twice")
-	}
-	seedScores[seed] = f
-}
+func RegisterScores(seed string, f func(r *results.Results) []Score) { seedScores.Register(seed, f) }
 
 // Scoreboard is the run's scores against its seed; nil when the scenario is not a seed's.
 func Scoreboard(r *results.Results) []Score {
 	if r.Scenario == nil || len(r.Aggregates) == 0 {
 		return nil
 	}
-	scoresMu.RLock()
-	f := seedScores[r.Scenario.Seed]
-	scoresMu.RUnlock()
+	f, _ := seedScores.Get(r.Scenario.Seed)
 	if f == nil {
 		return nil
 	}
@@ -326,9 +312,7 @@ func (s Score) Judged() string {
 
 // ScoredSeeds lists the seeds a run can be scored against, in order.
 func ScoredSeeds() []string {
-	scoresMu.RLock()
-	defer scoresMu.RUnlock()
-	return slices.Sorted(maps.Keys(seedScores))
+	return seedScores.Names()
 }
 
 // WriteScoreboardMarkdown is WriteScoreboard as Markdown: its caption, the table, the notes and

@@ -94,7 +94,7 @@ func (r *run) crashCell(ctx context.Context, cell scenario.Cell, killAfter time.
 	if load.err != nil {
 		return fail(load.err)
 	}
-	out.MaxAcked, out.OKBeforeKill = load.acks.Max(), int64(load.res.Metrics["ok"])
+	out.MaxAcked, out.OKBeforeKill = load.acks.Max(), int64(load.res.Metrics[workload.AckedMetric])
 	out.LoadS = killAt.Sub(loadStart).Seconds()
 	out.BackendStats = statsDelta(statsBefore, statsAtKill)
 

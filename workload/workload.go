@@ -6,13 +6,11 @@ package workload
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"persistlab/backend"
+	"persistlab/internal/registry"
 	"persistlab/measure"
 	"persistlab/param"
 	"persistlab/scenario"
@@ -144,40 +142,22 @@ func NewResult() *Result {
 		Series: map[string][]measure.Point{}, Counters: map[string]int64{}, Facts: map[string]string{}}
 }
 
-var registry = map[string]Info{}
+var workloads = registry.New[Info]("workload")
 
 // Register makes a workload available by name; a second registration of a name panics.
-func Register(info Info) {
-	if _, dup := registry[info.Name]; dup {
-		panic("workload " + info.Name + " registered twice")
-	}
-	registry[info.Name] = info
-}
+func Register(info Info) { workloads.Register(info.Name, info) }
 
 // Lookup finds a registered workload.
-func Lookup(name string) (Info, error) {
-	info, ok := registry[name]
-	if !ok {
-		return Info{}, fmt.Errorf("workload %q: want one of %s", name, strings.Join(Names(), ", "))
-	}
-	return info, nil
-}
+func Lookup(name string) (Info, error) { return workloads.Lookup(name) }
 
 // Names lists the registered workloads.
-func Names() []string {
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func Names() []string { return workloads.Names() }
 
 // Declared is every registered workload's parameters, for scenario validation.
 func Declared() map[string][]param.Param {
 	out := map[string][]param.Param{}
-	for n, info := range registry {
-		out[n] = info.Params
+	for _, info := range workloads.Values() {
+		out[info.Name] = info.Params
 	}
 	return out
 }
@@ -185,8 +165,8 @@ func Declared() map[string][]param.Param {
 // DeclaredSections is every registered workload's sections, with what each must be.
 func DeclaredSections() map[string]map[string]string {
 	out := map[string]map[string]string{}
-	for n, info := range registry {
-		out[n] = info.Sections
+	for _, info := range workloads.Values() {
+		out[info.Name] = info.Sections
 	}
 	return out
 }
@@ -194,12 +174,12 @@ func DeclaredSections() map[string]map[string]string {
 // DeclaredMetrics is every registered workload's metrics by name, with their units.
 func DeclaredMetrics() map[string]map[string]string {
 	out := map[string]map[string]string{}
-	for n, info := range registry {
+	for _, info := range workloads.Values() {
 		units := map[string]string{}
 		for _, m := range info.Metrics {
 			units[m.Name] = m.Unit
 		}
-		out[n] = units
+		out[info.Name] = units
 	}
 	return out
 }

@@ -15,10 +15,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
+
+	"persistlab/internal/registry"
 )
 
 // Kind is where a figure comes from.
@@ -140,49 +140,16 @@ type Use struct {
 	Off bool `json:"off,omitempty"`
 }
 
-var (
-	mu     sync.Mutex
-	models []Model
-)
+var models = registry.New[Model]("provenance: model")
 
 // Register adds a model's table; models call it from init. A second model of one name panics.
-func Register(m Model) {
-	mu.Lock()
-	defer mu.Unlock()
-	for _, o := range models {
-		if o.Name == m.Name {
-			panic("provenance: model " + m.Name + " registered twice")
-		}
-	}
-	models = append(models, m)
-}
-
-// Models lists the registered models in the order they registered.
-func Models() []Model {
-	mu.Lock()
-	defer mu.Unlock()
-	return slices.Clone(models)
-}
+func Register(m Model) { models.Register(m.Name, m) }
 
 // Lookup finds a registered model by name.
-func Lookup(name string) (Model, bool) {
-	for _, m := range Models() {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	return Model{}, false
-}
+func Lookup(name string) (Model, bool) { return models.Get(name) }
 
 // Names lists the registered models' names, sorted.
-func Names() []string {
-	var names []string
-	for _, m := range Models() {
-		names = append(names, m.Name)
-	}
-	slices.Sort(names)
-	return names
-}
+func Names() []string { return models.Names() }
 
 // All is every registered model's figures, model by model (sorted by name).
 func All() []Figure {

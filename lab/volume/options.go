@@ -26,9 +26,6 @@ var Options = []param.Param{
 	{Name: "merge_window", Kind: param.KindDuration, Default: "0s", Min: 0, Max: MaxMergeWindow.Seconds(), Help: "contiguous I/Os bill as one only when they arrive within this of each other (an assumption; 0: no bound)"},
 }
 
-// OptionNames are the names of Options, in their order.
-var OptionNames = param.Names(Options)
-
 func instanceNames() []string {
 	var names []string
 	for _, in := range Instances {

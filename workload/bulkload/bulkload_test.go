@@ -3,13 +3,17 @@ package bulkload
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
-	"persistlab/measure"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"persistlab/backend"
+	"persistlab/internal/proc"
+	"persistlab/measure"
 	"persistlab/scenario"
 	"persistlab/workload"
 )
@@ -149,6 +153,20 @@ func TestMalformedRowIsReported(t *testing.T) {
 	joined := strings.Join(res.Errors, "\n")
 	if !strings.Contains(joined, "1261") || !strings.Contains(joined, "loaded 101 rows of 100") {
 		t.Errorf("errors: %v", res.Errors)
+	}
+}
+
+// A client that fails keeps its exit status as the cause and its stderr's end in the error.
+func TestFailedClientKeepsItsCause(t *testing.T) {
+	in, _ := start(t, map[string]string{"rows": "100", "row_bytes": "200", "buffer_pool": "16MiB"})
+	if err := os.Remove(in.files[0]); err != nil {
+		t.Fatal(err)
+	}
+	_, err := in.Drive(context.Background(), 0)
+	ce, isCommand := errors.AsType[*proc.CommandError](err)
+	if _, exited := errors.AsType[*exec.ExitError](err); !isCommand || !exited || ce.Output == "" ||
+		!strings.Contains(err.Error(), "loading "+filepath.Base(in.files[0])) {
+		t.Errorf("a load of a missing file: %v; want the file named, the client's exit status kept and its stderr", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -157,6 +158,9 @@ func TestFailedStartQuotesTheLogsErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "[ERROR]") || !strings.Contains(err.Error(), "unknown variable") ||
 		strings.Contains(err.Error(), "Installation of system tables failed") {
 		t.Errorf("install-db failing: %v, want its log's [ERROR] lines", err)
+	}
+	if _, exited := errors.AsType[*exec.ExitError](err); !exited {
+		t.Errorf("install-db failing: %v, want its exit status kept as the cause", err)
 	}
 	// A data directory that is not empty is not initialised: mariadbd itself fails.
 	if err := os.WriteFile(filepath.Join(cfg.DataDir, "leftover"), nil, 0o644); err != nil {

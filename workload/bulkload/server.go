@@ -163,7 +163,7 @@ func Start(ctx context.Context, progs Programs, cfg ServerConfig) (*Server, erro
 			if ce, ok := errors.AsType[*proc.CommandError](err); ok {
 				err = ce.Err
 			}
-			return nil, fmt.Errorf("mariadb-install-db: %v: %s", err, why)
+			return nil, &proc.CommandError{Args: []string{"mariadb-install-db"}, Output: why, Err: err}
 		}
 	}
 	logStart := fileSize(errLog)

@@ -352,7 +352,8 @@ func (in *instance) load(ctx context.Context, i int) loadResult {
 		err = stdout.Err()
 	}
 	if err != nil {
-		return loadResult{err: fmt.Errorf("mariadb client loading %s: %v: %s", filepath.Base(in.files[i]), err, tailText(string(stderr.Bytes()), 600))}
+		failed := &proc.CommandError{Args: []string{"mariadb client"}, Output: tailText(string(stderr.Bytes()), 600), Err: err}
+		return loadResult{err: fmt.Errorf("loading %s: %w", filepath.Base(in.files[i]), failed)}
 	}
 	return parseLoadOutput(stdout.String())
 }

@@ -157,7 +157,7 @@ func (in *instance) driveK6(ctx context.Context, d time.Duration, vus int, rate 
 	}
 	// k6 exits 99 when a threshold of the script's own is crossed: the run still measured.
 	if waitErr != nil && cmd.ProcessState.ExitCode() != 99 {
-		return nil, fmt.Errorf("k6: %v; the end of %s:\n%s", waitErr, log.Name(), tailFile(log.Name(), 10))
+		return nil, &proc.CommandError{Args: []string{"k6"}, Output: "the end of " + log.Name() + ":\n" + tailFile(log.Name(), 10), Err: waitErr}
 	}
 	if tally.err != nil {
 		return nil, fmt.Errorf("k6 output: %w", tally.err)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"persistlab/internal/landlock"
+	"persistlab/internal/proc"
 	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
@@ -211,6 +213,22 @@ func TestK6ThatTimedNoRequestFailsTheCell(t *testing.T) {
 	in.k6 = silent
 	if r, err := in.Drive(context.Background(), time.Second); err == nil || !strings.Contains(err.Error(), "wrote no metric") {
 		t.Errorf("a k6 that writes nothing: %v, %v", err, r)
+	}
+}
+
+// A k6 that fails is a *proc.CommandError keeping its exit as the cause and the end of its log.
+func TestK6FailureKeepsItsCause(t *testing.T) {
+	in := startWith(t, k6Script(t, "", "http.get(`${__ENV.BASE_URL}/`);"))
+	broken := filepath.Join(t.TempDir(), "k6")
+	if err := os.WriteFile(broken, []byte("#!/bin/sh\necho k6 broke >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in.k6 = broken
+	_, err := in.Drive(context.Background(), time.Second)
+	ce, isCommand := errors.AsType[*proc.CommandError](err)
+	exit, exited := errors.AsType[*exec.ExitError](err)
+	if !isCommand || !exited || exit.ExitCode() != 3 || !strings.Contains(ce.Output, "k6 broke") {
+		t.Errorf("a failing k6: %v; want a command error whose cause is exit status 3, with its log's end", err)
 	}
 }
 
