@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"persistlab/calibrate"
+	"persistlab/internal/cgroup"
+	"persistlab/lab/instance"
+	"persistlab/profile"
+)
+
+// probeArgs is a short probe: the fewest batches and rounds the probe takes.
+var probeArgs = []string{"--repeats", strconv.Itoa(calibrate.MinProbeRepeats), "--fs-ops", strconv.Itoa(calibrate.MinFSOps)}
+
+var (
+	probeOnce sync.Once
+	probeFile string
+	probeErr  string
+)
+
+// aProbeFile is a probe of this machine, run once for the tests that only read one.
+func aProbeFile(t *testing.T) string {
+	t.Helper()
+	probeOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "persistlab-probe-test-")
+		if err != nil {
+			probeErr = err.Error()
+			return
+		}
+		probeFile = filepath.Join(dir, "here.json")
+		if _, stderr, err := persistlab(t, append([]string{"probe", "--out", probeFile}, probeArgs...)...); err != nil {
+			probeErr = err.Error() + ": " + stderr
+		}
+	})
+	if probeErr != "" {
+		t.Fatalf("probe: %s", probeErr)
+	}
+	return probeFile
+}
+
+// The probe writes in a directory of its own in --dir and nothing else there; at the end that
+// directory is gone and what was in --dir is there, untouched. Its file is a probe
+// calibrate instance reads, and it says what it does before it does it.
+func TestProbeWritesOnlyInItsOwnDirectory(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "keep.txt")
+	if err := os.WriteFile(keep, []byte("the user's own file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Chtimes(keep, past, past); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "p.json")
+	cmd := exec.Command(binary, append([]string{"probe", "--dir", dir, "--out", out}, probeArgs...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	seen := map[string]bool{}
+	var err error
+	for running := true; running; {
+		select {
+		case err = <-done:
+			running = false
+		case <-time.After(2 * time.Millisecond):
+		}
+		for _, name := range names(t, dir) {
+			seen[name] = true
+		}
+	}
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	for name := range seen {
+		if name != "keep.txt" && !strings.HasPrefix(name, "persistlab-probe-") {
+			t.Errorf("the probe wrote %s in --dir, beside its own directory", name)
+		}
+	}
+	if got := names(t, dir); !slices.Equal(got, []string{"keep.txt"}) {
+		t.Errorf("--dir holds %v after the probe", got)
+	}
+	st, err := os.Stat(keep)
+	data, _ := os.ReadFile(keep)
+	if err != nil || !st.ModTime().Equal(past) || string(data) != "the user's own file" {
+		t.Errorf("keep.txt changed: %v %v %q", err, st.ModTime(), data)
+	}
+	p, err := calibrate.ReadProbe(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.FS.Ops != calibrate.MinFSOps || !strings.Contains(stdout.String(), dir) || strings.Index(stdout.String(), "file system:") > strings.Index(stdout.String(), "ANSWER") {
+		t.Errorf("ops %d; stdout:\n%s", p.FS.Ops, stdout.String())
+	}
+}
+
+// calibrate instance refuses a probe file that is not one (too large, another schema, a NaN
+// figure), naming the field, and an --out that exists unless --force; a target as fast as this
+// machine (its own probe) gives cpu_factor 1, and a run would change nothing.
+func TestCalibrateInstanceRefusesBadInput(t *testing.T) {
+	here := aProbeFile(t)
+	data, err := os.ReadFile(here)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	write := func(name string, data []byte) string {
+		path := filepath.Join(work, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	nan := bytes.Replace(data, []byte(`"effective_cpus": `), []byte(`"effective_cpus": NaN, "x": `), 1)
+	for _, c := range []struct {
+		name, file string
+		want       []string
+	}{
+		{"too large", write("big.json", append(slices.Clone(data), bytes.Repeat([]byte(" "), calibrate.MaxProbeFileBytes)...)), []string{"--target", "larger than 256 KiB"}},
+		{"another schema", write("results.json", []byte(`{"schema": "persistlab.results/2", "cells": []}`)), []string{"--target", "schema", "persistlab.results/2", "want persistlab.probe/1"}},
+		{"NaN", write("nan.json", nan), []string{"--target", `field "effective_cpus"`, "NaN"}},
+	} {
+		_, stderr, err := persistlab(t, "calibrate", "instance", "--target", c.file, "--here", here, "--out", filepath.Join(work, c.name+".yaml"))
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(stderr, w) {
+				t.Errorf("%s: %v, stderr %q lacks %q", c.name, err, stderr, w)
+			}
+		}
+	}
+	existing := write("existing.yaml", []byte("the user's"))
+	if _, stderr, err := persistlab(t, "calibrate", "instance", "--target", here, "--here", here, "--out", existing); err == nil || !strings.Contains(stderr, "--out") || !strings.Contains(stderr, "--force") {
+		t.Errorf("an existing --out: %v %s", err, stderr)
+	}
+	if got, _ := os.ReadFile(existing); string(got) != "the user's" {
+		t.Errorf("the existing --out changed: %q", got)
+	}
+	stdout, stderr, err := persistlab(t, "calibrate", "instance", "--target", here, "--here", here, "--out", existing, "--force")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	p, err := profile.Load(existing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Kind != "instance" || p.Options()[instance.CPUFactorOption] != "1.00" || p.Reference == nil || !strings.Contains(stdout, "changes nothing: the target is as fast as this machine") {
+		t.Errorf("its own probe as the target: %+v\n%s", p, stdout)
+	}
+}
+
+// The probe run under a CPU limit of half a CPU (a short CFS period) is about twice as slow as
+// the same probe without: calibrate instance recovers the factor within 15%. The machine is
+// shared, and two probes run one after the other see whatever else runs: up to three pairs are
+// tried, each logged, and one must fall within the bounds.
+func TestCalibrateInstanceRecoversAKnownSlowdown(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a cpu cgroup is made by root only")
+	}
+	if err := cgroup.CheckCPU(); err != nil {
+		t.Skip(err)
+	}
+	work := t.TempDir()
+	limit, err := cgroup.NewCPU("persistlab-test-slow-"+strconv.Itoa(os.Getpid()), 0.5, 5*time.Millisecond, work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := limit.Remove(); err != nil {
+			t.Error(err)
+		}
+	}()
+	var tries []string
+	for try := 1; try <= 3; try++ {
+		fast, slow, out := filepath.Join(work, "fast.json"), filepath.Join(work, "slow.json"), filepath.Join(work, "slow.yaml")
+		if _, stderr, err := persistlab(t, append([]string{"probe", "--out", fast, "--force"}, probeArgs...)...); err != nil {
+			t.Fatalf("probe: %v\n%s", err, stderr)
+		}
+		argv := append(append(limit.Wrap(), binary, "probe", "--out", slow, "--force"), probeArgs...)
+		if b, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("probe under the limit: %v\n%s", err, b)
+		}
+		sp, err := calibrate.ReadProbe(slow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp.Machine.CgroupCPULimit != 0.5 {
+			t.Errorf("the probe under the limit read its limit as %g CPUs (%s), want 0.5", sp.Machine.CgroupCPULimit, sp.Machine.CgroupCPUMax)
+		}
+		stdout, stderr, err := persistlab(t, "calibrate", "instance", "--target", slow, "--here", fast, "--out", out, "--force")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		if !strings.Contains(stdout, "held out: the 8-row unit of CPU work took") || !strings.Contains(stdout, "error ") {
+			t.Errorf("no held-out point printed:\n%s", stdout)
+		}
+		p, err := profile.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := strconv.ParseFloat(p.Options()[instance.CPUFactorOption], 64)
+		tries = append(tries, strconv.FormatFloat(f, 'f', -1, 64))
+		t.Logf("try %d: cpu_factor %g\n%s", try, f, stdout)
+		if f >= 1.7 && f <= 2.3 {
+			return
+		}
+	}
+	t.Errorf("cpu_factor %s under half a CPU, want one in [1.7, 2.3]", strings.Join(tries, ", "))
+}
