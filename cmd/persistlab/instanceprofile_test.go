@@ -51,7 +51,7 @@ exec "$@"
 `
 
 // A run with an instance profile of a target 4 times slower with one CPU runs its instance
-// under a quota of 1/4 CPU per 5 ms (the CFS limit the app finds itself under), records the
+// under a quota of 1/4 CPU per 4 ms (the CFS limit the app finds itself under), records the
 // profile as measured and what it did, and says so; --set cpu_period=100ms picks the containers'
 // period instead, the scenario's own value winning. A profile of a faster target sets nothing.
 func TestRunTakesAnInstanceProfile(t *testing.T) {
@@ -106,14 +106,14 @@ warmup: 0s
 	}
 
 	stdout, stderr, spec := run("--profile", slow)
-	if got := limit(); got != "1250 5000" {
-		t.Errorf("the app ran under CFS limit %q, want 1250 µs per 5000 (1 CPU / 4)", got)
+	if got := limit(); got != "1000 4000" {
+		t.Errorf("the app ran under CFS limit %q, want 1000 µs per 4000 (1 CPU / 4, the kernel's least quota)", got)
 	}
 	wl, _ := spec["workload"].(map[string]any)
 	used, _ := spec["profile_used"].(map[string]any)
 	prof, _ := used["profile"].(map[string]any)
 	figures, _ := prof["figures"].([]any)
-	if wl["cpu_quota"] != "0.25" || wl["cpu_period"] != "5ms" || len(figures) != 3 || !strings.Contains(used["effect"].(string), "0.25 CPUs per 5ms") {
+	if wl["cpu_quota"] != "0.25" || wl["cpu_period"] != "4ms" || len(figures) != 3 || !strings.Contains(used["effect"].(string), "0.25 CPUs per 4ms") {
 		t.Errorf("results: workload %v, profile_used %v", wl, used)
 	}
 	for _, f := range figures {
@@ -121,12 +121,12 @@ warmup: 0s
 			t.Errorf("figure %v is not recorded as measured", f)
 		}
 	}
-	for _, want := range []string{"cpu_quota 0.25 CPUs per cpu_period 5ms", "recorded, not emulated", "held-out 8-row unit of CPU work within 20.0%"} {
+	for _, want := range []string{"cpu_quota 0.25 CPUs per cpu_period 4ms", "recorded, not emulated", "held-out 8-row unit of CPU work within 20.0%"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("the run does not say %q:\n%s", want, stderr)
 		}
 	}
-	if !strings.Contains(stdout, "CPU limited to 0.25 CPUs per 5ms period") {
+	if !strings.Contains(stdout, "CPU limited to 0.25 CPUs per 4ms period") {
 		t.Errorf("the answer does not say what the profile did:\n%s", stdout)
 	}
 

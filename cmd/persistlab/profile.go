@@ -164,7 +164,7 @@ func writeInstanceUse(w io.Writer, use *profile.Use, emu instance.Emulation, spe
 			}
 		}
 		if len(took) > 0 {
-			fmt.Fprintf(w, "  each instance of %s runs under cpu_quota %s CPUs per cpu_period %s (effective_cpus / cpu_factor): a CFS quota with a short period, so a request is slowed evenly (--set cpu_period=100ms: the containers' default period instead)\n",
+			fmt.Fprintf(w, "  each instance of %s runs under cpu_quota %s CPUs per cpu_period %s (effective_cpus / cpu_factor): a CFS quota with the shortest period that holds the kernel's least quota of 1 ms, so a request is slowed evenly, a millisecond at a time (--set cpu_period=100ms: the containers' default period instead)\n",
 				strings.Join(took, ", "), emu.QuotaText(), emu.Period)
 		}
 		room := float64(runtime.NumCPU())

@@ -46,7 +46,6 @@ var outsideModel = map[string]map[string]string{
 		"probeSmallTime": "the ceiling probe's duration: the lab's self-measurement",
 	},
 	"instance": {
-		"MinQuotaPerPeriod": "the kernel's least CFS quota: a bound of the emulation, not a figure of the target",
 		"MinEmulatedCPUs":   "the least quota the runner can give: input validation",
 	},
 }

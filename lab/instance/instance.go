@@ -34,17 +34,27 @@ const (
 	DefaultFSFactor  = 1.0
 )
 
-// EmulationPeriod is the CFS period of the emulated slowdown: short, so that a request slowed
-// f-fold is slowed evenly, not run at full speed and then stopped for most of a 100 ms period
-// (which makes tails of its own). bench/instance measures it against the containers' 100 ms.
-const EmulationPeriod = 5 * time.Millisecond
-
-// Bounds of the emulation: the kernel takes no CFS quota under 1 ms per period, and the runner
-// no period over 1 s, so a hundredth of a CPU is the least it can give.
+// Bounds of the emulation. The kernel takes no CFS quota under 1 ms per period, and the runner no
+// period over 1 s, so a hundredth of a CPU is the least it can give.
 const (
 	MinQuotaPerPeriod = time.Millisecond
 	MinEmulatedCPUs   = 0.01
 )
+
+// ShortestPeriod is the CFS period of the emulated slowdown for a quota of cpus CPUs: the
+// shortest that holds the kernel's least quota (1 ms), and at least 1 ms. A request gets its
+// quota in pieces of MinQuotaPerPeriod, so one longer than a piece is slowed about evenly; with a
+// longer period (the containers' 100 ms) a request shorter than the quota runs at full speed and
+// a longer one stops for the rest of the period, which makes tails of its own. bench/instance
+// measures both.
+func ShortestPeriod(cpus float64) time.Duration {
+	least := int64(MinQuotaPerPeriod / time.Microsecond)
+	us := max(least, int64(math.Ceil(float64(least)/cpus)))
+	if int64(cpus*float64(us)) < least { // as the runner rounds the quota down to a microsecond
+		us++
+	}
+	return time.Duration(us) * time.Microsecond
+}
 
 // Options are what an instance profile's figures may set.
 var Options = func() []param.Param {
@@ -137,9 +147,6 @@ func EmulationOf(figures map[string]string) (Emulation, error) {
 		return Emulation{}, fmt.Errorf("%s %s over %s %s asks for %g CPUs: below the %g CPUs the runner can give (the kernel's 1 ms quota per period, periods up to 1 s)",
 			EffectiveCPUsOption, figures[EffectiveCPUsOption], CPUFactorOption, figures[CPUFactorOption], cpus/f, MinEmulatedCPUs)
 	}
-	e.Quota, e.Period = q, EmulationPeriod
-	if need := time.Duration(float64(MinQuotaPerPeriod) / q); need > e.Period {
-		e.Period = need.Round(time.Millisecond) + time.Millisecond // the kernel's least quota, and a little over
-	}
+	e.Quota, e.Period = q, ShortestPeriod(q)
 	return e, nil
 }

@@ -16,10 +16,11 @@ func TestEmulationOf(t *testing.T) {
 		period       time.Duration
 		none         string
 	}{
-		{"4", "1", 0.25, EmulationPeriod, ""},
-		{"2", "0.5", 0.25, EmulationPeriod, ""},
-		{"3", "2", 0.6667, EmulationPeriod, ""},
-		{"40", "0.5", 0.0125, 81 * time.Millisecond, ""}, // 1 ms / 0.0125 = 80 ms, and a little over
+		{"4", "1", 0.25, 4 * time.Millisecond, ""},
+		{"2", "0.5", 0.25, 4 * time.Millisecond, ""},
+		{"3", "2", 0.6667, 1500 * time.Microsecond, ""}, // 1 ms / 0.6667 = 1499.9 µs, up to a whole µs
+		{"1.5", "3", 2, time.Millisecond, ""},           // never under 1 ms
+		{"40", "0.5", 0.0125, 80 * time.Millisecond, ""},
 		{"1", "1", 0, 0, "as fast as this machine"},
 		{"0.8", "2", 0, 0, "this machine is slower than the target (cpu_factor 0.8"},
 	} {
@@ -30,7 +31,7 @@ func TestEmulationOf(t *testing.T) {
 		if e.Quota != c.quota || e.Period != c.period || !strings.Contains(e.None, c.none) || (c.none == "") != (e.None == "") {
 			t.Errorf("factor %s cpus %s: %+v, want quota %g per %v, none %q", c.factor, c.cpus, e, c.quota, c.period, c.none)
 		}
-		if e.Quota > 0 && time.Duration(e.Quota*float64(e.Period)) < MinQuotaPerPeriod {
+		if e.Quota > 0 && int64(e.Quota*float64(e.Period/time.Microsecond)) < int64(MinQuotaPerPeriod/time.Microsecond) {
 			t.Errorf("factor %s cpus %s: %g CPUs per %v is under the kernel's least quota", c.factor, c.cpus, e.Quota, e.Period)
 		}
 	}
@@ -46,5 +47,17 @@ func TestEmulationOf(t *testing.T) {
 	_, err := EmulationOf(map[string]string{CPUFactorOption: "500", EffectiveCPUsOption: "1"})
 	if err == nil || !strings.Contains(err.Error(), "effective_cpus 1 over cpu_factor 500") {
 		t.Errorf("a quota too small: %v", err)
+	}
+}
+
+// The period is the shortest at which the quota, as the runner rounds it to a microsecond, is
+// still the kernel's least: one microsecond less and it would not be.
+func TestShortestPeriodHoldsTheLeastQuota(t *testing.T) {
+	least := int64(MinQuotaPerPeriod / time.Microsecond)
+	for cpus := MinEmulatedCPUs; cpus < 64; cpus *= 1.013 {
+		us := int64(ShortestPeriod(cpus) / time.Microsecond)
+		if int64(cpus*float64(us)) < least || (us > least && int64(cpus*float64(us-1)) >= least) {
+			t.Fatalf("%g CPUs: period %d µs, quota %d µs", cpus, us, int64(cpus*float64(us)))
+		}
 	}
 }

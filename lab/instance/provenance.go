@@ -28,8 +28,9 @@ func Figures() []provenance.Figure {
 		{Name: "CPUs of the instance", Go: "Emulation.CPUs", Value: "the scenario's cpus or cpu_quota, else this machine's",
 			Kind: provenance.Assumed, Option: EffectiveCPUsOption, Source: whyThisMachine,
 			Moves: "with cpu_factor, the CPU quota an instance runs under (effective_cpus / cpu_factor): its requests/s where the CPU binds"},
-		{Name: "CFS period of the emulated slowdown", Go: "EmulationPeriod", Value: EmulationPeriod.String(), Kind: provenance.Assumed,
-			Source: "short, so that a request slowed f-fold is slowed evenly instead of running at full speed and stopping for the rest of a 100 ms period (the containers' default, which makes tails of its own); bench/instance measures both",
+		{Name: "CFS period of the emulated slowdown", Go: "MinQuotaPerPeriod, ShortestPeriod", Value: fmt.Sprintf("the shortest that holds the kernel's least quota: %v of quota per period (%v per %v at a quarter of a CPU), at least %v", MinQuotaPerPeriod, MinQuotaPerPeriod, ShortestPeriod(0.25), MinQuotaPerPeriod),
+			Kind:   provenance.Assumed,
+			Source: "so that a request slowed f-fold gets its CPU in pieces of a millisecond, evenly, instead of running at full speed and stopping for the rest of a 100 ms period (the containers' default, which makes tails of its own); a 5 ms period left a 2 ms request unslowed at f = 2 (its quota, 2.5 ms, outlasts it); bench/instance measures each",
 			Moves:  "the shape of latency under an instance profile (its tail against its median); not the CPU time given"},
 	}
 	for _, where := range []string{"fs", "fuse"} {
