@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"persistlab/calibrate"
 	"persistlab/internal/cgroup"
 	"persistlab/lab/instance"
@@ -216,4 +218,84 @@ func TestCalibrateInstanceRecoversAKnownSlowdown(t *testing.T) {
 		}
 	}
 	t.Errorf("cpu_factor %s under half a CPU, want one in [1.7, 2.3]", strings.Join(tries, ", "))
+}
+
+// The Cloud Run job runs the probe as written: its arguments are flags persistlab probe takes
+// (run here, its --out moved from the job's volume to a directory of the test's), its probe file
+// lands on a mounted volume, and the probe image's entrypoint is persistlab.
+func TestDeployProbeJobRunsTheProbe(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "probe-job.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Kind string `yaml:"kind"`
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Template struct {
+						Spec struct {
+							Containers []struct {
+								Args         []string `yaml:"args"`
+								VolumeMounts []struct {
+									Name      string `yaml:"name"`
+									MountPath string `yaml:"mountPath"`
+								} `yaml:"volumeMounts"`
+							} `yaml:"containers"`
+							Volumes []struct {
+								Name string `yaml:"name"`
+							} `yaml:"volumes"`
+						} `yaml:"spec"`
+					} `yaml:"template"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	if err := yaml.Unmarshal(data, &j); err != nil {
+		t.Fatal(err)
+	}
+	task := j.Spec.Template.Spec.Template.Spec
+	if j.Kind != "Job" || len(task.Containers) != 1 || len(task.Containers[0].VolumeMounts) != 1 || len(task.Volumes) != 1 {
+		t.Fatalf("probe-job.yaml: %+v", j)
+	}
+	c := task.Containers[0]
+	mount := c.VolumeMounts[0]
+	if mount.Name != task.Volumes[0].Name {
+		t.Errorf("the container mounts volume %s; the job has %s", mount.Name, task.Volumes[0].Name)
+	}
+	i := slices.Index(c.Args, "--out")
+	if len(c.Args) == 0 || c.Args[0] != "probe" || i < 0 || i+1 >= len(c.Args) || !strings.HasPrefix(c.Args[i+1], mount.MountPath+"/") {
+		t.Fatalf("args %q: want probe --out FILE under %s", c.Args, mount.MountPath)
+	}
+	args := slices.Clone(c.Args)
+	local := t.TempDir()
+	args[i+1] = local + strings.TrimPrefix(args[i+1], mount.MountPath)
+	if _, stderr, err := persistlab(t, args...); err != nil {
+		t.Fatalf("persistlab %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	if _, err := calibrate.ReadProbe(args[i+1]); err != nil {
+		t.Error(err)
+	}
+	docker, err := os.ReadFile(filepath.Join("..", "..", "deploy", "probe.Dockerfile"))
+	if err != nil || !strings.Contains(string(docker), `ENTRYPOINT ["persistlab"]`) || !strings.Contains(string(docker), "./cmd/persistlab") {
+		t.Errorf("probe.Dockerfile: %v", err)
+	}
+}
+
+// --out - prints the probe alone on standard output, as one line (one entry of a job's log), and
+// its plan and answer on standard error.
+func TestProbeToStandardOutputIsOneLine(t *testing.T) {
+	stdout, stderr, err := persistlab(t, append([]string{"probe", "--out", "-"}, probeArgs...)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if strings.Count(stdout, "\n") != 1 || !strings.HasSuffix(stdout, "\n") {
+		t.Errorf("stdout is not one line:\n%s", stdout)
+	}
+	if _, err := calibrate.ParseProbe([]byte(stdout), "stdout"); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(stderr, "persistlab probe:") || !strings.Contains(stderr, "ANSWER") {
+		t.Errorf("stderr lacks the plan or the answer:\n%s", stderr)
+	}
 }

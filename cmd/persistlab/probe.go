@@ -75,15 +75,19 @@ func cmdProbe(ctx context.Context, args []string) error {
 		return fmt.Errorf("the probe measured something it cannot record: %w", err)
 	}
 	writeProbeAnswer(stdout, p)
+	if outPath == "" { // one line: one entry of a job's log
+		data, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		_, err = os.Stdout.Write(append(data, '\n'))
+		return err
+	}
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err
 	}
 	data = append(data, '\n')
-	if outPath == "" {
-		_, err = os.Stdout.Write(data)
-		return err
-	}
 	if err := writeFileAtomically(outPath, data); err != nil {
 		return err
 	}
