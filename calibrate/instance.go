@@ -44,9 +44,10 @@ var UnitRows = []int{1, 8, 64}
 // HeldOutRows is the unit size the fit does not use.
 const HeldOutRows = 8
 
-// unitsPerBatch is how many units of each size one timed batch runs: about 0.15 s each on this
-// project's machine (an AMD EPYC core), long enough to span several CFS periods of a CPU-limited container (100 ms
-// by default), so that a batch's time holds the limit's average, not one period's luck.
+// unitsPerBatch is how many units of each size one timed batch runs: about 0.1 s each on this
+// project's machine (an AMD EPYC core). On a target limited to a fraction of a CPU a batch lasts as
+// many times longer, so it spans several CFS periods (100 ms in containers), and its time holds
+// the limit's average rather than one period's luck.
 var unitsPerBatch = map[int]int{1: 8000, 8: 1600, 64: 180}
 
 // The probe's bounds: enough batches for a median, few enough for the probe to stay a probe.
