@@ -46,7 +46,7 @@ var outsideModel = map[string]map[string]string{
 		"probeSmallTime": "the ceiling probe's duration: the lab's self-measurement",
 	},
 	"instance": {
-		"MinEmulatedCPUs":   "the least quota the runner can give: input validation",
+		"MinEmulatedCPUs": "the least quota the runner can give: input validation",
 	},
 }
 
