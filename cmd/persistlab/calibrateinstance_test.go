@@ -29,16 +29,12 @@ var (
 	probeErr  string
 )
 
-// aProbeFile is a probe of this machine, run once for the tests that only read one.
+// aProbeFile is a probe of this machine, run once for the tests that only read one; it lies
+// beside the test's binary, which TestMain removes.
 func aProbeFile(t *testing.T) string {
 	t.Helper()
 	probeOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "persistlab-probe-test-")
-		if err != nil {
-			probeErr = err.Error()
-			return
-		}
-		probeFile = filepath.Join(dir, "here.json")
+		probeFile = filepath.Join(filepath.Dir(binary), "here-probe.json")
 		if _, stderr, err := persistlab(t, append([]string{"probe", "--out", probeFile}, probeArgs...)...); err != nil {
 			probeErr = err.Error() + ": " + stderr
 		}
