@@ -22,7 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"persistlab/internal/readfile"
+	"persistlab/internal/cgroup"
 	"persistlab/internal/sysinfo"
 )
 
@@ -245,7 +245,7 @@ func DescribeProbeMachine() ProbeMachine {
 		}
 		return s
 	}
-	limit, where := CgroupCPULimit()
+	limit, where := cgroup.OwnCPULimit()
 	return ProbeMachine{Hostname: orUnknown(m.Hostname), CPUModel: orUnknown(m.CPUModel), Cores: runtime.NumCPU(),
 		GoMaxProcs: runtime.GOMAXPROCS(0), CgroupCPULimit: limit, CgroupCPUMax: where, Kernel: orUnknown(m.Kernel), Go: runtime.Version()}
 }
@@ -574,79 +574,4 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// CgroupCPULimit is the CPU bandwidth limit on this process, in CPUs, and where it was read; 0
-// and "" when none is set or it cannot be read. The lowest limit of its cgroup and their parents
-// binds (cgroup v2's cpu.max, v1's cpu.cfs_quota_us over cpu.cfs_period_us).
-func CgroupCPULimit() (float64, string) {
-	data, err := readfile.Regular("/proc/self/cgroup", 64<<10)
-	if err != nil {
-		return 0, ""
-	}
-	best, where := 0.0, ""
-	consider := func(cpus float64, text string) {
-		if cpus > 0 && (best == 0 || cpus < best) {
-			best, where = cpus, text
-		}
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		switch {
-		case parts[0] == "0" && parts[1] == "": // v2
-			for _, dir := range cgroupDirs("/sys/fs/cgroup", parts[2]) {
-				quota, period, ok := strings.Cut(smallFile(filepath.Join(dir, "cpu.max")), " ")
-				if !ok || quota == "max" {
-					continue
-				}
-				consider(ratio(quota, period), "cpu.max "+quota+" "+period)
-			}
-		case slices.Contains(strings.Split(parts[1], ","), "cpu"): // v1
-			for _, mount := range []string{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/" + parts[1]} {
-				for _, dir := range cgroupDirs(mount, parts[2]) {
-					quota, period := smallFile(filepath.Join(dir, "cpu.cfs_quota_us")), smallFile(filepath.Join(dir, "cpu.cfs_period_us"))
-					consider(ratio(quota, period), "cpu.cfs_quota_us "+quota+" per cpu.cfs_period_us "+period)
-				}
-			}
-		}
-	}
-	return best, where
-}
-
-// cgroupDirs are a cgroup's directory under mount and its parents' up to mount; in a container
-// whose cgroup namespace hides the path, mount is its own group.
-func cgroupDirs(mount, path string) []string {
-	var dirs []string
-	path = filepath.Clean("/" + path)
-	for i := 0; i < 32; i++ {
-		dirs = append(dirs, filepath.Join(mount, path))
-		if path == "/" {
-			break
-		}
-		path = filepath.Dir(path)
-	}
-	return dirs
-}
-
-// smallFile is a small kernel file's first line, "" if it cannot be read.
-func smallFile(path string) string {
-	data, err := readfile.Regular(path, 4096)
-	if err != nil {
-		return ""
-	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	return strings.TrimSpace(line)
-}
-
-// ratio is quota over period, 0 unless both are positive whole numbers.
-func ratio(quota, period string) float64 {
-	q, err1 := strconv.ParseInt(quota, 10, 64)
-	p, err2 := strconv.ParseInt(period, 10, 64)
-	if err1 != nil || err2 != nil || q <= 0 || p <= 0 {
-		return 0
-	}
-	return float64(q) / float64(p)
 }

@@ -29,8 +29,10 @@ func NewCPU(name string, cpus float64, period time.Duration, workDir string) (*C
 	if cpus <= 0 || period < time.Millisecond || period > time.Second {
 		return nil, fmt.Errorf("cgroup %s: a CPU limit of %g CPUs per %v: want CPUs above 0 and a period of 1 ms to 1 s", name, cpus, period)
 	}
-	periodUs := period.Microseconds()
-	quotaUs := int64(cpus * float64(periodUs))
+	if err := CheckQuota(cpus, period); err != nil {
+		return nil, fmt.Errorf("cgroup %s: %w", name, err)
+	}
+	periodUs, quotaUs := period.Microseconds(), quotaUs(cpus, period)
 	base, v2, err := cpuRoot()
 	if err != nil {
 		return nil, err
