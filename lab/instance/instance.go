@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"persistlab/internal/cgroup"
 	"persistlab/param"
 	"persistlab/profile"
 )
@@ -35,26 +36,20 @@ const (
 )
 
 // Bounds of the emulation. The kernel takes no CFS quota under 1 ms per period, and the runner no
-// period over 1 s, so a hundredth of a CPU is the least it can give.
+// period over 1 s, so a hundredth of a CPU is the least it can give; the runner's cpu_quota, no
+// more than 1024 CPUs.
 const (
-	MinQuotaPerPeriod = time.Millisecond
+	MinQuotaPerPeriod = cgroup.MinQuota
 	MinEmulatedCPUs   = 0.01
+	MaxEmulatedCPUs   = 1024
 )
 
 // ShortestPeriod is the CFS period of the emulated slowdown for a quota of cpus CPUs: the
 // shortest that holds the kernel's least quota (1 ms), and at least 1 ms. A request gets its
-// quota in pieces of MinQuotaPerPeriod, so one longer than a piece is slowed about evenly; with a
-// longer period (the containers' 100 ms) a request shorter than the quota runs at full speed and
-// a longer one stops for the rest of the period, which makes tails of its own. bench/instance
-// measures both.
-func ShortestPeriod(cpus float64) time.Duration {
-	least := int64(MinQuotaPerPeriod / time.Microsecond)
-	us := max(least, int64(math.Ceil(float64(least)/cpus)))
-	if int64(cpus*float64(us)) < least { // as the runner rounds the quota down to a microsecond
-		us++
-	}
-	return time.Duration(us) * time.Microsecond
-}
+// quota in pieces of MinQuotaPerPeriod, so one longer than a piece is slowed at least in part;
+// with a longer period a request shorter than the quota runs at full speed. bench/instance
+// measures each (docs/benchmarks.md).
+func ShortestPeriod(cpus float64) time.Duration { return cgroup.ShortestPeriod(cpus) }
 
 // Options are what an instance profile's figures may set.
 var Options = func() []param.Param {
@@ -146,6 +141,10 @@ func EmulationOf(figures map[string]string) (Emulation, error) {
 	if q < MinEmulatedCPUs {
 		return Emulation{}, fmt.Errorf("%s %s over %s %s asks for %g CPUs: below the %g CPUs the runner can give (the kernel's 1 ms quota per period, periods up to 1 s)",
 			EffectiveCPUsOption, figures[EffectiveCPUsOption], CPUFactorOption, figures[CPUFactorOption], cpus/f, MinEmulatedCPUs)
+	}
+	if q > MaxEmulatedCPUs {
+		return Emulation{}, fmt.Errorf("%s %s over %s %s asks for %g CPUs: above the %d CPUs the runner's cpu_quota takes",
+			EffectiveCPUsOption, figures[EffectiveCPUsOption], CPUFactorOption, figures[CPUFactorOption], cpus/f, MaxEmulatedCPUs)
 	}
 	e.Quota, e.Period = q, ShortestPeriod(q)
 	return e, nil

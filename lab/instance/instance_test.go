@@ -48,16 +48,8 @@ func TestEmulationOf(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "effective_cpus 1 over cpu_factor 500") {
 		t.Errorf("a quota too small: %v", err)
 	}
-}
-
-// The period is the shortest at which the quota, as the runner rounds it to a microsecond, is
-// still the kernel's least: one microsecond less and it would not be.
-func TestShortestPeriodHoldsTheLeastQuota(t *testing.T) {
-	least := int64(MinQuotaPerPeriod / time.Microsecond)
-	for cpus := MinEmulatedCPUs; cpus < 64; cpus *= 1.013 {
-		us := int64(ShortestPeriod(cpus) / time.Microsecond)
-		if int64(cpus*float64(us)) < least || (us > least && int64(cpus*float64(us-1)) >= least) {
-			t.Fatalf("%g CPUs: period %d µs, quota %d µs", cpus, us, int64(cpus*float64(us)))
-		}
+	_, err = EmulationOf(map[string]string{CPUFactorOption: "1.5", EffectiveCPUsOption: "4096"})
+	if err == nil || !strings.Contains(err.Error(), "effective_cpus 4096 over cpu_factor 1.5") || !strings.Contains(err.Error(), "1024 CPUs") {
+		t.Errorf("a quota too large for cpu_quota: %v", err)
 	}
 }
