@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"persistlab/lab/instance"
+	"persistlab/profile"
 )
 
 // syntheticProbe is a probe whose every CPU time is scale times a base: two of them differ by
@@ -138,5 +139,60 @@ func TestProbeFSLeavesNothing(t *testing.T) {
 	data, _ := os.ReadFile(keep)
 	if !slices.Equal(names, []string{"keep.txt"}) || err != nil || !st.ModTime().Equal(past) || string(data) != "the user's" {
 		t.Errorf("after: %v, keep.txt %v %q", names, st.ModTime(), data)
+	}
+}
+
+// The quota a run applies (effective_cpus / cpu_factor) is here's one-thread CPU time per unit
+// over the target's all-threads wall time per unit, and never less than one thread's speed
+// (1 / cpu_factor): a target whose threads together did less than one thread's work (the probe's
+// own loss under a CFS limit) gets one CPU's worth of its own speed.
+func TestFitInstanceQuotaIsTheTargetsThroughput(t *testing.T) {
+	here := syntheticProbe(1, "here")
+	for _, c := range []struct {
+		name     string
+		parallel float64 // the target's all-threads ms per 8-row unit
+		cpus     string
+		quota    float64
+	}{
+		{"two CPUs' worth", 0.25 / 2, "2.00", 0.8},         // here's 0.1 ms over 0.125
+		{"less than one thread", 0.25 / 0.87, "1.00", 0.4}, // one thread at 1/2.5
+	} {
+		target := syntheticProbe(2.5, "target")
+		target.CPU.ParallelMs = c.parallel
+		target.CPU.EffectiveCPUs = round4(target.CPU.Sizes[1].MsPerUnit / c.parallel)
+		fit := FitInstance(target, here)
+		if got := fit.Value(instance.EffectiveCPUsOption); got != c.cpus {
+			t.Errorf("%s: effective_cpus %s, want %s", c.name, got, c.cpus)
+		}
+		e, err := instance.EmulationOf(map[string]string{instance.CPUFactorOption: fit.Value(instance.CPUFactorOption), instance.EffectiveCPUsOption: fit.Value(instance.EffectiveCPUsOption)})
+		if err != nil || e.Quota != c.quota {
+			t.Errorf("%s: quota %g (%v), want %g", c.name, e.Quota, err, c.quota)
+		}
+	}
+}
+
+// A file system call whose ratio lies beyond what a profile holds (a target 20,000 times slower
+// at fsync) is left out, with why, and the rest is fitted: the calibration does not fail.
+func TestFitInstanceLeavesOutAFactorOutOfRange(t *testing.T) {
+	target := syntheticProbe(2, "target")
+	for i := range target.FS.Calls {
+		if target.FS.Calls[i].Call == "fsync" {
+			target.FS.Calls[i].MedianUs *= 1e4
+			target.FS.Calls[i].P99Us *= 1e4
+		}
+	}
+	fit := FitInstance(target, syntheticProbe(1, "here"))
+	fsync := instance.FSFactorOption("fs", "fsync")
+	if fit.Value(fsync) != "" || len(fit.NotFitted) != 1 || fit.NotFitted[0].Option != fsync || !strings.Contains(fit.NotFitted[0].Why, "beyond what a profile holds") {
+		t.Errorf("fsync %q, not fitted %+v", fit.Value(fsync), fit.NotFitted)
+	}
+	if fit.Value(instance.FSFactorOption("fs", "stat")) != "2.00" || fit.Value(instance.CPUFactorOption) != "2.00" {
+		t.Errorf("the rest: %+v", fit.Figures)
+	}
+	p := &profile.Profile{Schema: profile.Schema, Kind: "instance", Measured: profile.Measured{Target: "target", When: target.When, Commit: "abc1234",
+		Machine: profile.Machine{Hostname: "target", CPU: "AMD EPYC", Kernel: "Linux"}}, Reference: &profile.Machine{Hostname: "here", CPU: "AMD EPYC", Kernel: "Linux"},
+		Figures: fit.Figures, NotFitted: fit.NotFitted, HeldOut: fit.HeldOut}
+	if err := p.Check("fit"); err != nil {
+		t.Errorf("the profile of the fit: %v", err)
 	}
 }

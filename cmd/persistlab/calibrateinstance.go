@@ -90,7 +90,7 @@ func cmdCalibrateInstance(ctx context.Context, args []string) error {
 		Measured: profile.Measured{Target: host, When: target.When, Commit: target.Commit,
 			Machine: profile.Machine{Hostname: target.Machine.Hostname, CPU: target.Machine.CPUModel, Kernel: target.Machine.Kernel}},
 		Reference: &profile.Machine{Hostname: here.Machine.Hostname, CPU: here.Machine.CPUModel, Kernel: here.Machine.Kernel},
-		Figures:   fit.Figures, HeldOut: fit.HeldOut}
+		Figures:   fit.Figures, NotFitted: fit.NotFitted, HeldOut: fit.HeldOut}
 	if err := p.Check(outPath); err != nil {
 		return fmt.Errorf("the fit is not a valid profile: %w", err)
 	}
@@ -166,6 +166,9 @@ func writeInstanceAnswer(w io.Writer, target, here *calibrate.Probe, fit calibra
 	}
 	if fit.NoFUSE != "" {
 		fmt.Fprintf(w, "  %s\n", fit.NoFUSE)
+	}
+	for _, n := range fit.NotFitted {
+		fmt.Fprintf(w, "  not fitted: %s (left out of the profile; a run keeps %g): %s\n", n.Option, instance.DefaultFSFactor, n.Why)
 	}
 	fmt.Fprintf(w, "  (a CPU quota slows the CPU time each instance gets, not what a CPU is: memory bandwidth, cache sizes and a noisy neighbour's share are this machine's; %s)\n\n",
 		strings.TrimSpace(multiCPUCaveat(emu)))
