@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"persistlab/backend"
 	"persistlab/internal/cgroup"
 	"persistlab/profile"
+	"persistlab/scenario"
 )
 
 // writeInstanceProfile writes an instance profile of a target factor times slower than this
@@ -53,7 +55,8 @@ exec "$@"
 // A run with an instance profile of a target 4 times slower with one CPU runs its instance
 // under a quota of 1/4 CPU per 4 ms (the CFS limit the app finds itself under), records the
 // profile as measured and what it did, and says so; --set cpu_period=100ms picks the containers'
-// period instead, the scenario's own value winning. A profile of a faster target sets nothing.
+// period for the profile's quota; --set cpu_quota keeps the scenario's whole limit; a period the
+// profile's quota cannot hold is refused first. A profile of a faster target sets nothing.
 func TestRunTakesAnInstanceProfile(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
@@ -109,12 +112,20 @@ warmup: 0s
 	if got := limit(); got != "1000 4000" {
 		t.Errorf("the app ran under CFS limit %q, want 1000 µs per 4000 (1 CPU / 4, the kernel's least quota)", got)
 	}
-	wl, _ := spec["workload"].(map[string]any)
+	entry := func(spec map[string]any) map[string]any {
+		backends, _ := spec["backends"].([]any)
+		if len(backends) != 1 {
+			return nil
+		}
+		b, _ := backends[0].(map[string]any)
+		params, _ := b["params"].(map[string]any)
+		return params
+	}
 	used, _ := spec["profile_used"].(map[string]any)
 	prof, _ := used["profile"].(map[string]any)
 	figures, _ := prof["figures"].([]any)
-	if wl["cpu_quota"] != "0.25" || wl["cpu_period"] != "4ms" || len(figures) != 3 || !strings.Contains(used["effect"].(string), "0.25 CPUs per 4ms") {
-		t.Errorf("results: workload %v, profile_used %v", wl, used)
+	if params := entry(spec); params["cpu_quota"] != "0.25" || params["cpu_period"] != "4ms" || len(figures) != 3 || !strings.Contains(used["effect"].(string), "0.25 CPUs per 4ms") {
+		t.Errorf("results: the entry's params %v, profile_used %v", params, used)
 	}
 	for _, f := range figures {
 		if f.(map[string]any)["provenance"] != "measured" {
@@ -135,9 +146,65 @@ warmup: 0s
 		t.Errorf("with cpu_period 100ms: CFS limit %q, want 25000 per 100000\n%s", got, stderr)
 	}
 
+	// The scenario's own cpu_quota is its whole limit: its period too (the default 100 ms), not
+	// the profile's 4 ms.
+	_, stderr, _ = run("--profile", slow, "--set", "cpu_quota=0.5")
+	if got := limit(); got != "50000 100000" || !strings.Contains(stderr, "sets cpu_quota itself") {
+		t.Errorf("with cpu_quota 0.5: CFS limit %q, want 50000 per 100000\n%s", got, stderr)
+	}
+
+	// A period of its own under which the profile's quota is less than the kernel's least is
+	// refused before anything runs, naming the option and the profile; without a profile the
+	// runner refuses the same limit before the first cell.
+	os.Remove(limitFile)
+	for _, args := range [][]string{{"--profile", slow, "--set", "cpu_period=1ms"}, {"--set", "cpu_quota=0.25", "--set", "cpu_period=1ms"}} {
+		_, stderr, err := persistlab(t, append([]string{"run", scen, "--out", filepath.Join(work, "refused.json")}, args...)...)
+		if err == nil || !strings.Contains(stderr, "workload.cpu_period") || !strings.Contains(stderr, "1ms") || !strings.Contains(stderr, "at least 4ms") || limit() != "" {
+			t.Errorf("%v: %v, the app ran under %q\n%s", args, err, limit(), stderr)
+		}
+		if args[0] == "--profile" && !strings.Contains(stderr, slow) {
+			t.Errorf("%v: the refusal does not name the profile:\n%s", args, stderr)
+		}
+	}
+
 	_, stderr, spec = run("--profile", fast)
-	wl, _ = spec["workload"].(map[string]any)
-	if got := limit(); (got != "" && !strings.HasPrefix(got, "-1 ") && !strings.HasPrefix(got, "max ")) || wl["cpu_quota"] != nil || !strings.Contains(stderr, "this machine is slower than the target") || !strings.Contains(stderr, "pessimistic") {
-		t.Errorf("a faster target: CFS limit %q, workload %v\n%s", got, wl, stderr)
+	if got := limit(); (got != "" && !strings.HasPrefix(got, "-1 ") && !strings.HasPrefix(got, "max ")) || entry(spec)["cpu_quota"] != nil || !strings.Contains(stderr, "this machine is slower than the target") || !strings.Contains(stderr, "pessimistic") {
+		t.Errorf("a faster target: CFS limit %q, the entry's params %v\n%s", got, entry(spec), stderr)
+	}
+}
+
+// On cgroup v2 an entry that runs its instance in a cgroup of its own (a volume with the
+// instance's memory bounded) cannot also be in the profile's CPU limit: it takes none, and says
+// why naming the profile, while the other entries take it; on v1 every entry takes it.
+func TestInstanceProfileSkipsAnEntryThatCannotTakeALimit(t *testing.T) {
+	if _, err := backend.New("volume", backend.Env{WorkDir: t.TempDir(), Options: map[string]string{"type": "gp3", "size": "10GiB", "memory": "256MiB"}}); err != nil {
+		t.Skipf("no volume backend here: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "slow.yaml")
+	writeInstanceProfile(t, path, "4", "1")
+	p, err := profile.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(f func() (bool, error)) { cpuIsV2 = f }(cpuIsV2)
+	for _, v2 := range []bool{true, false} {
+		cpuIsV2 = func() (bool, error) { return v2, nil }
+		spec := &scenario.Spec{Name: "s", Workload: scenario.Workload{Type: "http"}, Backends: []scenario.BackendSpec{
+			{Name: "local"}, {Name: "volume", Label: "bounded", Options: map[string]string{"type": "gp3", "size": "10GiB", "memory": "256MiB"}},
+			{Name: "volume", Label: "unbounded", Options: map[string]string{"type": "gp3", "size": "10GiB", "memory": "0"}}}}
+		use, _, err := applyInstanceProfile(spec, p, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range use.Entries {
+			skip := v2 && e.Entry == "bounded"
+			quota := spec.Backends[i].Params["cpu_quota"]
+			if skip != (e.Skipped != "") || skip != (quota == "") || (skip && (!strings.Contains(e.Skipped, path) || !strings.Contains(e.Skipped, "cgroup v2"))) {
+				t.Errorf("v2 %v: %s took %v, cpu_quota %q, skipped %q", v2, e.Entry, e.Took, quota, e.Skipped)
+			}
+		}
+		if v2 && !strings.Contains(use.Effect, "bounded takes none") {
+			t.Errorf("the effect does not say which entry runs without the limit: %s", use.Effect)
+		}
 	}
 }
