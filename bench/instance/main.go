@@ -1,26 +1,34 @@
 // Command instance measures which way of slowing this machine's CPU keeps a slow CPU's latency
 // shape, for run --profile with an instance profile (lab/instance). A CPU f times slower takes f
 // times as long over every request: its median and its p99 are both f times the unthrottled
-// ones. A CFS quota of 1/f CPU gives the same CPU time on average, but how it spreads it over a
-// request depends on the period: with a long one a request may run at full speed and then wait
-// out the rest of the period.
+// ones.
 //
-// For each method (a quota of 1/f CPU per period, for each --periods; "shortest" is run
-// --profile's, the shortest period that holds the kernel's least quota of 1 ms) and each
-// --factors f, a
-// child process runs CPU-bound requests (SHA-256 over a buffer, about --work long unthrottled) on
-// one thread inside a cpu cgroup of its own, in two shapes: isolated (one request, then a pause
-// of 1 to 3 times its slowed length, so that arrivals fall at any point of a period) and back to
-// back (no pause). It prints each one's median and p99 against the unthrottled ones and the
-// factor they should be, and a goal row for each method and shape (how far the median and p99
-// ratios are from f). Root and a cpu cgroup controller (v1 or v2) are needed.
+// Two ways of giving a request 1/f of a CPU are compared (--methods):
+//   - a CFS quota of 1/f CPU per period (each duration in --methods; "shortest" is run
+//     --profile's, the shortest period that holds the kernel's least quota of 1 ms). It gives the
+//     same CPU time on average, but how it spreads it over a request depends on the period: a
+//     request shorter than the quota runs at full speed, and an idle spell banks nothing but
+//     lets the next request start with a whole period's quota.
+//   - "weight": the app's CPU shared with a busy-looping spinner pinned to the same CPU, the two
+//     in sibling cpu cgroups whose weights give the app 1/f of it while both run. The spinner
+//     never idles, so the app's share does not depend on what it did before.
+//
+// For each method and each --factors f, a child process runs CPU-bound requests (SHA-256 over a
+// buffer, about --work long unthrottled) on one thread, in two shapes: isolated (one request,
+// then a pause of 1 to 3 times its slowed length, so that arrivals fall at any point of a period)
+// and back to back (no pause). It prints each one's median and p99 against the unthrottled ones
+// (pinned to the same CPU, for the weight method) and the factor they should be, and a goal row
+// for each method and shape (how far the median and p99 ratios are from f). Root and a cpu
+// cgroup controller (v1 or v2) are needed. Its cgroups and its spinner are removed at the end,
+// also on Ctrl-C or a closed pipe.
 //
 // A benchmark, not a test: run it on a quiet machine.
 //
-//	go run ./bench/instance [--requests 400] [--work 5ms] [--factors 2,4] [--periods 100ms,20ms,5ms,shortest]
+//	go run ./bench/instance [--requests 400] [--work 5ms] [--factors 2,4] [--methods 100ms,20ms,5ms,shortest,weight]
 package main
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/json"
 	"flag"
@@ -41,11 +49,17 @@ import (
 
 	"persistlab/internal/benchgoal"
 	"persistlab/internal/cgroup"
+	"persistlab/internal/proc"
+	"persistlab/internal/readfile"
 	"persistlab/lab/instance"
 )
 
-// childFlag runs the requests of one method in this process (the parent starts it in a cgroup).
-const childFlag = "child"
+// Internal flags: the parent starts itself as the child that runs the requests, and as the
+// spinner.
+const (
+	childFlag   = "child"
+	spinnerFlag = "spinner"
+)
 
 // Goals: a method keeps the shape when its median and its p99 are within these of f times the
 // unthrottled ones.
@@ -56,15 +70,38 @@ const (
 
 var shapes = []string{"isolated", "back-to-back"}
 
+// workDir holds the records of the cgroups the benchmark makes; removed at the end.
+var workDir string
+
+// weightMethod names the weight against a pinned spinner in --methods.
+const weightMethod = "weight"
+
+// method is one way of giving a request 1/f of a CPU: a quota per period (0: the shortest that
+// holds the kernel's least quota), or a weight against a spinner.
+type method struct {
+	weight bool
+	period time.Duration
+}
+
 func main() {
 	requests := flag.Int("requests", 400, "requests per method, factor and shape")
 	work := flag.Duration("work", 5*time.Millisecond, "a request's CPU time, unthrottled")
-	factors := flag.String("factors", "2,4", "slowdowns to emulate (a quota of 1/f CPU)")
-	periods := flag.String("periods", "100ms,20ms,5ms,shortest", "CFS periods to compare (100ms: the containers' default; shortest: run --profile's, 1 ms of quota per period); the kernel takes no quota under 1 ms per period")
+	factors := flag.String("factors", "2,4", "slowdowns to emulate (1/f of a CPU)")
+	methods := flag.String("methods", "100ms,20ms,5ms,shortest,weight", "ways to slow the CPU: a CFS quota of 1/f CPU per each period named (100ms: the containers' default; shortest: run --profile's, 1 ms of quota per period; the kernel takes no quota under 1 ms per period), and weight: a weight of 1 against f-1 for a busy spinner pinned to the same CPU")
 	child := flag.String(childFlag, "", "internal: run as the child, in this shape")
+	asSpinner := flag.Bool(spinnerFlag, false, "internal: run as the spinner")
+	pin := flag.Int("cpu", -1, "internal: pin the child or the spinner to this CPU")
 	iterations := flag.Int("iterations", 0, "internal: hash iterations per request")
 	slowed := flag.Duration("slowed", 0, "internal: the slowed request's expected length, for the pauses")
 	flag.Parse()
+	if *pin >= 0 {
+		if err := proc.PinSelf([]int{*pin}); err != nil {
+			fail("%v", err)
+		}
+	}
+	if *asSpinner {
+		spin()
+	}
 	if *child != "" {
 		runChild(*child, *requests, *iterations, *slowed)
 		return
@@ -73,20 +110,22 @@ func main() {
 		fail("--requests %d --work %s: want 20 to 100000 requests of 100µs to 1s", *requests, *work)
 	}
 	fs := parseList(*factors, "--factors", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
-	ps := parseList(*periods, "--periods", func(s string) (time.Duration, error) {
-		if s == "shortest" {
-			return 0, nil
+	ms := parseList(*methods, "--methods", func(s string) (method, error) {
+		switch s {
+		case weightMethod:
+			return method{weight: true}, nil
+		case "shortest":
+			return method{}, nil
 		}
-		return time.ParseDuration(s)
+		d, err := time.ParseDuration(s)
+		if err != nil || d < time.Millisecond || d > time.Second {
+			return method{}, fmt.Errorf("want a period of 1ms to 1s, shortest or %s", weightMethod)
+		}
+		return method{period: d}, nil
 	})
 	for _, f := range fs {
-		if !(f > 1 && f <= 100) {
-			fail("--factors %s: want slowdowns above 1 and at most 100", *factors)
-		}
-	}
-	for _, p := range ps {
-		if p != 0 && (p < time.Millisecond || p > time.Second) {
-			fail("--periods %s: want periods of 1ms to 1s", *periods)
+		if !(f > 1 && f <= cgroup.MaxCPUWeight) {
+			fail("--factors %s: want slowdowns above 1 and at most %g", *factors, cgroup.MaxCPUWeight)
 		}
 	}
 	if os.Geteuid() != 0 {
@@ -99,13 +138,20 @@ func main() {
 	if err != nil {
 		fail("%v", err)
 	}
-	dir, err := os.MkdirTemp("", "persistlab-bench-instance-")
+	online, err := proc.OnlineCPUs()
 	if err != nil {
 		fail("%v", err)
 	}
-	cleanups = append(cleanups, func() { os.RemoveAll(dir) })
+	spinCPU := online[len(online)-1]
+	if err := track(func() (func(), error) {
+		dir, err := os.MkdirTemp("", "persistlab-bench-instance-")
+		workDir = dir
+		return func() { os.RemoveAll(dir) }, err
+	}); err != nil {
+		fail("%v", err)
+	}
 	defer cleanup()
-	// Interrupted, or its output's reader gone (| head): its cgroups go all the same.
+	// Interrupted, or its output's reader gone (| head): its cgroups and spinner go all the same.
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGPIPE)
 	go func() {
@@ -119,55 +165,77 @@ func main() {
 	type row struct {
 		method, shape string
 		f             float64
+		pinned        bool // on spinCPU, against the pinned unthrottled rows
 		med, p99      time.Duration
 	}
 	var rows []row
-	base := map[string]row{}
-	for _, shape := range shapes {
-		lat := runIn(nil, self, shape, *requests, iters, *work)
-		r := row{method: "unthrottled", shape: shape, f: 1, med: quantile(lat, 0.5), p99: quantile(lat, 0.99)}
-		base[shape] = r
-		rows = append(rows, r)
+	type baseKey struct {
+		pinned bool
+		shape  string
 	}
-	for _, period := range ps {
+	base := map[baseKey]row{}
+	unthrottled := func(pinned bool, name string) {
+		for _, shape := range shapes {
+			cpu := -1
+			if pinned {
+				cpu = spinCPU
+			}
+			lat := runIn(nil, self, shape, *requests, iters, *work, cpu)
+			r := row{method: name, shape: shape, f: 1, pinned: pinned, med: quantile(lat, 0.5), p99: quantile(lat, 0.99)}
+			base[baseKey{pinned, shape}] = r
+			rows = append(rows, r)
+		}
+	}
+	unthrottled(false, "unthrottled")
+	if slices.ContainsFunc(ms, func(m method) bool { return m.weight }) {
+		unthrottled(true, fmt.Sprintf("unthrottled, on CPU %d", spinCPU))
+	}
+	for _, m := range ms {
 		for _, f := range fs {
-			p, method := period, "quota 1/f per "+period.String()
-			if p == 0 {
-				p = instance.ShortestPeriod(1 / f)
-				method = "quota 1/f per " + p.String() + " (shortest)"
+			var name string
+			var c *cgroup.CPU
+			var sp *spinner
+			cpu := -1
+			switch {
+			case m.weight:
+				name, cpu = fmt.Sprintf("weight 1/f, spinner on CPU %d", spinCPU), spinCPU
+				c, sp = startSpinner(self, f, spinCPU)
+			default:
+				p := m.period
+				name = "quota 1/f per " + p.String()
+				if p == 0 {
+					p = instance.ShortestPeriod(1 / f)
+					name = "quota 1/f per " + p.String() + " (shortest)"
+				}
+				if err := cgroup.CheckQuota(1/f, p); err != nil {
+					fmt.Printf("%s, f %g: not measured: %v\n", name, f, err)
+					continue
+				}
+				c = newGroup(fmt.Sprintf("persistlab-bench-instance-%d-%s-%g", os.Getpid(), p, f), func(n string) (*cgroup.CPU, error) { return cgroup.NewCPU(n, 1/f, p, workDir) })
 			}
-			if time.Duration(float64(p)/f) < time.Millisecond {
-				fmt.Printf("quota 1/%g per %s: not measured, under the kernel's least quota of 1 ms per period\n", f, p)
-				continue
-			}
-			name := fmt.Sprintf("persistlab-bench-instance-%d-%s-%g", os.Getpid(), p, f)
-			c, err := cgroup.NewCPU(name, 1/f, p, dir)
-			if err != nil {
-				fail("%v", err)
-			}
-			cleanupMu.Lock()
-			cleanups = append(cleanups, func() { c.Remove() })
-			cleanupMu.Unlock()
 			for _, shape := range shapes {
-				lat := runIn(c, self, shape, *requests, iters, time.Duration(f*float64(*work)))
-				rows = append(rows, row{method: method, shape: shape, f: f, med: quantile(lat, 0.5), p99: quantile(lat, 0.99)})
+				lat := runIn(c, self, shape, *requests, iters, time.Duration(f*float64(*work)), cpu)
+				rows = append(rows, row{method: name, shape: shape, f: f, pinned: m.weight, med: quantile(lat, 0.5), p99: quantile(lat, 0.99)})
+			}
+			if sp != nil {
+				stopSpinner(sp)
 			}
 		}
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "method\tf\tshape\tmedian ms\tp99 ms\tmedian / unthrottled\tp99 / unthrottled\tp99 / median\t")
 	for _, r := range rows {
-		b := base[r.shape]
-		fmt.Fprintf(tw, "%s\t%g\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", r.method, r.f, r.shape, ms(r.med), ms(r.p99),
+		b := base[baseKey{r.pinned, r.shape}]
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", r.method, r.f, r.shape, msOf(r.med), msOf(r.p99),
 			float64(r.med)/float64(b.med), float64(r.p99)/float64(b.p99), float64(r.p99)/float64(r.med))
 	}
 	tw.Flush()
-	fmt.Println("\na CPU f times slower: median / unthrottled = p99 / unthrottled = f, p99 / median as unthrottled")
+	fmt.Println("\na CPU f times slower: median / unthrottled = p99 / unthrottled = f, p99 / median as unthrottled (the weight rows against the unthrottled rows on the same CPU)")
 	for _, r := range rows {
-		if r.method == "unthrottled" {
+		if r.f == 1 {
 			continue
 		}
-		b := base[r.shape]
+		b := base[baseKey{r.pinned, r.shape}]
 		for _, g := range []struct {
 			what       string
 			got, want  float64
@@ -176,7 +244,7 @@ func main() {
 		}{{"median", float64(r.med), r.f * float64(b.med), medianGoal, b.med}, {"p99", float64(r.p99), r.f * float64(b.p99), p99Goal, b.p99}} {
 			err := benchgoal.Report(os.Stdout, benchgoal.Row{Name: fmt.Sprintf("instance %s, f %g, %s: %s off f times unthrottled", r.method, r.f, r.shape, g.what),
 				Got: math.Abs(g.got/g.want - 1), Op: "<=", Goal: g.goal,
-				Basis: fmt.Sprintf("bench/instance: %d requests of %s; %.2f ms against %.2f x %.2f ms", *requests, *work, ms(time.Duration(g.got)), r.f, ms(g.unthrottle))})
+				Basis: fmt.Sprintf("bench/instance: %d requests of %s; %.2f ms against %.2f x %.2f ms", *requests, *work, msOf(time.Duration(g.got)), r.f, msOf(g.unthrottle))})
 			if err != nil {
 				fail("%v", err)
 			}
@@ -184,9 +252,90 @@ func main() {
 	}
 }
 
-// runIn runs the child in cgroup c (none: unthrottled) and returns its requests' latencies.
-func runIn(c *cgroup.CPU, self, shape string, requests, iters int, slowed time.Duration) []time.Duration {
-	argv := []string{self, "--" + childFlag, shape, "--requests", strconv.Itoa(requests), "--iterations", strconv.Itoa(iters), "--slowed", slowed.String()}
+// newGroup makes a cpu cgroup and registers its removal at once (under the cleanup lock, so that
+// an interrupt between the two cannot leave it behind).
+func newGroup(name string, make func(string) (*cgroup.CPU, error)) *cgroup.CPU {
+	var c *cgroup.CPU
+	err := track(func() (func(), error) {
+		var err error
+		c, err = make(name)
+		if err != nil {
+			return nil, err
+		}
+		dir := c.Dir
+		return func() { cgroup.Remove(dir) }, nil
+	})
+	if err != nil {
+		fail("%v", err)
+	}
+	return c
+}
+
+// spinner is the weight method's busy process, stopped by its process id.
+type spinner struct {
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once it has exited and been waited for
+	once   sync.Once
+}
+
+func (sp *spinner) stop() {
+	sp.once.Do(func() {
+		sp.cmd.Process.Kill()
+		<-sp.exited
+	})
+}
+
+// startSpinner makes the two sibling groups of the weight method for f (the app's of weight 1,
+// the spinner's of f-1) and starts the spinner, pinned to cpu, in its own; it returns the app's
+// group and the spinner. The groups are removed by their recorded paths.
+func startSpinner(self string, f float64, cpu int) (*cgroup.CPU, *spinner) {
+	name := fmt.Sprintf("persistlab-bench-instance-%d-weight-%g", os.Getpid(), f)
+	app := newGroup(name+"-app", func(n string) (*cgroup.CPU, error) { return cgroup.NewCPUWeight(n, 1, workDir) })
+	group := newGroup(name+"-spinner", func(n string) (*cgroup.CPU, error) { return cgroup.NewCPUWeight(n, f-1, workDir) })
+	argv := append(group.Wrap(), self, "--"+spinnerFlag, "--cpu", strconv.Itoa(cpu))
+	sp := &spinner{cmd: exec.Command(argv[0], argv[1:]...), exited: make(chan struct{})}
+	sp.cmd.Stderr = os.Stderr
+	err := track(func() (func(), error) {
+		if err := sp.cmd.Start(); err != nil {
+			return nil, err
+		}
+		go func() {
+			sp.cmd.Wait()
+			close(sp.exited)
+		}()
+		return sp.stop, nil
+	})
+	if err != nil {
+		fail("the spinner: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond) // busy before the first request
+	return app, sp
+}
+
+// stopSpinner stops the spinner once its rows are measured; one that exited by itself before
+// leaves them unmeasured (the app had the CPU to itself for part of them).
+func stopSpinner(sp *spinner) {
+	select {
+	case <-sp.exited:
+		fail("the spinner exited while its rows were measured: %v", sp.cmd.ProcessState)
+	default:
+	}
+	sp.stop()
+}
+
+// spin keeps one thread busy forever.
+func spin() {
+	runtime.GOMAXPROCS(1)
+	var x uint64
+	for {
+		x = x*6364136223846793005 + 1
+	}
+}
+
+// runIn runs the child in cgroup c (none: unthrottled), pinned to cpu (-1: not), and returns its
+// requests' latencies.
+func runIn(c *cgroup.CPU, self, shape string, requests, iters int, slowed time.Duration, cpu int) []time.Duration {
+	argv := []string{self, "--" + childFlag, shape, "--requests", strconv.Itoa(requests), "--iterations", strconv.Itoa(iters), "--slowed", slowed.String(), "--cpu", strconv.Itoa(cpu)}
 	if c != nil {
 		argv = append(c.Wrap(), argv...)
 	}
@@ -260,7 +409,7 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	return s[min(len(s)-1, int(math.Ceil(q*float64(len(s))))-1)]
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func parseList[T any](s, flagName string, parse func(string) (T, error)) []T {
 	var out []T
@@ -274,25 +423,41 @@ func parseList[T any](s, flagName string, parse func(string) (T, error)) []T {
 	return out
 }
 
+// cpuModel is the CPU's name from /proc/cpuinfo, read through a size limit up to its first
+// "model name" line.
 func cpuModel() string {
-	data, err := os.ReadFile("/proc/cpuinfo")
+	f, err := readfile.Open("/proc/cpuinfo", 16<<20)
 	if err != nil {
 		return "unknown CPU"
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if name, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) == "model name" {
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if name, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(name) == "model name" {
 			return strings.TrimSpace(v)
 		}
 	}
 	return "unknown CPU"
 }
 
-// cleanups remove what the benchmark made (its cgroups, its directory), last first, also when it
-// fails.
+// cleanups remove what the benchmark made (its spinner, its cgroups, its directory), last first,
+// also when it fails or is interrupted.
 var (
 	cleanupMu sync.Mutex
 	cleanups  []func()
 )
+
+// track makes something and registers its removal under the cleanup lock: an interrupt waits for
+// both, so nothing made is left unregistered.
+func track(make func() (undo func(), err error)) error {
+	cleanupMu.Lock()
+	defer cleanupMu.Unlock()
+	undo, err := make()
+	if err == nil {
+		cleanups = append(cleanups, undo)
+	}
+	return err
+}
 
 func cleanup() {
 	cleanupMu.Lock()
@@ -303,8 +468,15 @@ func cleanup() {
 	cleanups = nil
 }
 
+// fail removes what the benchmark made and exits; a second failure meanwhile (a child killed by
+// the cleanup) waits for the first's exit instead of reporting its own.
 func fail(format string, args ...any) {
-	cleanup()
-	fmt.Fprintf(os.Stderr, "bench/instance: "+format+"\n", args...)
-	os.Exit(1)
+	failing.Do(func() {
+		cleanup()
+		fmt.Fprintf(os.Stderr, "bench/instance: "+format+"\n", args...)
+		os.Exit(1)
+	})
+	select {}
 }
+
+var failing sync.Once
