@@ -4,8 +4,9 @@
 // ones.
 //
 // Two ways of giving a request 1/f of a CPU are compared (--methods):
-//   - a CFS quota of 1/f CPU per period (each duration in --methods; "shortest" is run
-//     --profile's, the shortest period that holds the kernel's least quota of 1 ms). It gives the
+//   - a CFS quota of 1/f CPU per period (each duration in --methods; "shortest" is the shortest
+//     period that holds the kernel's least quota of 1 ms; run --profile uses 5 ms, longer under
+//     0.2 CPUs: lab/instance.Period). It gives the
 //     same CPU time on average, but how it spreads it over a request depends on the period: a
 //     request shorter than the quota runs at full speed, and an idle spell banks nothing but
 //     lets the next request start with a whole period's quota.
@@ -51,7 +52,6 @@ import (
 	"persistlab/internal/cgroup"
 	"persistlab/internal/proc"
 	"persistlab/internal/readfile"
-	"persistlab/lab/instance"
 )
 
 // Internal flags: the parent starts itself as the child that runs the requests, and as the
@@ -87,7 +87,7 @@ func main() {
 	requests := flag.Int("requests", 400, "requests per method, factor and shape")
 	work := flag.Duration("work", 5*time.Millisecond, "a request's CPU time, unthrottled")
 	factors := flag.String("factors", "2,4", "slowdowns to emulate (1/f of a CPU)")
-	methods := flag.String("methods", "100ms,20ms,5ms,shortest,weight", "ways to slow the CPU: a CFS quota of 1/f CPU per each period named (100ms: the containers' default; shortest: run --profile's, 1 ms of quota per period; the kernel takes no quota under 1 ms per period), and weight: a weight of 1 against f-1 for a busy spinner pinned to the same CPU")
+	methods := flag.String("methods", "100ms,20ms,5ms,shortest,weight", "ways to slow the CPU: a CFS quota of 1/f CPU per each period named (100ms: the containers' default; 5ms: run --profile's; shortest: 1 ms of quota per period, the kernel's least), and weight: a weight of 1 against f-1 for a busy spinner pinned to the same CPU")
 	child := flag.String(childFlag, "", "internal: run as the child, in this shape")
 	asSpinner := flag.Bool(spinnerFlag, false, "internal: run as the spinner")
 	pin := flag.Int("cpu", -1, "internal: pin the child or the spinner to this CPU")
@@ -204,7 +204,7 @@ func main() {
 				p := m.period
 				name = "quota 1/f per " + p.String()
 				if p == 0 {
-					p = instance.ShortestPeriod(1 / f)
+					p = cgroup.ShortestPeriod(1 / f)
 					name = "quota 1/f per " + p.String() + " (shortest)"
 				}
 				if err := cgroup.CheckQuota(1/f, p); err != nil {

@@ -53,7 +53,7 @@ exec "$@"
 `
 
 // A run with an instance profile of a target 4 times slower with one CPU runs its instance
-// under a quota of 1/4 CPU per 4 ms (the CFS limit the app finds itself under), records the
+// under a quota of 1/4 CPU per 5 ms (the CFS limit the app finds itself under), records the
 // profile as measured and what it did, and says so; --set cpu_period=100ms picks the containers'
 // period for the profile's quota; --set cpu_quota keeps the scenario's whole limit; a period the
 // profile's quota cannot hold is refused first. A profile of a faster target sets nothing.
@@ -109,8 +109,8 @@ warmup: 0s
 	}
 
 	stdout, stderr, spec := run("--profile", slow)
-	if got := limit(); got != "1000 4000" {
-		t.Errorf("the app ran under CFS limit %q, want 1000 µs per 4000 (1 CPU / 4, the kernel's least quota)", got)
+	if got := limit(); got != "1250 5000" {
+		t.Errorf("the app ran under CFS limit %q, want 1250 µs per 5000 (1 CPU / 4 per 5 ms)", got)
 	}
 	entry := func(spec map[string]any) map[string]any {
 		backends, _ := spec["backends"].([]any)
@@ -124,7 +124,7 @@ warmup: 0s
 	used, _ := spec["profile_used"].(map[string]any)
 	prof, _ := used["profile"].(map[string]any)
 	figures, _ := prof["figures"].([]any)
-	if params := entry(spec); params["cpu_quota"] != "0.25" || params["cpu_period"] != "4ms" || len(figures) != 3 || !strings.Contains(used["effect"].(string), "0.25 CPUs per 4ms") {
+	if params := entry(spec); params["cpu_quota"] != "0.25" || params["cpu_period"] != "5ms" || len(figures) != 3 || !strings.Contains(used["effect"].(string), "0.25 CPUs per 5ms") {
 		t.Errorf("results: the entry's params %v, profile_used %v", params, used)
 	}
 	for _, f := range figures {
@@ -132,12 +132,12 @@ warmup: 0s
 			t.Errorf("figure %v is not recorded as measured", f)
 		}
 	}
-	for _, want := range []string{"cpu_quota 0.25 CPUs per cpu_period 4ms", "recorded, not emulated", "held-out 8-row unit of CPU work within 20.0%"} {
+	for _, want := range []string{"cpu_quota 0.25 CPUs per cpu_period 5ms", "recorded, not emulated", "held-out 8-row unit of CPU work within 20.0%"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("the run does not say %q:\n%s", want, stderr)
 		}
 	}
-	if !strings.Contains(stdout, "CPU limited to 0.25 CPUs per 4ms period") {
+	if !strings.Contains(stdout, "CPU limited to 0.25 CPUs per 5ms period") {
 		t.Errorf("the answer does not say what the profile did:\n%s", stdout)
 	}
 
@@ -147,7 +147,7 @@ warmup: 0s
 	}
 
 	// The scenario's own cpu_quota is its whole limit: its period too (the default 100 ms), not
-	// the profile's 4 ms.
+	// the profile's 5 ms.
 	_, stderr, _ = run("--profile", slow, "--set", "cpu_quota=0.5")
 	if got := limit(); got != "50000 100000" || !strings.Contains(stderr, "sets cpu_quota itself") {
 		t.Errorf("with cpu_quota 0.5: CFS limit %q, want 50000 per 100000\n%s", got, stderr)

@@ -260,7 +260,7 @@ func writeInstanceUse(w io.Writer, use *profile.Use, emu instance.Emulation, spe
 			}
 		}
 		if len(took) > 0 {
-			fmt.Fprintf(w, "  each instance of %s runs under cpu_quota %s CPUs per cpu_period %s (effective_cpus / cpu_factor; the shortest period that holds the kernel's least quota of 1 ms; --set cpu_period=100ms: the containers' default period instead)\n",
+			fmt.Fprintf(w, "  each instance of %s runs under cpu_quota %s CPUs per cpu_period %s (effective_cpus / cpu_factor; the period: 5 ms, longer where a quota under 0.2 CPUs needs it for the kernel's least quota of 1 ms; --set cpu_period=100ms: the containers' default instead)\n",
 				strings.Join(took, ", "), emu.QuotaText(), emu.Period)
 		}
 		fmt.Fprintf(w, "  the quota gives the target's CPU time, not its latency shape: measured (bench/instance, docs/benchmarks.md), a CPU-bound request alone is slowed less than cpu_factor and back to back the p99 runs 1.5-1.6 times longer than a CPU that much slower would take\n")

@@ -47,6 +47,7 @@ var outsideModel = map[string]map[string]string{
 	},
 	"instance": {
 		"MinEmulatedCPUs": "the least quota the runner can give: input validation",
+		"MaxEmulatedCPUs": "the most the runner's cpu_quota takes: input validation",
 	},
 }
 

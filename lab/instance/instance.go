@@ -44,12 +44,18 @@ const (
 	MaxEmulatedCPUs   = 1024
 )
 
-// ShortestPeriod is the CFS period of the emulated slowdown for a quota of cpus CPUs: the
-// shortest that holds the kernel's least quota (1 ms), and at least 1 ms. A request gets its
-// quota in pieces of MinQuotaPerPeriod, so one longer than a piece is slowed at least in part;
-// with a longer period a request shorter than the quota runs at full speed. bench/instance
-// measures each (docs/benchmarks.md).
-func ShortestPeriod(cpus float64) time.Duration { return cgroup.ShortestPeriod(cpus) }
+// DefaultPeriod is the CFS period of the emulated slowdown where it holds the kernel's least
+// quota (1 ms: from 0.2 CPUs up). Measured (docs/benchmarks.md): against the shortest period that
+// holds 1 ms of quota, it came nearer a CPU f times slower in 6 of the 8 figures of bench/instance
+// (2026-11-28), and the probe's work (SQLite through cgo, JSON, the Go runtime's threads) under
+// half a CPU had 0.49 of a CPU at 5 ms against 0.43 at 2 ms, and ran 2.1-2.7 times slower against
+// 2.5-3.2 (a shared machine, alternated runs): the shortest period slows a multi-threaded app by
+// more than its quota says.
+const DefaultPeriod = 5 * time.Millisecond
+
+// Period is the CFS period of the emulated slowdown for a quota of cpus CPUs: DefaultPeriod, or
+// the shortest that holds the kernel's least quota where DefaultPeriod does not.
+func Period(cpus float64) time.Duration { return max(DefaultPeriod, cgroup.ShortestPeriod(cpus)) }
 
 // Options are what an instance profile's figures may set.
 var Options = func() []param.Param {
@@ -97,7 +103,8 @@ func validHost(s string) bool {
 }
 
 // Emulation is how a run makes this machine's CPU as slow as the target's: a CFS quota of
-// CPUs / Factor per Period on each instance. Quota 0: nothing is emulated, and None says why.
+// CPUs / Factor per Period on each instance. It gives the target's CPU time, not its latency
+// shape (docs/benchmarks.md, bench/instance). Quota 0: nothing is emulated, and None says why.
 type Emulation struct {
 	Factor float64       // the target's CPU time per unit over this machine's
 	CPUs   float64       // the target's effective CPUs
@@ -146,6 +153,6 @@ func EmulationOf(figures map[string]string) (Emulation, error) {
 		return Emulation{}, fmt.Errorf("%s %s over %s %s asks for %g CPUs: above the %d CPUs the runner's cpu_quota takes",
 			EffectiveCPUsOption, figures[EffectiveCPUsOption], CPUFactorOption, figures[CPUFactorOption], cpus/f, MaxEmulatedCPUs)
 	}
-	e.Quota, e.Period = q, ShortestPeriod(q)
+	e.Quota, e.Period = q, Period(q)
 	return e, nil
 }

@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// The quota is effective_cpus / cpu_factor per short period; a period long enough for the
-// kernel's 1 ms least quota where the quota is small; nothing for a target no slower than this
-// machine; a quota the runner cannot give is refused, naming both figures.
+// The quota is effective_cpus / cpu_factor per 5 ms, a longer period where the quota is too small
+// for the kernel's 1 ms least quota in 5 ms; nothing for a target no slower than this machine; a
+// quota the runner cannot give is refused, naming both figures.
 func TestEmulationOf(t *testing.T) {
 	for _, c := range []struct {
 		factor, cpus string
@@ -16,10 +16,11 @@ func TestEmulationOf(t *testing.T) {
 		period       time.Duration
 		none         string
 	}{
-		{"4", "1", 0.25, 4 * time.Millisecond, ""},
-		{"2", "0.5", 0.25, 4 * time.Millisecond, ""},
-		{"3", "2", 0.6667, 1500 * time.Microsecond, ""}, // 1 ms / 0.6667 = 1499.9 µs, up to a whole µs
-		{"1.5", "3", 2, time.Millisecond, ""},           // never under 1 ms
+		{"4", "1", 0.25, 5 * time.Millisecond, ""},
+		{"2", "0.5", 0.25, 5 * time.Millisecond, ""},
+		{"3", "2", 0.6667, 5 * time.Millisecond, ""},
+		{"1.5", "3", 2, 5 * time.Millisecond, ""},
+		{"8", "1", 0.125, 8 * time.Millisecond, ""}, // 1 ms of quota holds in 8 ms
 		{"40", "0.5", 0.0125, 80 * time.Millisecond, ""},
 		{"1", "1", 0, 0, "as fast as this machine"},
 		{"0.8", "2", 0, 0, "this machine is slower than the target (cpu_factor 0.8"},

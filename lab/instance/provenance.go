@@ -17,6 +17,9 @@ func init() {
 const (
 	whyThisMachine = "nothing tells how fast a user's instance is against the machine persistlab runs on: without a profile the run is this machine's; persistlab calibrate instance measures it on the target (a profile of kind instance)"
 	whyNoFS        = "the runner slows no system call: a profile records the target's factor beside the CPU's for the reader, and a run applies none"
+	// periodSource: what bench/instance measured (docs/benchmarks.md, 2026-11-28) and the probe's
+	// own runs under half a CPU.
+	periodSource = "bench/instance (2026-11-28, 400 requests of 5 ms of SHA-256, this project's 2-core machine; docs/benchmarks.md): no period keeps a slow CPU's shape. A request alone is slowed less than f (it spends quota left unused while idle): 1.01x at f 2 and 5 ms, 1.49x at the shortest period (2 ms); back to back the median is near f but the p99 1.4-1.6 times too long (f 2, 5 ms: 2.01x, p99 2.88x); 100 ms leaves medians unslowed and p99s 11-16x. 5 ms came nearer f than the shortest period in 6 of 8 figures, and the probe's work under half a CPU had 0.49 of a CPU at 5 ms against 0.43 at 2 ms"
 )
 
 // Figures is the instance model's table.
@@ -28,10 +31,10 @@ func Figures() []provenance.Figure {
 		{Name: "CPUs of the instance", Go: "Emulation.CPUs", Value: "the scenario's cpus or cpu_quota, else this machine's",
 			Kind: provenance.Assumed, Option: EffectiveCPUsOption, Source: whyThisMachine,
 			Moves: "with cpu_factor, the CPU quota an instance runs under (effective_cpus / cpu_factor): its requests/s where the CPU binds"},
-		{Name: "CFS period of the emulated slowdown", Go: "MinQuotaPerPeriod, ShortestPeriod", Value: fmt.Sprintf("the shortest that holds the kernel's least quota: %v of quota per period (%v per %v at a quarter of a CPU), at least %v", MinQuotaPerPeriod, MinQuotaPerPeriod, ShortestPeriod(0.25), MinQuotaPerPeriod),
+		{Name: "CFS period of the emulated slowdown", Go: "DefaultPeriod, Period", Value: fmt.Sprintf("%v; longer where that holds less than the kernel's least quota of %v (under %g CPUs: %v over the quota)", DefaultPeriod, MinQuotaPerPeriod, float64(MinQuotaPerPeriod)/float64(DefaultPeriod), MinQuotaPerPeriod),
 			Kind:   provenance.Assumed,
-			Source: "so that a request slowed f-fold gets its CPU in pieces of a millisecond, evenly, instead of running at full speed and stopping for the rest of a 100 ms period (the containers' default, which makes tails of its own); a 5 ms period left a 2 ms request unslowed at f = 2 (its quota, 2.5 ms, outlasts it); bench/instance measures each",
-			Moves:  "the shape of latency under an instance profile (its tail against its median); not the CPU time given"},
+			Source: periodSource,
+			Moves:  "the shape of latency under an instance profile (how much a request alone and a p99 are slowed against the median of requests back to back); not the CPU time given"},
 	}
 	for _, where := range []string{"fs", "fuse"} {
 		place := map[string]string{"fs": "in the probed directory", "fuse": "on the probed FUSE mount"}[where]
