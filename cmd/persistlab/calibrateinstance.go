@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -170,18 +169,24 @@ func writeInstanceAnswer(w io.Writer, target, here *calibrate.Probe, fit calibra
 	for _, n := range fit.NotFitted {
 		fmt.Fprintf(w, "  not fitted: %s (left out of the profile; a run keeps %g): %s\n", n.Option, instance.DefaultFSFactor, n.Why)
 	}
-	fmt.Fprintf(w, "  (a CPU quota slows the CPU time each instance gets, not what a CPU is: memory bandwidth, cache sizes and a noisy neighbour's share are this machine's; %s)\n\n",
-		strings.TrimSpace(multiCPUCaveat(emu)))
+	if caveat := emulationCaveat(emu); caveat != "" {
+		fmt.Fprintf(w, "  (%s)\n", caveat)
+	}
+	fmt.Fprintln(w)
 }
 
-// multiCPUCaveat says what a quota over several CPUs cannot do: it limits an instance's CPU time
-// in all, not each thread's speed.
-func multiCPUCaveat(e instance.Emulation) string {
-	if e.Quota > 0 && e.CPUs > 1.1 {
-		return fmt.Sprintf("the quota holds the target's %.3g CPUs' worth in all, not each thread's speed: a lone request runs on up to %.3g of this machine's CPU where the target gives it one of its own, so with fewer requests at once than the target's CPUs it runs up to %.2g times faster than there",
+// emulationCaveat says what the quota a run applies cannot hold, "" when a run applies none: the
+// latency shape, what a CPU is, and on several CPUs each thread's speed.
+func emulationCaveat(e instance.Emulation) string {
+	if e.Quota == 0 {
+		return ""
+	}
+	s := "a CPU quota gives each instance the target's CPU time, not its latency shape (bench/instance: a request alone is slowed less than cpu_factor, back to back the p99 runs 1.4-1.6 times longer; docs/benchmarks.md), nor what a CPU is: memory bandwidth, cache sizes and a noisy neighbour's share are this machine's"
+	if e.CPUs > 1.1 {
+		s += fmt.Sprintf("; the quota holds the target's %.3g CPUs' worth in all, not each thread's speed: a lone request runs on up to %.3g of this machine's CPU where the target gives it one of its own, so with fewer requests at once than the target's CPUs it runs up to %.2g times faster than there",
 			e.CPUs, min(1, e.Quota), min(e.Factor, e.CPUs))
 	}
-	return "the target has one CPU's worth or less, so a lone request is slowed as the target slows it"
+	return s
 }
 
 // heldOutHere is this machine's time of the held-out unit.

@@ -157,6 +157,9 @@ func TestCalibrateInstanceRefusesBadInput(t *testing.T) {
 	if p.Kind != "instance" || p.Options()[instance.CPUFactorOption] != "1.00" || p.Reference == nil || !strings.Contains(stdout, "changes nothing: the target is as fast as this machine") {
 		t.Errorf("its own probe as the target: %+v\n%s", p, stdout)
 	}
+	if strings.Contains(stdout, "quota gives") || strings.Contains(stdout, "lone request") {
+		t.Errorf("caveats of a quota where a run applies none:\n%s", stdout)
+	}
 }
 
 // The probe run under a CPU limit of half a CPU (the period a run uses for that quota) is about

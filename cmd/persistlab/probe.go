@@ -142,7 +142,7 @@ func writeProbePlan(w io.Writer, plan calibrate.ProbePlan) {
 		fmt.Fprintf(w, "  FUSE: %d rounds of the same in a directory of its own in %s, removed at the end (on a Cloud Storage volume each create, fsync and rename uploads an object: about %d requests)\n",
 			plan.FUSEOps, plan.FUSEDir, 4*plan.FUSEOps)
 	}
-	fmt.Fprintf(w, "  at most %s (about 3 s on an AMD EPYC core; the CPU work takes as many times longer as the machine is slower)\n\n", plan.MaxTime)
+	fmt.Fprintf(w, "  at most %s (the CPU work is fixed: it takes as many times longer as this machine is slower)\n\n", plan.MaxTime)
 }
 
 // writeProbeAnswer prints what the probe measured: the machine and its speed first.
