@@ -63,7 +63,7 @@ var Options = func() []param.Param {
 		{Name: CPUFactorOption, Kind: param.KindFloat, Default: param.PlainNumber(DefaultCPUFactor), Min: 0.001, Max: 1000, Unit: "x",
 			Help: "the target's CPU time per unit of work over this machine's (above 1: the target is slower)"},
 		{Name: EffectiveCPUsOption, Kind: param.KindFloat, Min: 0.001, Max: 4096, Unit: "CPUs",
-			Help: "the CPUs' worth of work the target did at once, several threads against one"},
+			Help: "the target's CPUs' worth at once, each as fast as one of its threads (its work with every thread busy against one thread's, at least 1); the run's quota is effective_cpus / cpu_factor"},
 	}
 	for _, where := range []string{"fs", "fuse"} {
 		for _, call := range FSCalls {
