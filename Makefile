@@ -55,6 +55,7 @@ bench: setup build
 	$(GO) run ./bench/lab
 	$(GO) run ./bench/volume
 	$(BIN) lab volumes
+	$(GO) run ./bench/instance
 	$(GO) run ./bench/shards --persistlab $(BIN)
 	$(GO) run ./bench/advise --persistlab $(BIN)
 	$(GO) run ./bench/advise --persistlab $(BIN) --app git

@@ -2,7 +2,7 @@
 // user's own target, each replacing one model default of a run (run --profile, a scenario's
 // profile:), and the probe points it held out to show how far the fitted model predicts.
 //
-// A profile has a kind (bucket, volume; later instance): the model package of that kind
+// A profile has a kind (bucket, volume, instance): the model package of that kind
 // registers which options its figures may set and how they are checked together, so this package
 // links no model.
 package profile
@@ -47,6 +47,9 @@ type Profile struct {
 	// profile's calibrated type: a gp3's latency says nothing of a pd-ssd); empty: every entry
 	// that runs the model.
 	AppliesTo map[string]string `yaml:"applies_to,omitempty" json:"applies_to,omitempty"`
+	// Reference is the machine the figures are relative to, where they are ratios (an instance
+	// profile's speed factors: the target's time over this machine's); nil for absolute figures.
+	Reference *Machine `yaml:"reference,omitempty" json:"reference,omitempty"`
 }
 
 // Measured says what was measured, from where, when, and with which persistlab.
@@ -110,6 +113,9 @@ type Kind struct {
 	// invalid (an IOPS below the minimum the entry's type provisions) is declined by that entry,
 	// with the error as the reason. nil: every figure fits every entry.
 	Fits func(opts map[string]string) error
+	// Relative: the figures are ratios to the machine the calibration ran on, which the profile
+	// names (reference); a run elsewhere is told they are not its own.
+	Relative bool
 }
 
 var kinds = registry.New[Kind]("profile: kind")
@@ -203,6 +209,18 @@ func (p *Profile) Check(source string) error {
 	}
 	if _, err := time.Parse(time.RFC3339, m.When); err != nil {
 		return fail("measured.when", m.When, "a time in RFC 3339, like 2026-11-25T10:00:00Z")
+	}
+	switch r := p.Reference; {
+	case kind.Relative && r == nil:
+		return fail("reference", "", "the machine the figures are relative to (hostname, cpu, kernel): a "+p.Kind+" profile's figures are ratios to it")
+	case !kind.Relative && r != nil:
+		return fail("reference", r.String(), "no reference: a "+p.Kind+" profile's figures are absolute")
+	case r != nil:
+		for field, v := range map[string]string{"reference.hostname": r.Hostname, "reference.cpu": r.CPU, "reference.kernel": r.Kernel} {
+			if !validText(v, maxName) {
+				return fail(field, v, fmt.Sprintf("text of 1 to %d printable characters", maxName))
+			}
+		}
 	}
 	if len(p.Figures) == 0 {
 		return fail("figures", "", "at least one measured figure")
@@ -380,12 +398,17 @@ type Use struct {
 	Path    string     `json:"path"`
 	Profile Profile    `json:"profile"`
 	Entries []EntryUse `json:"entries"`
+	// Effect is what the profile did to the run as a whole, where that is more than the options
+	// each entry took (an instance profile: the CPU limit each instance ran under, or why none).
+	Effect string `json:"effect,omitempty"`
 }
 
 // EntryUse is what one backend entry took from the profile.
 type EntryUse struct {
-	Entry string   `json:"entry"`          // the entry's label, or its backend's name
-	Took  []string `json:"took,omitempty"` // options set from the profile
+	Entry string `json:"entry"` // the entry's label, or its backend's name
+	// Took are the options set from the profile (an instance profile: the runner's parameters
+	// cpu_quota and cpu_period its figures gave).
+	Took []string `json:"took,omitempty"`
 	// Kept are the options the entry sets itself: its own value wins over the profile's.
 	Kept []string `json:"kept,omitempty"`
 	// Skipped says why the entry took none (it runs no model of the profile's kind, or not the
@@ -433,6 +456,9 @@ func (u *Use) Took(entry, option string) bool {
 // at T; held-out 8 MiB read predicted within 4.1%".
 func (u *Use) Summary() string {
 	s := fmt.Sprintf("%s model from profile %s measured on %s at %s", u.Profile.Kind, u.Path, u.Profile.Measured.Target, u.Profile.Measured.When)
+	if u.Effect != "" {
+		s += ": " + u.Effect
+	}
 	if h, ok := u.Profile.WorstHeldOut(); ok {
 		s += fmt.Sprintf("; held-out %s predicted within %.1f%%", h.Point, 100*math.Abs(h.Error))
 	} else {

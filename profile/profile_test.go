@@ -9,8 +9,9 @@ import (
 	"testing"
 
 	"persistlab/internal/provenance"
-	_ "persistlab/lab/bucket" // registers the bucket kind and model
-	_ "persistlab/lab/volume" // registers the volume kind and model
+	_ "persistlab/lab/bucket"   // registers the bucket kind and model
+	_ "persistlab/lab/instance" // registers the instance kind and model
+	_ "persistlab/lab/volume"   // registers the volume kind and model
 	"persistlab/profile"
 )
 
@@ -75,6 +76,9 @@ func TestProfileRefusesBadFields(t *testing.T) {
 		{"not_fitted[0].option", "read_median", func(p *profile.Profile) { p.NotFitted[0].Option = "read_median" }},
 		{"held_out[0].measured", "0", func(p *profile.Profile) { p.HeldOut[0].Measured = 0 }},
 		{"held_out[0].error", "0.5", func(p *profile.Profile) { p.HeldOut[0].Error = 0.5 }},
+		{"reference", "vm-2 (AMD EPYC; Linux 6.1 x86_64)", func(p *profile.Profile) {
+			p.Reference = &profile.Machine{Hostname: "vm-2", CPU: "AMD EPYC", Kernel: "Linux 6.1 x86_64"}
+		}},
 	}
 	for _, c := range cases {
 		p := sample()
@@ -212,5 +216,45 @@ func TestVolumeProfileTargetAndAppliesTo(t *testing.T) {
 	v.AppliesTo = map[string]string{"type": "pd-ssd"}
 	if figs, _ := v.Provenance("v.yaml"); figs["latency"].Go != "PDServiceTime" {
 		t.Errorf("a pd-ssd profile's latency stands for %s", figs["latency"].Go)
+	}
+}
+
+// An instance profile's figures are ratios to the machine calibrate ran on: it must name that
+// machine (reference), and each of its fields is checked; it round-trips with it.
+func TestInstanceProfileNamesItsReference(t *testing.T) {
+	p := &profile.Profile{Schema: profile.Schema, Kind: "instance",
+		Measured: profile.Measured{Target: "probe-vm", When: "2026-11-25T10:00:00Z", Commit: "abc1234",
+			Machine: profile.Machine{Hostname: "probe-vm", CPU: "Intel Xeon", Kernel: "Linux 6.1 x86_64"}},
+		Figures: []profile.Figure{
+			{Option: "cpu_factor", Value: "3.7", Provenance: "measured", How: "the target's ms per unit over this machine's"},
+			{Option: "effective_cpus", Value: "1", Provenance: "measured", How: "2 threads against one on the target"},
+		},
+		HeldOut:   []profile.HeldOut{{Point: "8-row unit of CPU work", Unit: "ms", Predicted: 0.22, Measured: 0.2, Error: 0.1}},
+		Reference: &profile.Machine{Hostname: "lab", CPU: "AMD EPYC", Kernel: "Linux 6.18 x86_64"},
+	}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	got, err := profile.Parse(b.Bytes(), "i.yaml")
+	if err != nil || !reflect.DeepEqual(got, p) {
+		t.Fatalf("%v: read back %+v\nwant %+v", err, got, p)
+	}
+	for name, change := range map[string]func(q *profile.Profile){
+		"reference":                  func(q *profile.Profile) { q.Reference = nil },
+		"reference.cpu":              func(q *profile.Profile) { q.Reference = &profile.Machine{Hostname: "lab", Kernel: "Linux"} },
+		"measured.target":            func(q *profile.Profile) { q.Measured.Target = "vm/../x" },
+		"figures[1].value":           func(q *profile.Profile) { q.Figures[1].Value = "NaN" },
+		"figures: no effective_cpus": func(q *profile.Profile) { q.Figures = q.Figures[:1] },
+	} {
+		q := *p
+		q.Figures = append([]profile.Figure(nil), p.Figures...)
+		change(&q)
+		var b bytes.Buffer
+		q.Write(&b)
+		field, _, _ := strings.Cut(name, ": ")
+		if _, err := profile.Parse(b.Bytes(), "i.yaml"); err == nil || !strings.Contains(err.Error(), field+": ") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync/atomic"
+	"time"
 
 	"persistlab/backend"
 	"persistlab/internal/cgroup"
+	"persistlab/scenario"
 )
 
 // The instance's CPU limit: with cpu_quota (and cpu_period), the runner runs each emulated
@@ -83,6 +86,24 @@ func (r *run) checkQuotaBeside(be backend.Backend, id string) error {
 		return fmt.Errorf("a backend that leaves the instance's cgroup to the runner: this one runs its instance in a cgroup of its own (the instance's memory), and under cgroup v2 a process is in one cgroup only, so %s=%s would be lost; leave out %s, or the instance's memory (instance: none, or memory: 0)", QuotaParam, c.Resolved[QuotaParam], QuotaParam)
 	}
 	return nil
+}
+
+// checkLeastQuota refuses a cell whose cpu_quota per cpu_period is under the kernel's least CFS
+// quota (1 ms), before the first cell, naming cpu_period (or cpu_quota, when no period up to 1 s
+// would hold it): the kernel would refuse it mid-run.
+func (r *run) checkLeastQuota(c scenario.Cell) error {
+	k := knobsOf(c.Resolved)
+	if k.Quota <= 0 {
+		return nil
+	}
+	err := cgroup.CheckQuota(k.Quota, k.Period)
+	if err == nil {
+		return nil
+	}
+	if shortest := cgroup.ShortestPeriod(k.Quota); shortest <= time.Second {
+		return r.fail(knobField(PeriodParam, c.PointName), k.Period.String(), fmt.Sprintf("a period of at least %v with %s %g: %v", shortest, QuotaParam, k.Quota, err))
+	}
+	return r.fail(knobField(QuotaParam, c.PointName), strconv.FormatFloat(k.Quota, 'f', -1, 64), fmt.Sprintf("at least %g CPUs, 1 ms of quota in the longest %s (1s): %v", float64(cgroup.MinQuota)/float64(time.Second), PeriodParam, err))
 }
 
 // throttling sums what the cell's CPU limits did so far.

@@ -261,3 +261,33 @@ func TestCPULimitBesideAnInstancesOwnCgroup(t *testing.T) {
 		t.Errorf("no quota, refused: %v", err)
 	}
 }
+
+// A CPU limit under the kernel's least quota (1 ms per period) is refused before anything
+// starts, with a field error naming cpu_period and the period that would hold the quota (or
+// cpu_quota, when no period up to 1 s would), not the kernel's EINVAL mid-run.
+func TestCPULimitUnderTheLeastQuotaIsRefusedFirst(t *testing.T) {
+	for _, c := range []struct {
+		quota, period string
+		field, want   string
+	}{
+		{"0.25", "1ms", "workload.cpu_period", "a period of at least 4ms with cpu_quota 0.25"},
+		{"0.0005", "1s", "workload.cpu_quota", "at least 0.001 CPUs"},
+	} {
+		spec := &scenario.Spec{Name: "least", Workload: scenario.Workload{Type: "fakebusy", Params: map[string]string{QuotaParam: c.quota, PeriodParam: c.period}},
+			Backends: []scenario.BackendSpec{{Name: "fakehelped"}}, Repeat: 1, Duration: scenario.Duration(time.Second)}
+		plan, err := scenario.NewPlan(spec, Known())
+		if err != nil {
+			t.Fatal(err)
+		}
+		takeLedger()
+		work := t.TempDir()
+		res, err := RunPlan(context.Background(), plan, Options{Out: filepath.Join(work, "r.json"), WorkDir: filepath.Join(work, "w")})
+		var fe *param.FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Allowed, c.want) || res != nil {
+			t.Errorf("cpu_quota %s per %s: %v, want a field error on %s saying %q", c.quota, c.period, err, c.field, c.want)
+		}
+		if log := takeLedger(); len(log) > 0 {
+			t.Errorf("started %v before refusing", log)
+		}
+	}
+}

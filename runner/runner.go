@@ -377,6 +377,11 @@ func (r *run) checkKnobs(context.Context) error {
 		}
 	}
 	for _, c := range r.plan.Cells {
+		if err := r.checkLeastQuota(c); err != nil {
+			return err
+		}
+	}
+	for _, c := range r.plan.Cells {
 		if k := knobsOf(c.Resolved); k.Quota > 0 {
 			if err := cgroup.CheckCPU(); err != nil {
 				return r.fail(knobField(QuotaParam, c.PointName), c.Resolved[QuotaParam], "0 on this machine: "+err.Error())

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -335,22 +334,7 @@ func writeProfileFile(path string, p *profile.Profile, secrets *redactor) error 
 	if secrets.redact(b.String()) != b.String() {
 		return errors.New("the profile would hold a credential: not written")
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".profile-*.yaml")
-	if err != nil {
-		return fmt.Errorf("--out %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(b.String()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("--out %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("--out %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("--out %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return writeFileAtomically(path, []byte(b.String()))
 }
 
 // redactor keeps credentials out of everything the command prints: the key file's secrets and

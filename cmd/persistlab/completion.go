@@ -54,7 +54,7 @@ func positional() map[string]string {
 }
 
 // pathFlags are the flags whose value is a file or directory: their values complete to paths.
-var pathFlags = []string{"out", "workdir", "html", "csv", "db", "dir", "log", "mount", "git"}
+var pathFlags = []string{"out", "workdir", "html", "csv", "db", "dir", "log", "mount", "git", "fuse-dir", "target", "here"}
 
 // shellQuote is s in single quotes, for a shell script.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -103,7 +103,16 @@ func commands() []command {
 			"persistlab calibrate volume --dir /mnt/disk --type pd-balanced   # on a GCE VM",
 			"persistlab calibrate volume --dir /mnt/gp2 --type gp2 --long --drain-max 45m   # until gp2's burst bucket empties too",
 		}},
-		{name: "lab model", args: "[app|bucket|prices|volume|all] [--markdown] [--profile F]", summary: "each model figure: published, assumed, fitted or measured", run: toStdout(cmdLabModel)},
+		{name: "calibrate instance", args: "--target PROBE.json [--here PROBE.json] [flags]", summary: "the target's speed against this machine, from its probe and this machine's: a profile for run --profile", run: cmdCalibrateInstance, signals: true, examples: []string{
+			"persistlab calibrate instance --target vm-1.json --out vm-1.yaml   # runs the probe here, then compares",
+			"persistlab calibrate instance --target cloudrun.json --here lab.json --out cloudrun.yaml",
+		}},
+		{name: "probe", args: "[--out FILE.json] [--dir DIR] [--fuse-dir DIR] [flags]", summary: "time fixed reference work (CPU, file system calls) on this machine, a target: the probe calibrate instance reads", run: cmdProbe, signals: true, examples: []string{
+			"persistlab probe --out vm-1.json   # on the VM your app runs on; then calibrate instance --target vm-1.json here",
+			"persistlab probe --dir /mnt/data --out vm-1.json   # the file system calls on the app's volume",
+			"persistlab probe --out -   # the probe's JSON on standard output (a Cloud Run job's log)",
+		}},
+		{name: "lab model", args: "[app|bucket|instance|prices|volume|all] [--markdown] [--profile F]", summary: "each model figure: published, assumed, fitted or measured", run: toStdout(cmdLabModel)},
 		{name: "completion", args: "bash|zsh", summary: "a shell completion script for commands, flags and scenarios", run: toStdout(cmdCompletion), examples: []string{
 			"source <(persistlab completion bash)   # in ~/.bashrc",
 			"source <(persistlab completion zsh)    # in ~/.zshrc, after compinit",

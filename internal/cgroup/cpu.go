@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,8 +30,10 @@ func NewCPU(name string, cpus float64, period time.Duration, workDir string) (*C
 	if cpus <= 0 || period < time.Millisecond || period > time.Second {
 		return nil, fmt.Errorf("cgroup %s: a CPU limit of %g CPUs per %v: want CPUs above 0 and a period of 1 ms to 1 s", name, cpus, period)
 	}
-	periodUs := period.Microseconds()
-	quotaUs := int64(cpus * float64(periodUs))
+	if err := CheckQuota(cpus, period); err != nil {
+		return nil, fmt.Errorf("cgroup %s: %w", name, err)
+	}
+	periodUs, quotaUs := period.Microseconds(), quotaUs(cpus, period)
 	base, v2, err := cpuRoot()
 	if err != nil {
 		return nil, err
@@ -57,6 +60,44 @@ func NewCPU(name string, cpus float64, period time.Duration, workDir string) (*C
 		if err := set("cpu.cfs_quota_us", strconv.FormatInt(quotaUs, 10)); err != nil {
 			return nil, err
 		}
+	}
+	if err := os.WriteFile(filepath.Join(workDir, cpuRecordName+"."+name), []byte(c.Dir), 0o644); err != nil {
+		c.Remove()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Bounds of a relative CPU weight (NewCPUWeight): what both cgroup versions hold (v2's cpu.weight
+// takes 1 to 10000, its default 100; v1's cpu.shares 2 to 262144, its default 1024).
+const (
+	MinCPUWeight = 0.01
+	MaxCPUWeight = 100.0
+)
+
+// NewCPUWeight makes a cpu cgroup named name whose CPU weight is weight times the default one
+// (cgroup v2's cpu.weight 100, v1's cpu.shares 1024), and records it in workDir as NewCPU does.
+// A weight sets no limit: it says how the scheduler splits a CPU between groups that both want
+// it (sibling groups of weights 1 and 3 on one busy CPU: a quarter and three quarters).
+func NewCPUWeight(name string, weight float64, workDir string) (*CPU, error) {
+	if !(weight >= MinCPUWeight && weight <= MaxCPUWeight) {
+		return nil, fmt.Errorf("cgroup %s: a CPU weight of %g: want %g to %g times the default", name, weight, MinCPUWeight, MaxCPUWeight)
+	}
+	base, v2, err := cpuRoot()
+	if err != nil {
+		return nil, err
+	}
+	c := &CPU{Dir: filepath.Join(base, name), v2: v2}
+	file, value := "cpu.shares", strconv.FormatInt(int64(math.Round(weight*1024)), 10)
+	if v2 {
+		file, value = "cpu.weight", strconv.FormatInt(int64(math.Round(weight*100)), 10)
+	}
+	if err := os.Mkdir(c.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cgroup %s: %w", c.Dir, err)
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir, file), []byte(value), 0o644); err != nil {
+		c.Remove()
+		return nil, fmt.Errorf("cgroup %s: %s = %s: %w", c.Dir, file, value, err)
 	}
 	if err := os.WriteFile(filepath.Join(workDir, cpuRecordName+"."+name), []byte(c.Dir), 0o644); err != nil {
 		c.Remove()
