@@ -281,6 +281,9 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 		if f.files < 1 || f.files > 1_000_000 {
 			return nil, &param.FieldError{Field: "--files", Value: fmt.Sprint(f.files), Allowed: "1 to 1000000"}
 		}
+		if app.Workload.Params == nil {
+			app.Workload.Params = map[string]string{}
+		}
 		app.Workload.Params["files"] = fmt.Sprint(f.files)
 	}
 	db, err := param.ParseSize(f.db)
