@@ -217,13 +217,8 @@ func Candidates(app App, p Platform, rate float64, dbBytes int64, maxUSD float64
 		out[1].What = strings.Replace(out[1].What, "SQLite on", "the app's files on", 1)
 	}
 	for _, t := range volumeTypes {
-		c := Candidate{Name: t.name, Backend: "volume", What: t.what}
-		switch {
-		case p.Kind == "cloudrun":
-			c.Excluded = "Cloud Run attaches no block volumes (only buckets, NFS and in-memory volumes)"
-		case p.Kind != t.cloud:
-			c.Excluded = fmt.Sprintf("a %s volume attaches only to a %s VM", strings.ToUpper(t.cloud), strings.ToUpper(t.cloud))
-		default:
+		c := Candidate{Name: t.name, Backend: "volume", What: t.what, Excluded: volumeExcluded(p, t.cloud)}
+		if c.Excluded == "" {
 			spec := SizeVolume(t.name, dbBytes, 2*rate*AssumedIOsPerRequest)
 			spec.Instance = p.Instance
 			c.Volume = &spec
@@ -246,6 +241,17 @@ func Candidates(app App, p Platform, rate float64, dbBytes int64, maxUSD float64
 		mysql.Excluded = "the app keeps SQLite: a MySQL server serves only an app that speaks MySQL"
 	}
 	return append(out, mysql)
+}
+
+// volumeExcluded says why a volume of a cloud cannot attach on the platform ("": it can).
+func volumeExcluded(p Platform, cloud string) string {
+	switch {
+	case p.Kind == "cloudrun":
+		return "Cloud Run attaches no block volumes (only buckets, NFS and in-memory volumes)"
+	case p.Kind != cloud:
+		return fmt.Sprintf("a %s volume attaches only to a %s VM", strings.ToUpper(cloud), strings.ToUpper(cloud))
+	}
+	return ""
 }
 
 // volumeTypes are the block volumes offered on a VM of their cloud.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"persistlab/backend"
@@ -100,13 +101,7 @@ func gitCandidates(p Platform, rate float64, dbBytes int64, maxUSD float64) []Ca
 		{Name: "litestream", Backend: "litestream", What: "a SQLite database replicated by Litestream", Excluded: "Litestream replicates one SQLite database; git keeps none"},
 	}
 	for _, t := range gitVolumeTypes {
-		base := Candidate{Name: t.name, Backend: "volume", What: t.what}
-		switch {
-		case p.Kind == "cloudrun":
-			base.Excluded = "Cloud Run attaches no block volumes (only buckets, NFS and in-memory volumes)"
-		case p.Kind != t.cloud:
-			base.Excluded = fmt.Sprintf("a %s volume attaches only to a %s VM", strings.ToUpper(t.cloud), strings.ToUpper(t.cloud))
-		}
+		base := Candidate{Name: t.name, Backend: "volume", What: t.what, Excluded: volumeExcluded(p, t.cloud)}
 		if base.Excluded != "" {
 			out = append(out, base)
 			continue
@@ -186,8 +181,8 @@ func volumeSizeText(s volume.Spec) string {
 // DirtyExpire is how long this machine's kernel holds a dirty page before writing it back
 // (vm.dirty_expire_centisecs; 30 s by default): a git cell shorter than it ends before write-back
 // begins, so its timed write-back after the cell is the volume's own time to take the cell's
-// changes. Read once, bounded.
-var DirtyExpire = readDirtyExpire()
+// changes. Read once, when a git plan first asks, bounded.
+var DirtyExpire = sync.OnceValue(readDirtyExpire)
 
 func readDirtyExpire() time.Duration {
 	data, err := readfile.Regular("/proc/sys/vm/dirty_expire_centisecs", 64)
@@ -215,10 +210,10 @@ const (
 
 // gitCrashTo is when the last crash lands: after the kernel began writing back, so that early and
 // late crashes differ as ebs-git-crash's do.
-func gitCrashTo() time.Duration { return DirtyExpire + GitCrashAfterSlack }
+func gitCrashTo() time.Duration { return DirtyExpire() + GitCrashAfterSlack }
 
 // GitCellMax is the longest git cell: it ends before the kernel writes anything back.
-func GitCellMax() time.Duration { return max(GitMinCell, DirtyExpire-5*time.Second) }
+func GitCellMax() time.Duration { return max(GitMinCell, DirtyExpire()-5*time.Second) }
 
 // MinPaceChanges is the fewest changes a git cell holds where no latency quantile is required: its
 // pace rests on them (a cell's edges are one change each).
@@ -299,7 +294,7 @@ func (p *Plan) sizeGit(budget time.Duration) error {
 	}
 	if least > GitCellMax() {
 		return &param.FieldError{Field: "--rate", Value: rateText(p.Rate), Allowed: fmt.Sprintf(
-			"at least %s changes/s: a git cell ends before the kernel writes back (%s here) and must hold %.0f changes for the quantiles required", rateText(minChanges(p.Requirements)/GitCellMax().Seconds()), DirtyExpire, minChanges(p.Requirements))}
+			"at least %s changes/s: a git cell ends before the kernel writes back (%s here) and must hold %.0f changes for the quantiles required", rateText(minChanges(p.Requirements)/GitCellMax().Seconds()), DirtyExpire(), minChanges(p.Requirements))}
 	}
 	if need := total(least); need > budget {
 		return &param.FieldError{Field: "--time", Value: budget.String(), Allowed: fmt.Sprintf(
@@ -444,24 +439,22 @@ func (p *Plan) gitFigures(into map[string]float64, rate float64) []string {
 // row is the volume after it).
 func (p *Plan) gitVolumeNotes(c Candidate, steady *results.Results) []string {
 	var units, changes float64
+	atLeast := ""
 	for _, cell := range steady.Cells {
 		if cell.Backend != c.Name || cell.Failure != "" || results.ParamNumber(cell.Resolved["rate"]) != p.Rate {
 			continue
 		}
 		units += cell.BackendStats[backend.VolumeWriteUnits]
 		changes += cell.M("changes")
+		if strings.HasPrefix(cell.Facts["writeback"], "capped") {
+			atLeast = "at least " // the rest was written after the cap, uncounted
+		}
 	}
 	if changes == 0 || units == 0 {
 		return nil
 	}
 	per := units / changes
 	assumed := unitsPerChange(c.Volume.Type, c.Params)
-	atLeast := ""
-	for _, cell := range steady.Cells {
-		if cell.Backend == c.Name && strings.HasPrefix(cell.Facts["writeback"], "capped") {
-			atLeast = "at least " // the rest was written after the cap, uncounted
-		}
-	}
 	notes := []string{fmt.Sprintf("at %s/s it wrote %s%.1f billed units per change (its size assumed %.0f)", rateText(p.Rate), atLeast, per, assumed)}
 	l := c.Volume.Limits() // the published bucket: the run's was dry
 	use := p.Rate * per

@@ -128,7 +128,7 @@ func TestGitPlanRunsCrashesOncePerFsyncSettingFirst(t *testing.T) {
 	}
 	// A p95 needs 200 changes, more than a cell shorter than the write-back expiry holds at 5/s.
 	slow := []Requirement{mustKeepUp(t, 5), mustRequireGit(t, "change_p95 < 1s")}
-	if _, err := NewPlan(gitApp(), c4(), 5, 1<<30, slow, time.Hour, DefaultCrashes, 0, Candidates(gitApp(), c4(), 5, 1<<30, 0)); DirtyExpire < 45*time.Second && (err == nil || !strings.Contains(err.Error(), "--rate")) {
+	if _, err := NewPlan(gitApp(), c4(), 5, 1<<30, slow, time.Hour, DefaultCrashes, 0, Candidates(gitApp(), c4(), 5, 1<<30, 0)); DirtyExpire() < 45*time.Second && (err == nil || !strings.Contains(err.Error(), "--rate")) {
 		t.Fatalf("p95 at 5 changes/s: %v", err)
 	}
 	// Too small a budget names --time, before anything runs.

@@ -549,7 +549,7 @@ func gitTrust(p *advise.Plan) []string {
 	return []string{
 		"git's CPU is this machine's: each commit's processes run on this machine's CPU, not the target's",
 		"volumes follow the providers' published IOPS, throughput and burst rules; those with burst credits (gp2, st1, sc1) run dry, as after hours at this rate: a new volume's burst is a transient a crawler leaves",
-		fmt.Sprintf("each cell is %s, shorter than this kernel's %s before it writes a dirty page back, so the cell runs at the page cache's speed and the timed write-back after it is the volume's own time to take the cell's changes: the pace judged is the changes made times the cell's length over the longer of the two", p.Duration, advise.DirtyExpire),
+		fmt.Sprintf("each cell is %s, shorter than this kernel's %s before it writes a dirty page back, so the cell runs at the page cache's speed and the timed write-back after it is the volume's own time to take the cell's changes: the pace judged is the changes made times the cell's length over the longer of the two", p.Duration, advise.DirtyExpire()),
 		"before each cell the repositories it will touch are made, outside the volume's model, so a cell measures a running crawler, not git init",
 		fmt.Sprintf("each fsync setting's loss rests on %d crashes at random moments on one volume and is assumed for the other types (one emulator: a flushed write is durable on every type alike)", p.Crashes),
 		"volumes are sized to sustain twice the rate at an assumed write units per change (4 on SSD, 8 on HDD; each row's volume_write_units in its results says what it took); prices are list prices with their dated sources in persistlab lab model prices",
