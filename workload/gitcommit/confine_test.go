@@ -103,7 +103,7 @@ func TestDriverFlagsTakeTheParametersBounds(t *testing.T) {
 
 // git's stdout is read within a bound: more is an error naming the command, not memory spent.
 // The fake git writes four times the bound, so that a reader holding it all would allocate at
-// least twice that (a buffer doubling to 64 MiB), far above what a bounded one may.
+// least all of it, where a bounded one allocates about half (a buffer doubling to its limit).
 func TestGitOutputIsBounded(t *testing.T) {
 	dir := t.TempDir()
 	fake := filepath.Join(dir, "git")
@@ -120,9 +120,10 @@ func TestGitOutputIsBounded(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %.200v; want it to start %q", err, want)
 	}
-	// A buffer doubles up to its limit (twice the limit in all); 8 MiB is room for what the runtime
-	// and os/exec allocate meanwhile (about 4 MiB seen), where holding the output would take 128.
-	if used := after.TotalAlloc - before.TotalAlloc; used > 2*(maxGitStdout+maxGitStderr)+8<<20 {
-		t.Errorf("%d bytes of output allocated %d bytes", written+1<<20, used)
+	// The bound is the output itself, not the buffer's 2×limit plus a guess at what the runtime
+	// allocates meanwhile: that guess (8 MiB) failed a CI beside a busy core by 95 KB, and the
+	// half left between the two is the room.
+	if used := after.TotalAlloc - before.TotalAlloc; used >= uint64(written) {
+		t.Errorf("%d bytes of output allocated %d bytes: as much as holding all of it", written+1<<20, used)
 	}
 }
