@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"persistlab/backend"
 	"persistlab/internal/readfile"
+	"persistlab/lab"
 	"persistlab/lab/volume"
 	"persistlab/param"
 	"persistlab/results"
@@ -444,7 +444,7 @@ func (p *Plan) gitVolumeNotes(c Candidate, steady *results.Results) []string {
 		if cell.Backend != c.Name || cell.Failure != "" || results.ParamNumber(cell.Resolved["rate"]) != p.Rate {
 			continue
 		}
-		units += cell.BackendStats[backend.VolumeWriteUnits]
+		units += cell.BackendStats[lab.VolumeWriteUnits]
 		changes += cell.M("changes")
 		if strings.HasPrefix(cell.Facts["writeback"], "capped") {
 			atLeast = "at least " // the rest was written after the cap, uncounted

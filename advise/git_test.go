@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/lab/volume"
 	"persistlab/results"
 	"persistlab/scenario"
@@ -209,7 +209,7 @@ func mustDuration(t *testing.T, s string) time.Duration {
 func TestGitVolumeNotesSayUnitsAndTheBurstTheRowIsAfter(t *testing.T) {
 	p := &Plan{App: gitApp(), Rate: 20, Duration: 20 * time.Second}
 	cell := func(name, rate string, units, changes float64) results.Cell {
-		c := results.Cell{Metrics: map[string]float64{"changes": changes}, BackendStats: map[string]float64{backend.VolumeWriteUnits: units}}
+		c := results.Cell{Metrics: map[string]float64{"changes": changes}, BackendStats: map[string]float64{lab.VolumeWriteUnits: units}}
 		c.Backend, c.Resolved = name, map[string]string{"rate": rate}
 		return c
 	}

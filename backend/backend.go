@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"persistlab/internal/registry"
+	"persistlab/lab"
 	"persistlab/param"
 )
 
@@ -103,7 +104,7 @@ type InstanceMemory interface {
 // as bound by this machine rather than by the model. A backend on a real cloud service has no
 // such ceiling and says so with ok false.
 type CeilingProber interface {
-	ProbeCeiling(ctx context.Context) (c Ceiling, ok bool, err error)
+	ProbeCeiling(ctx context.Context) (c lab.Ceiling, ok bool, err error)
 }
 
 // ProbeSpacer is a CeilingProber that says, before it probes, the most its probe stores under its
@@ -117,22 +118,6 @@ type ProbeSpacer interface {
 // objects a local staging file or cache also holds. Backends that are not one keep one.
 type LocalCopier interface {
 	LocalCopies() int
-}
-
-// Ceiling is the lab's own throughput on this machine, with the cloud model off: bandwidth, and
-// small-I/O operations per second where the prober measures them (0: not measured).
-type Ceiling struct {
-	ReadMiBs  float64 `json:"read_mib_s"`
-	WriteMiBs float64 `json:"write_mib_s"`
-	ReadIOPS  float64 `json:"read_iops,omitempty"`
-	WriteIOPS float64 `json:"write_iops,omitempty"`
-	Method    string  `json:"method"` // how it was measured, for the results file
-	// The backend's own counters (Stats keys) of what its lab part moved: a row is compared with
-	// the ceiling by these, not by what the workload saw (a cache may serve reads without the lab).
-	ReadBytesStat  string `json:"read_bytes_stat,omitempty"`
-	WriteBytesStat string `json:"write_bytes_stat,omitempty"`
-	ReadOpsStat    string `json:"read_ops_stat,omitempty"`
-	WriteOpsStat   string `json:"write_ops_stat,omitempty"`
 }
 
 // Target is what a started backend gives the workload.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/results"
 	"persistlab/scenario"
@@ -68,14 +68,14 @@ func BurstUses(r *results.Results) []BurstUse {
 		key := ""
 		switch {
 		case m.CreditIOs > 0:
-			u.Unit, u.Bucket, u.Baseline, key = "I/O", m.CreditIOs, m.BaseIOPS, backend.VolumeCreditIOs
+			u.Unit, u.Bucket, u.Baseline, key = "I/O", m.CreditIOs, m.BaseIOPS, lab.VolumeCreditIOs
 		case m.CreditMiB > 0:
-			u.Unit, u.Bucket, u.Baseline, key = "MiB", m.CreditMiB, m.BaseMiBps, backend.VolumeCreditMiB
+			u.Unit, u.Bucket, u.Baseline, key = "MiB", m.CreditMiB, m.BaseMiBps, lab.VolumeCreditMiB
 		default:
 			continue
 		}
 		for _, c := range r.Cells {
-			balance := c.Series[backend.StatsSeries(key)]
+			balance := c.Series[lab.StatsSeries(key)]
 			if c.Backend != b || c.Failure != "" || len(balance) < 2 {
 				continue
 			}
@@ -104,7 +104,7 @@ func BurstUses(r *results.Results) []BurstUse {
 				u.Lasted++
 			}
 			if u.Seconds == 0 || drawn/u.Bucket > u.Drawn/u.Bucket {
-				billed := grown(c.Series[backend.StatsSeries(backend.VolumeReadUnits)]) + grown(c.Series[backend.StatsSeries(backend.VolumeWriteUnits)])
+				billed := grown(c.Series[lab.StatsSeries(lab.VolumeReadUnits)]) + grown(c.Series[lab.StatsSeries(lab.VolumeWriteUnits)])
 				u.Seconds, u.Drawn, u.DrawnAt, u.Billed = seconds, drawn, lowest.T-first.T, billed
 			}
 		}

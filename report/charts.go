@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/results"
 )
 
@@ -143,7 +143,7 @@ func backendSeriesCharts(r *results.Results) []Chart {
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			key, ok := strings.CutPrefix(name, backend.StatsSeriesPrefix)
+			key, ok := strings.CutPrefix(name, lab.StatsSeriesPrefix)
 			if !ok {
 				continue
 			}

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"persistlab/backend"
 	"persistlab/cost"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/results"
 	"persistlab/scenario"
@@ -70,12 +70,12 @@ func bucketRuns(cells []results.Cell, work WorkUnit) []bucketRun {
 	var out []bucketRun
 	for _, c := range cells {
 		units := work.units(c)
-		if _, ok := c.BackendStats[backend.BucketClassA]; !ok || units <= 0 || c.ElapsedS <= 0 {
+		if _, ok := c.BackendStats[lab.BucketClassA]; !ok || units <= 0 || c.ElapsedS <= 0 {
 			continue
 		}
 		s := c.BackendStats
-		out = append(out, bucketRun{s[backend.BucketClassA], s[backend.BucketClassB], s[backend.BucketBytesIn], s[backend.BucketBytesOut],
-			s[backend.BucketThrottled], units, c.ElapsedS})
+		out = append(out, bucketRun{s[lab.BucketClassA], s[lab.BucketClassB], s[lab.BucketBytesIn], s[lab.BucketBytesOut],
+			s[lab.BucketThrottled], units, c.ElapsedS})
 	}
 	return out
 }

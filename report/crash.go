@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/results"
 )
@@ -20,14 +20,14 @@ func summarizeCrashes(r *results.Results) {
 			if c.LoadS > 0 {
 				acked = append(acked, float64(c.OKBeforeKill)/c.LoadS)
 			}
-			if _, ok := c.BackendStats[backend.BucketClassA]; ok && c.LoadS > 0 && c.OKBeforeKill > 0 {
-				aps = append(aps, c.BackendStats[backend.BucketClassA]/c.LoadS)
-				bps = append(bps, c.BackendStats[backend.BucketClassB]/c.LoadS)
-				perOKA = append(perOKA, c.BackendStats[backend.BucketClassA]/float64(c.OKBeforeKill))
-				perOKB = append(perOKB, c.BackendStats[backend.BucketClassB]/float64(c.OKBeforeKill))
-				opsA = append(opsA, c.BackendStats[backend.BucketClassA])
-				opsB = append(opsB, c.BackendStats[backend.BucketClassB])
-				priced = append(priced, pricedOps(priceLists(r), c.BackendStats[backend.BucketClassA], c.BackendStats[backend.BucketClassB]))
+			if _, ok := c.BackendStats[lab.BucketClassA]; ok && c.LoadS > 0 && c.OKBeforeKill > 0 {
+				aps = append(aps, c.BackendStats[lab.BucketClassA]/c.LoadS)
+				bps = append(bps, c.BackendStats[lab.BucketClassB]/c.LoadS)
+				perOKA = append(perOKA, c.BackendStats[lab.BucketClassA]/float64(c.OKBeforeKill))
+				perOKB = append(perOKB, c.BackendStats[lab.BucketClassB]/float64(c.OKBeforeKill))
+				opsA = append(opsA, c.BackendStats[lab.BucketClassA])
+				opsB = append(opsB, c.BackendStats[lab.BucketClassB])
+				priced = append(priced, pricedOps(priceLists(r), c.BackendStats[lab.BucketClassA], c.BackendStats[lab.BucketClassB]))
 			}
 			s.LostMin, s.LostMax = min(s.LostMin, c.Lost), max(s.LostMax, c.Lost)
 			lost = append(lost, float64(c.Lost))

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/results"
 	"persistlab/scenario"
@@ -96,7 +96,7 @@ func rowReads(r *results.Results, a results.Aggregate) (reads, from string) {
 		if c.Failure != "" || r.Key(c.Cell) != (results.PointKey{Backend: a.Backend, Point: a.Point}) {
 			continue
 		}
-		if v, ok := c.BackendStats[backend.VolumeReadBytes]; ok {
+		if v, ok := c.BackendStats[lab.VolumeReadBytes]; ok {
 			vals = append(vals, v)
 		}
 		switch src := c.Facts[results.RefaultSourceFact]; {

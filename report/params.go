@@ -2,6 +2,7 @@ package report
 
 import (
 	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/results"
 )
 
@@ -52,10 +53,10 @@ func ResolvedFor(r *results.Results, b string, point map[string]string) map[stri
 }
 
 // VolumeModel is what backend entry b's volume model says of it, if b has one in effect.
-func VolumeModel(r *results.Results, b string) (backend.VolumeModel, bool) {
+func VolumeModel(r *results.Results, b string) (lab.VolumeModel, bool) {
 	entry, ok := r.Scenario.BackendByID(b)
 	if !ok {
-		return backend.VolumeModel{}, false
+		return lab.VolumeModel{}, false
 	}
 	return backend.VolumeModelOf(entry.Name, entry.Options)
 }

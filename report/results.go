@@ -6,6 +6,7 @@ package report
 
 import (
 	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/results"
 )
@@ -69,7 +70,7 @@ func Summarize(r *results.Results) {
 
 // labRates adds what the backend's lab part itself moved per second (medians over the runs), by
 // the counters its ceiling names, for the comparison with that ceiling.
-func labRates(a *results.Aggregate, cells []results.Cell, c backend.Ceiling) {
+func labRates(a *results.Aggregate, cells []results.Cell, c lab.Ceiling) {
 	for _, d := range []struct {
 		stat, metric string
 		scale        float64
@@ -100,7 +101,7 @@ func refaultShare(a *results.Aggregate, cells []results.Cell) {
 	var vals []float64
 	for _, c := range cells {
 		refaults, measured := c.Metrics[results.RefaultBytesMetric]
-		reads, counted := c.BackendStats[backend.VolumeReadBytes]
+		reads, counted := c.BackendStats[lab.VolumeReadBytes]
 		if measured && counted && reads > 0 {
 			vals = append(vals, refaults/reads)
 		}

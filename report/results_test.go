@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/results"
 	"persistlab/scenario"
@@ -59,7 +59,7 @@ func TestRowsNearTheLabsCeilingAreFlagged(t *testing.T) {
 	near, far := cell("a", 2, 1, 4, 3, 100, 100), cell("a", 4, 1, 8, 8, 100, 100)
 	near.Metrics["read_mib_s"], far.Metrics["read_mib_s"] = 450, 300
 	near.Metrics["write_mib_s"], far.Metrics["write_mib_s"] = 10, 190
-	r.Ceilings = map[string]backend.Ceiling{"a": {ReadMiBs: 500, WriteMiBs: 200, Method: "probe"}}
+	r.Ceilings = map[string]lab.Ceiling{"a": {ReadMiBs: 500, WriteMiBs: 200, Method: "probe"}}
 	r.Cells = []results.Cell{near, far}
 	Summarize(r)
 	var out bytes.Buffer
@@ -85,7 +85,7 @@ func TestRowsNearTheLabsCeilingAreFlagged(t *testing.T) {
 	cached.BackendStats = map[string]float64{"bucket_bytes_out": 10 << 20}
 	busy.BackendStats = map[string]float64{"bucket_bytes_out": 4500 << 20}
 	lab := &results.Results{Schema: results.Schema, Scenario: counterSpec("c"), Cells: []results.Cell{cached, busy},
-		Ceilings: map[string]backend.Ceiling{"c": {ReadMiBs: 500, WriteMiBs: 200, ReadBytesStat: "bucket_bytes_out"}}}
+		Ceilings: map[string]lab.Ceiling{"c": {ReadMiBs: 500, WriteMiBs: 200, ReadBytesStat: "bucket_bytes_out"}}}
 	Summarize(lab)
 	out.Reset()
 	WriteTables(&out, lab)
@@ -109,8 +109,8 @@ func TestASharedCeilingIsSaidOnce(t *testing.T) {
 	for _, b := range []string{"a", "b", "c"} {
 		r.Cells = append(r.Cells, cell(b, 2, 1, 4, 3, 100, 100))
 	}
-	same := backend.Ceiling{ReadMiBs: 500, WriteMiBs: 200, Method: "probe"}
-	r.Ceilings = map[string]backend.Ceiling{"a": same, "b": {ReadMiBs: 90, WriteMiBs: 80, Method: "probe"}, "c": same}
+	same := lab.Ceiling{ReadMiBs: 500, WriteMiBs: 200, Method: "probe"}
+	r.Ceilings = map[string]lab.Ceiling{"a": same, "b": {ReadMiBs: 90, WriteMiBs: 80, Method: "probe"}, "c": same}
 	Summarize(r)
 	var out bytes.Buffer
 	WriteTables(&out, r)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/scenario"
 )
 
@@ -43,7 +43,7 @@ func TestSaveNeverFailsOverAValue(t *testing.T) {
 func TestSaveScrubsEveryFigure(t *testing.T) {
 	r := &Results{Schema: Schema, Status: StatusComplete, Scenario: &scenario.Spec{Name: "t"},
 		Crashes:  []CrashRun{{BackendStats: map[string]float64{"x": math.NaN()}, RecoveryMs: math.Inf(-1)}},
-		Ceilings: map[string]backend.Ceiling{"gcsfuse": {ReadMiBs: math.Inf(1)}}}
+		Ceilings: map[string]lab.Ceiling{"gcsfuse": {ReadMiBs: math.Inf(1)}}}
 	path := filepath.Join(t.TempDir(), "r.json")
 	if err := r.Save(path, nil); err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func rich(t *testing.T) *Results {
 		t.Fatal(err)
 	}
 	r.Notes = []string{"a note <with> what HTML escapes & more"}
-	r.Ceilings = map[string]backend.Ceiling{"gcsfuse": {ReadMiBs: 100, Method: "fake"}}
+	r.Ceilings = map[string]lab.Ceiling{"gcsfuse": {ReadMiBs: 100, Method: "fake"}}
 	r.Crashes = []CrashRun{{Cell: scenario.Cell{Index: 0, Backend: "gcsfuse"}, Lost: 3, BackendStats: map[string]float64{"bucket_class_a": 2}}}
 	r.Merged = []MergedShard{}
 	return r

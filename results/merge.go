@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"persistlab/backend"
 	"persistlab/internal/sysinfo"
+	"persistlab/lab"
 	"persistlab/param"
 	"persistlab/scenario"
 )
@@ -281,7 +281,7 @@ func (c *checker) merge(load func(i int) (*Results, error)) (*Results, error) {
 		for b, ceiling := range s.Ceilings {
 			if _, ok := out.Ceilings[b]; !ok {
 				if out.Ceilings == nil {
-					out.Ceilings = map[string]backend.Ceiling{}
+					out.Ceilings = map[string]lab.Ceiling{}
 				}
 				out.Ceilings[b] = ceiling
 			}

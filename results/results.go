@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"persistlab/backend"
 	"persistlab/internal/sysinfo"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/param"
 	"persistlab/scenario"
@@ -42,7 +42,7 @@ type Results struct {
 	Placement Placement         `json:"placement"`
 	// Ceilings are the lab's own throughput on this machine with the model off, per backend entry
 	// (backend.CeilingProber), measured before the first cell.
-	Ceilings map[string]backend.Ceiling `json:"ceilings,omitempty"`
+	Ceilings map[string]lab.Ceiling `json:"ceilings,omitempty"`
 	// Notes are what the run noticed outside any cell (a shared backend that failed to stop).
 	Notes []string `json:"notes,omitempty"`
 	// Defaults are the workload's declared parameter defaults, so the parameters a run used can

@@ -9,6 +9,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/internal/mounts"
+	"persistlab/lab"
 	"persistlab/scenario"
 )
 
@@ -48,7 +49,7 @@ func (r *run) probeCeilings(ctx context.Context) error {
 			r.res.Notes = append(r.res.Notes, fmt.Sprintf("backend %s: the lab's ceiling could not be measured: %v", entry.ID(), err))
 		case ok:
 			if r.res.Ceilings == nil {
-				r.res.Ceilings = map[string]backend.Ceiling{}
+				r.res.Ceilings = map[string]lab.Ceiling{}
 			}
 			r.res.Ceilings[entry.ID()] = c
 			if modelled {
@@ -88,7 +89,7 @@ func planHas(cells []scenario.Cell, id string) bool {
 // flagLabBound notes, and says on the terminal, each published write limit of a volume that
 // reaches LabBoundShare of what the emulator moved here with the model off: a cell near that
 // limit is bound by this machine, so its figures say nothing of the volume.
-func (r *run) flagLabBound(entry scenario.BackendSpec, m backend.VolumeModel, c backend.Ceiling) {
+func (r *run) flagLabBound(entry scenario.BackendSpec, m lab.VolumeModel, c lab.Ceiling) {
 	if note := LabBound(entry.ID(), m, c); note != "" {
 		r.res.Notes = append(r.res.Notes, note)
 		r.progress.warn(note)
@@ -96,9 +97,9 @@ func (r *run) flagLabBound(entry scenario.BackendSpec, m backend.VolumeModel, c 
 }
 
 // LabBound is the note for a volume entry whose peak writes (published, within its instance's
-// caps: backend.VolumeModel) reach LabBoundShare of the lab's ceiling c; "" when the lab can
+// caps: lab.VolumeModel) reach LabBoundShare of the lab's ceiling c; "" when the lab can
 // emulate them. IOPS are compared at 4 KiB, one billing unit each.
-func LabBound(id string, m backend.VolumeModel, c backend.Ceiling) string {
+func LabBound(id string, m lab.VolumeModel, c lab.Ceiling) string {
 	var over []string
 	if c.WriteIOPS > 0 && m.WriteIOPS >= LabBoundShare*c.WriteIOPS {
 		over = append(over, fmt.Sprintf("%.0f write IOPS against the emulator's %.0f at 4 KiB", m.WriteIOPS, c.WriteIOPS))

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/param"
 	"persistlab/scenario"
 )
@@ -17,7 +18,7 @@ import (
 // iops, against a lab that moves 1,000 4 KiB writes per second here.
 type fakeModelled struct{ fakeProbed }
 
-func (b *fakeModelled) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, error) {
+func (b *fakeModelled) ProbeCeiling(ctx context.Context) (lab.Ceiling, bool, error) {
 	c, ok, err := b.fakeProbed.ProbeCeiling(ctx)
 	c.WriteIOPS = 1000
 	return c, ok, err
@@ -28,12 +29,12 @@ func init() {
 		New: func(env backend.Env) (backend.Backend, error) {
 			return &fakeModelled{fakeProbed{fakeBackend{env: env}}}, nil
 		}})
-	backend.RegisterVolumeModel("fakemodelled", func(opts map[string]string) (backend.VolumeModel, bool) {
+	backend.RegisterVolumeModel("fakemodelled", func(opts map[string]string) (lab.VolumeModel, bool) {
 		iops, err := strconv.ParseFloat(opts["iops"], 64)
 		if err != nil {
 			iops = 100
 		}
-		return backend.VolumeModel{Type: "fake", WriteIOPS: iops, WriteMiBps: 1}, true
+		return lab.VolumeModel{Type: "fake", WriteIOPS: iops, WriteMiBps: 1}, true
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/internal/cgroup"
+	"persistlab/lab"
 	"persistlab/results"
 	"persistlab/scenario"
 )
@@ -32,7 +33,7 @@ func (b *fakeCached) Start(ctx context.Context) (backend.Target, error) {
 func (b *fakeCached) Stats() backend.Stats {
 	b.refaults += 256
 	b.writeStat()
-	return backend.Stats{backend.VolumeReadBytes: 1 << 30}
+	return backend.Stats{lab.VolumeReadBytes: 1 << 30}
 }
 
 func (b *fakeCached) writeStat() {
@@ -44,8 +45,8 @@ func init() {
 	backend.RegisterInfo(backend.Info{Name: "fakecached", New: func(env backend.Env) (backend.Backend, error) {
 		return &fakeCached{fakeBackend: fakeBackend{env: env}}, nil
 	}})
-	backend.RegisterVolumeModel("fakecached", func(map[string]string) (backend.VolumeModel, bool) {
-		return backend.VolumeModel{Type: "fake"}, true
+	backend.RegisterVolumeModel("fakecached", func(map[string]string) (lab.VolumeModel, bool) {
+		return lab.VolumeModel{Type: "fake"}, true
 	})
 }
 

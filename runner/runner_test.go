@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/param"
 	"persistlab/results"
@@ -271,9 +272,9 @@ func TestShareBackendStartsEachBackendOncePerRepeat(t *testing.T) {
 // fakeProbed is a fakedisk whose lab part has a ceiling on this machine.
 type fakeProbed struct{ fakeBackend }
 
-func (b *fakeProbed) ProbeCeiling(context.Context) (backend.Ceiling, bool, error) {
+func (b *fakeProbed) ProbeCeiling(context.Context) (lab.Ceiling, bool, error) {
 	record("probe %s", filepath.Base(b.env.WorkDir))
-	return backend.Ceiling{ReadMiBs: 100, WriteMiBs: 50, Method: "fake"}, true, nil
+	return lab.Ceiling{ReadMiBs: 100, WriteMiBs: 50, Method: "fake"}, true, nil
 }
 
 func init() {

@@ -9,6 +9,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/internal/proc"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/results"
 	"persistlab/scenario"
@@ -163,7 +164,7 @@ func (l *cellLife) readings() func() map[string]float64 {
 			st := l.be.Stats()
 			for _, k := range keys {
 				if v, ok := st[k]; ok {
-					out[backend.StatsSeries(k)] = v
+					out[lab.StatsSeries(k)] = v
 				}
 			}
 		}

@@ -24,6 +24,7 @@ import (
 	"persistlab/internal/proc"
 	"persistlab/internal/sysinfo"
 	"persistlab/internal/tools"
+	"persistlab/lab"
 	"persistlab/lab/bucket"
 	"persistlab/param"
 )
@@ -476,9 +477,9 @@ func (g *Backend) LocalCopies() int {
 // ProbeCeiling writes probe bytes through a gcsfuse mount of a lab bucket whose model is off,
 // then reads them back through a fresh mount: the most the lab and gcsfuse move on this machine,
 // with gcsfuse on the same CPUs as in the cells. A real bucket (option endpoint) is not probed.
-func (g *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, error) {
+func (g *Backend) ProbeCeiling(ctx context.Context) (lab.Ceiling, bool, error) {
 	if g.endpoint != "" || g.probeSize == 0 {
-		return backend.Ceiling{}, false, nil
+		return lab.Ceiling{}, false, nil
 	}
 	opts := map[string]string{"model": "off"}
 	for k, v := range g.env.Options {
@@ -490,13 +491,13 @@ func (g *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, erro
 	env.Options, env.Keep = opts, false
 	b, err := New(env)
 	if err != nil {
-		return backend.Ceiling{}, false, err
+		return lab.Ceiling{}, false, err
 	}
 	probe := b.(*Backend)
 	defer probe.Stop(context.WithoutCancel(ctx))
 	t, err := probe.Start(ctx)
 	if err != nil {
-		return backend.Ceiling{}, false, err
+		return lab.Ceiling{}, false, err
 	}
 	const name, chunk = "persistlab-ceiling.bin", 1 << 20
 	buf := make([]byte, chunk)
@@ -505,14 +506,14 @@ func (g *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, erro
 	}
 	t0 := time.Now()
 	if err := writeProbe(filepath.Join(t.Dir, name), buf, g.probeSize); err != nil {
-		return backend.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
+		return lab.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
 	}
 	write := time.Since(t0)
 	if err := probe.Crash(); err != nil { // a fresh mount reads from the bucket, not a cache
-		return backend.Ceiling{}, false, err
+		return lab.Ceiling{}, false, err
 	}
 	if t, err = probe.Recover(ctx); err != nil {
-		return backend.Ceiling{}, false, err
+		return lab.Ceiling{}, false, err
 	}
 	t0 = time.Now()
 	n, err := readProbe(filepath.Join(t.Dir, name), buf)
@@ -520,12 +521,12 @@ func (g *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, erro
 		err = fmt.Errorf("read back %d bytes of %d", n, g.probeSize)
 	}
 	if err != nil {
-		return backend.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
+		return lab.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
 	}
 	read := time.Since(t0)
 	mib := float64(g.probeSize) / (1 << 20)
-	return backend.Ceiling{ReadMiBs: mib / read.Seconds(), WriteMiBs: mib / write.Seconds(),
-		ReadBytesStat: backend.BucketBytesOut, WriteBytesStat: backend.BucketBytesIn,
+	return lab.Ceiling{ReadMiBs: mib / read.Seconds(), WriteMiBs: mib / write.Seconds(),
+		ReadBytesStat: lab.BucketBytesOut, WriteBytesStat: lab.BucketBytesIn,
 		Method: fmt.Sprintf("%s written (1 MiB calls, then close) and read back through a fresh mount, gcsfuse over a lab bucket with the model off",
 			param.FormatSize(g.probeSize))}, true, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/internal/sysinfo"
+	"persistlab/lab"
 	"persistlab/lab/volume"
 	"persistlab/param"
 )
@@ -37,15 +38,15 @@ func init() {
 }
 
 // Model describes an entry's volume for the report: its type, size, published limits and price.
-func Model(options map[string]string) (backend.VolumeModel, bool) {
+func Model(options map[string]string) (lab.VolumeModel, bool) {
 	cfg, err := volume.ConfigFromOptions(options)
 	if err != nil || cfg.Off {
-		return backend.VolumeModel{}, false
+		return lab.VolumeModel{}, false
 	}
 	s, l := cfg.Spec, cfg.Spec.Limits()
-	m := backend.VolumeModel{Type: s.Type, SizeBytes: s.SizeBytes, Limits: l.String(),
+	m := lab.VolumeModel{Type: s.Type, SizeBytes: s.SizeBytes, Limits: l.String(),
 		CreditIOs: l.CreditIOs, CreditMiB: l.CreditMiB, BaseIOPS: l.BaseIOPS, BaseMiBps: l.BaseMiBps,
-		Expect: func(j backend.Job) float64 { return l.Expect(volume.Job(j)) }}
+		Expect: func(j lab.Job) float64 { return l.Expect(volume.Job(j)) }}
 	// io1's 25,000 IOPS on a c4.large are the instance's 4,000: what the lab must reach.
 	m.WriteIOPS, m.WriteMiBps = l.PeakWriteOn()
 	m.MonthlyUSD, m.PriceBasis = s.MonthlyUSD()
@@ -160,8 +161,8 @@ func (b *Backend) Stats() backend.Stats {
 // SampledStats are the counters worth seeing over a cell: credits draining, throttling growing,
 // units billed, and the writes the volume received (a database's write operations per second).
 func (b *Backend) SampledStats() []string {
-	return []string{backend.VolumeCreditIOs, backend.VolumeCreditMiB, backend.VolumeThrottledS, backend.VolumeReadUnits, backend.VolumeWriteUnits,
-		backend.VolumeWriteOps, backend.VolumeWriteBytes}
+	return []string{lab.VolumeCreditIOs, lab.VolumeCreditMiB, lab.VolumeThrottledS, lab.VolumeReadUnits, lab.VolumeWriteUnits,
+		lab.VolumeWriteOps, lab.VolumeWriteBytes}
 }
 
 // Stop unmounts and detaches everything; safe after a failed Start and twice.
@@ -209,15 +210,15 @@ func (b *Backend) CeilingProbeBytes() int64 { return b.probeSize }
 
 // ProbeCeiling measures the emulator with the model off on this machine: probe bytes written with
 // 1 MiB direct writes into a file on a volume of this type's file system, then read back.
-func (b *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, error) {
+func (b *Backend) ProbeCeiling(ctx context.Context) (lab.Ceiling, bool, error) {
 	if b.probeSize == 0 {
-		return backend.Ceiling{}, false, nil
+		return lab.Ceiling{}, false, nil
 	}
 	// The model is off, so every volume type of one file system has the same ceiling: measured
 	// once per run.
 	key := fmt.Sprintf("%s/%d", b.cfg.FS, b.probeSize)
 	if c, ok := probed.Load(key); ok {
-		return c.(backend.Ceiling), true, nil
+		return c.(lab.Ceiling), true, nil
 	}
 	cfg := b.cfg
 	cfg.Off, cfg.Keep, cfg.MemoryBytes = true, false, 0
@@ -225,14 +226,14 @@ func (b *Backend) ProbeCeiling(ctx context.Context) (backend.Ceiling, bool, erro
 	cfg.WorkDir = filepath.Join(b.env.WorkDir, "ceiling")
 	v, err := volume.Start(ctx, cfg)
 	if err != nil {
-		return backend.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
+		return lab.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
 	}
 	defer v.Stop(context.WithoutCancel(ctx))
 	c, err := volume.ProbeDirect(filepath.Join(v.Dir, "persistlab-ceiling.bin"), b.probeSize)
 	if err != nil {
-		return backend.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
+		return lab.Ceiling{}, false, fmt.Errorf("backend %q: ceiling probe: %w", Name, err)
 	}
-	c.ReadBytesStat, c.WriteBytesStat, c.ReadOpsStat, c.WriteOpsStat = backend.VolumeReadBytes, backend.VolumeWriteBytes, backend.VolumeReadOps, backend.VolumeWriteOps
+	c.ReadBytesStat, c.WriteBytesStat, c.ReadOpsStat, c.WriteOpsStat = lab.VolumeReadBytes, lab.VolumeWriteBytes, lab.VolumeReadOps, lab.VolumeWriteOps
 	c.Method = fmt.Sprintf("%s with 1 MiB direct I/O, 4 at once, and 4 KiB direct I/O, 16 at once, on %s over the emulator with the model off", param.FormatSize(b.probeSize), cfg.FS)
 	probed.Store(key, c)
 	return c, true, nil

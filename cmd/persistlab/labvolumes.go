@@ -12,6 +12,7 @@ import (
 	"persistlab/internal/benchgoal"
 	"persistlab/internal/leftover"
 	"persistlab/internal/proc"
+	"persistlab/lab"
 	"persistlab/lab/volume"
 	"persistlab/param"
 	"persistlab/runner"
@@ -46,14 +47,14 @@ func cmdLabVolumes(ctx context.Context, args []string) error {
 }
 
 // probeVolumeCeiling is the volume backend's own ceiling probe, in dir.
-func probeVolumeCeiling(ctx context.Context, dir, size string) (backend.Ceiling, error) {
+func probeVolumeCeiling(ctx context.Context, dir, size string) (lab.Ceiling, error) {
 	be, err := backend.New("volume", backend.Env{WorkDir: dir, Options: map[string]string{"type": "gp2", "size": "100GiB", "ceiling_probe": size}})
 	if err != nil {
-		return backend.Ceiling{}, err
+		return lab.Ceiling{}, err
 	}
 	prober, ok := be.(backend.CeilingProber)
 	if !ok {
-		return backend.Ceiling{}, fmt.Errorf("the volume backend measures no ceiling")
+		return lab.Ceiling{}, fmt.Errorf("the volume backend measures no ceiling")
 	}
 	c, ok, err := prober.ProbeCeiling(ctx)
 	if err == nil && !ok {
@@ -63,7 +64,7 @@ func probeVolumeCeiling(ctx context.Context, dir, size string) (backend.Ceiling,
 }
 
 // writeReaches prints the catalog against ceiling c.
-func writeReaches(w io.Writer, c backend.Ceiling) error {
+func writeReaches(w io.Writer, c lab.Ceiling) error {
 	fmt.Fprintf(w, "the volume emulator on this machine, model off: %.0f write IOPS at 4 KiB, %.0f MiB/s of writes (%s)\n", c.WriteIOPS, c.WriteMiBs, c.Method)
 	fmt.Fprintf(w, "a type's published maximum is reached here when its peak writes stay under %.0f%% of both\n\n", 100*runner.LabBoundShare)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"persistlab/backend"
 	"persistlab/internal/mounts"
+	"persistlab/lab"
 	"persistlab/lab/volume"
 )
 
@@ -24,7 +24,7 @@ func TestLabVolumesSaysWhereTheEmulatorEnds(t *testing.T) {
 		}
 		return ""
 	}
-	for _, c := range []backend.Ceiling{{WriteIOPS: 20000, WriteMiBs: 300}, {WriteIOPS: math.Inf(1), WriteMiBs: math.Inf(1)}} {
+	for _, c := range []lab.Ceiling{{WriteIOPS: 20000, WriteMiBs: 300}, {WriteIOPS: math.Inf(1), WriteMiBs: math.Inf(1)}} {
 		var b bytes.Buffer
 		if err := writeReaches(&b, c); err != nil {
 			t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/param"
 )
 
@@ -103,9 +103,9 @@ func override[T any](figure *T, option *T) {
 // Flatten gives the accounting as backend stats.
 func (a Accounting) Flatten() map[string]float64 {
 	return map[string]float64{
-		backend.BucketClassA: float64(a.ClassA), backend.BucketClassB: float64(a.ClassB), backend.BucketFree: float64(a.Free),
-		backend.BucketBytesIn: float64(a.BytesIn), backend.BucketBytesOut: float64(a.BytesOut),
-		backend.BucketThrottled: float64(a.Throttled), backend.BucketErrors: float64(a.Errors),
-		backend.BucketAnonymous: float64(a.Anonymous),
+		lab.BucketClassA: float64(a.ClassA), lab.BucketClassB: float64(a.ClassB), lab.BucketFree: float64(a.Free),
+		lab.BucketBytesIn: float64(a.BytesIn), lab.BucketBytesOut: float64(a.BytesOut),
+		lab.BucketThrottled: float64(a.Throttled), lab.BucketErrors: float64(a.Errors),
+		lab.BucketAnonymous: float64(a.Anonymous),
 	}
 }

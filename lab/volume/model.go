@@ -2,10 +2,9 @@ package volume
 
 import (
 	"fmt"
+	"persistlab/lab"
 	"sync"
 	"time"
-
-	"persistlab/backend"
 )
 
 // Model decides when each I/O of an emulated volume completes: it counts the I/O in billing
@@ -39,15 +38,15 @@ type Counters struct {
 // Flatten names the counters for results files.
 func (c Counters) Flatten() map[string]float64 {
 	m := map[string]float64{
-		backend.VolumeReadOps: c.ReadOps, backend.VolumeWriteOps: c.WriteOps, backend.VolumeReadBytes: c.ReadBytes, backend.VolumeWriteBytes: c.WriteBytes,
-		backend.VolumeReadUnits: c.ReadUnits, backend.VolumeWriteUnits: c.WriteUnits, backend.VolumeFlushes: c.Flushes, backend.VolumeThrottledS: c.ThrottledS,
-		backend.VolumeMaxWaitS: c.MaxWaitS,
+		lab.VolumeReadOps: c.ReadOps, lab.VolumeWriteOps: c.WriteOps, lab.VolumeReadBytes: c.ReadBytes, lab.VolumeWriteBytes: c.WriteBytes,
+		lab.VolumeReadUnits: c.ReadUnits, lab.VolumeWriteUnits: c.WriteUnits, lab.VolumeFlushes: c.Flushes, lab.VolumeThrottledS: c.ThrottledS,
+		lab.VolumeMaxWaitS: c.MaxWaitS,
 	}
 	if c.CreditIOs >= 0 {
-		m[backend.VolumeCreditIOs] = c.CreditIOs
+		m[lab.VolumeCreditIOs] = c.CreditIOs
 	}
 	if c.CreditMiB >= 0 {
-		m[backend.VolumeCreditMiB] = c.CreditMiB
+		m[lab.VolumeCreditMiB] = c.CreditMiB
 	}
 	return m
 }

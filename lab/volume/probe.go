@@ -3,13 +3,12 @@ package volume
 import (
 	"errors"
 	"os"
+	"persistlab/lab"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
-
-	"persistlab/backend"
 )
 
 // Probe sizes: 1 MiB I/O for bandwidth and 4 KiB for IOPS, each with a few in flight, as a
@@ -25,15 +24,15 @@ const (
 // ProbeDirect measures what a file system moves with direct I/O on this machine: size bytes
 // written into path in 1 MiB writes, fsynced, read back, then 4 KiB random writes and reads for a
 // second each. On a volume with the model off it is the emulator's ceiling.
-func ProbeDirect(path string, size int64) (backend.Ceiling, error) {
+func ProbeDirect(path string, size int64) (lab.Ceiling, error) {
 	size = max(size/probeBlock, probeParallel) * probeBlock
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_DIRECT, 0o600)
 	if err != nil {
-		return backend.Ceiling{}, err
+		return lab.Ceiling{}, err
 	}
 	defer os.Remove(path)
 	defer f.Close()
-	var c backend.Ceiling
+	var c lab.Ceiling
 	blocks := size / probeBlock
 	t0 := time.Now()
 	if err := parallel(probeParallel, blocks, probeBlock, func(buf []byte, i int64) error {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/report"
 	"persistlab/results"
@@ -70,16 +70,16 @@ func bulkloadRates(r *results.Results) {
 			if c.Failure != "" || c.Backend != a.Backend || c.Point(r.Scenario.Sweep) != a.Point {
 				continue
 			}
-			if v, ok := steadyRate(c.Series[backend.StatsSeries(backend.VolumeWriteOps)]); ok {
+			if v, ok := steadyRate(c.Series[lab.StatsSeries(lab.VolumeWriteOps)]); ok {
 				ops = append(ops, v)
 			}
-			if v, ok := steadyRate(c.Series[backend.StatsSeries(backend.VolumeWriteBytes)]); ok {
+			if v, ok := steadyRate(c.Series[lab.StatsSeries(lab.VolumeWriteBytes)]); ok {
 				mibs = append(mibs, v/(1<<20))
 			}
 			// Seconds waited for the disk's tokens per second: how many I/Os its limits held
 			// at once on average (InnoDB flushes in bursts, which meet the limits while the
 			// mean rate stays below them).
-			if v, ok := steadyRate(c.Series[backend.StatsSeries(backend.VolumeThrottledS)]); ok {
+			if v, ok := steadyRate(c.Series[lab.StatsSeries(lab.VolumeThrottledS)]); ok {
 				held = append(held, v)
 			}
 		}

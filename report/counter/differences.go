@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/report"
 	"persistlab/results"
@@ -196,7 +196,7 @@ func tailsOf(r *results.Results, b string) string {
 	var throttled []float64
 	for _, c := range r.Cells {
 		if c.Backend == b && c.Failure == "" {
-			throttled = append(throttled, c.BackendStats[backend.BucketThrottled])
+			throttled = append(throttled, c.BackendStats[lab.BucketThrottled])
 		}
 	}
 	if n := measure.Median(throttled); n > 0 {

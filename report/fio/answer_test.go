@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/report"
 	"persistlab/report/reporttest"
@@ -124,8 +125,8 @@ func TestFioOnVolumesRanksHoldsToTheModelAndNamesTheDrainedTwin(t *testing.T) {
 			if c.Backend == "gp2-100g-dry" {
 				balance = reporttest.Line(0, 0, 5, 10)
 			}
-			c.Series = map[string][]measure.Point{backend.StatsSeries(backend.VolumeCreditIOs): balance,
-				backend.StatsSeries(backend.VolumeWriteUnits): reporttest.Line(0, 5*iops*max(1, float64(job.BS)/(256<<10)), 5, 10)} // 256 KiB units
+			c.Series = map[string][]measure.Point{lab.StatsSeries(lab.VolumeCreditIOs): balance,
+				lab.StatsSeries(lab.VolumeWriteUnits): reporttest.Line(0, 5*iops*max(1, float64(job.BS)/(256<<10)), 5, 10)} // 256 KiB units
 		}
 	}
 	report.Summarize(r)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/param"
 	"persistlab/report"
 	"persistlab/results"
@@ -56,9 +57,9 @@ func timeBased(v string) bool {
 }
 
 // fioJob reads a fio row's parameters as a steady job; mixed reads and writes are not one.
-func fioJob(p map[string]string) (backend.Job, bool) {
+func fioJob(p map[string]string) (lab.Job, bool) {
 	rw := p["rw"]
-	var j backend.Job
+	var j lab.Job
 	switch rw {
 	case "read", "write", "randread", "randwrite":
 	default:

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/report"
 	"persistlab/report/reporttest"
@@ -163,9 +163,9 @@ func TestASmallPlanDoesNotRankHDDAsSettled(t *testing.T) {
 // at unitsPerS over seconds.
 func withCredits(r *results.Results, b string, seconds, unitsPerS float64, balance func(bucket float64) []measure.Point) {
 	m, _ := report.VolumeModel(r, b)
-	key, bucket := backend.VolumeCreditMiB, m.CreditMiB
+	key, bucket := lab.VolumeCreditMiB, m.CreditMiB
 	if m.CreditIOs > 0 {
-		key, bucket = backend.VolumeCreditIOs, m.CreditIOs
+		key, bucket = lab.VolumeCreditIOs, m.CreditIOs
 	}
 	for i := range r.Cells {
 		c := &r.Cells[i]
@@ -173,9 +173,9 @@ func withCredits(r *results.Results, b string, seconds, unitsPerS float64, balan
 			continue
 		}
 		c.Series = map[string][]measure.Point{
-			backend.StatsSeries(key):                      balance(bucket),
-			backend.StatsSeries(backend.VolumeReadUnits):  reporttest.Line(0, 0, seconds, 20),
-			backend.StatsSeries(backend.VolumeWriteUnits): reporttest.Line(0, unitsPerS*seconds, seconds, 20),
+			lab.StatsSeries(key):                  balance(bucket),
+			lab.StatsSeries(lab.VolumeReadUnits):  reporttest.Line(0, 0, seconds, 20),
+			lab.StatsSeries(lab.VolumeWriteUnits): reporttest.Line(0, unitsPerS*seconds, seconds, 20),
 		}
 	}
 }

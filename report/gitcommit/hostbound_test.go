@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/report"
 	"persistlab/results"
 )
@@ -28,12 +28,12 @@ func TestRowsThatReadAgainWhatThisMachineTookBackAreHostBound(t *testing.T) {
 		case "sc1":
 			reads, refaults, hits = 800*mib, 600*mib, 3
 		case "gp2":
-			r.Cells[i].BackendStats = map[string]float64{backend.VolumeReadBytes: 800 * mib}
+			r.Cells[i].BackendStats = map[string]float64{lab.VolumeReadBytes: 800 * mib}
 			continue
 		default:
 			continue
 		}
-		r.Cells[i].BackendStats = map[string]float64{backend.VolumeReadBytes: reads}
+		r.Cells[i].BackendStats = map[string]float64{lab.VolumeReadBytes: reads}
 		r.Cells[i].Metrics[results.RefaultBytesMetric] = refaults
 		r.Cells[i].Metrics[results.MemoryLimitHitsMetric] = hits
 		r.Cells[i].Facts = map[string]string{results.RefaultSourceFact: results.RefaultsFromInstance}

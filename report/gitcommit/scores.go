@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/report"
 	"persistlab/results"
@@ -100,7 +100,7 @@ func creditSpentPerHour(r *results.Results, typ string) (float64, bool) {
 			if c.Backend != b || c.Failure != "" || report.CellParams(r, c)["layout"] != "distributed" {
 				continue
 			}
-			series := c.Series[backend.StatsSeries(backend.VolumeCreditMiB)]
+			series := c.Series[lab.StatsSeries(lab.VolumeCreditMiB)]
 			if len(series) < 2 {
 				continue
 			}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"persistlab/backend"
+	"persistlab/lab"
 	"persistlab/measure"
 	"persistlab/report"
 	"persistlab/results"
@@ -23,7 +23,7 @@ func writeVolumeUnits(w io.Writer, r *results.Results) {
 		if c.Failure != "" || c.Repeat > 1 {
 			continue
 		}
-		reads, writes := c.Series[backend.StatsSeries(backend.VolumeReadUnits)], c.Series[backend.StatsSeries(backend.VolumeWriteUnits)]
+		reads, writes := c.Series[lab.StatsSeries(lab.VolumeReadUnits)], c.Series[lab.StatsSeries(lab.VolumeWriteUnits)]
 		done := c.Series["changes"]
 		if len(reads) < 2 || len(writes) < 2 || len(done) == 0 {
 			continue

@@ -10,6 +10,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/backend/volume"
+	"persistlab/lab"
 	"persistlab/workload"
 )
 
@@ -229,7 +230,7 @@ func TestWriteBackTakesTheVolumesTime(t *testing.T) {
 	go func() {
 		defer close(stopped)
 		for {
-			samples = append(samples, sample{time.Now(), b.Stats()[backend.VolumeWriteUnits]})
+			samples = append(samples, sample{time.Now(), b.Stats()[lab.VolumeWriteUnits]})
 			select {
 			case <-stop:
 				return
@@ -245,11 +246,11 @@ func TestWriteBackTakesTheVolumesTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := res.Metrics
-	end := b.Stats()[backend.VolumeWriteUnits]
+	end := b.Stats()[lab.VolumeWriteUnits]
 	// The write-back starts once the last change has ended: no sooner than this after driven.
 	changes := res.Series["changes"]
 	lastChange := time.Duration(changes[len(changes)-1].T * float64(time.Second))
-	atChangesEnd := before[backend.VolumeWriteUnits]
+	atChangesEnd := before[lab.VolumeWriteUnits]
 	for _, s := range samples {
 		if s.at.Sub(driven) <= lastChange {
 			atChangesEnd = s.units
@@ -259,9 +260,9 @@ func TestWriteBackTakesTheVolumesTime(t *testing.T) {
 	if err := syncFS(target.Dir); err != nil {
 		t.Fatal(err)
 	}
-	left := b.Stats()[backend.VolumeWriteUnits] - end
+	left := b.Stats()[lab.VolumeWriteUnits] - end
 	t.Logf("%v changes in %v s; write-back %.2f s of %.0f units (%.0f during the changes, %.0f after it); sustained %.1f/s of %.1f/s",
-		m["changes"], m["total_s"], m["writeback_s"], writtenBack, atChangesEnd-before[backend.VolumeWriteUnits], left, m["sustained_per_s"], m["changes_per_s"])
+		m["changes"], m["total_s"], m["writeback_s"], writtenBack, atChangesEnd-before[lab.VolumeWriteUnits], left, m["sustained_per_s"], m["changes_per_s"])
 	if res.Facts["writeback"] != "" || m["writeback_s"] >= 4 {
 		t.Fatalf("write-back %v s, capped (%q): want it within its 4 s cap here", m["writeback_s"], res.Facts["writeback"])
 	}
