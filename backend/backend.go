@@ -207,6 +207,32 @@ type Info struct {
 	// bounds, unit and help. New refuses any other name and any value its Param refuses.
 	Options []param.Param
 	New     Factory
+	// CloudModel names the provenance table of the cloud model its entries run on ("bucket",
+	// "volume"), whose figures a scenario's provenance lists; "" for none, where NoModel says why.
+	CloudModel string
+	// NoModel says why an entry with these options has no cloud model in its way (this machine's
+	// own disk, a user's server, a real bucket); "" where it has one. Nil: never, where CloudModel
+	// is set.
+	NoModel func(options map[string]string) string
+	// VolumeModel, for a backend whose entries are emulated volumes, describes an entry from its
+	// options, for the report; nil for others.
+	VolumeModel VolumeModeler
+	// Transfer says what the cloud model allows an entry's files, for a plan's estimate; nil where
+	// a volume model's throughput or nothing says it.
+	Transfer Transferer
+	// FileCache says what an entry has of a file cache on the instance's disk, for the report; nil
+	// for a backend that has none.
+	FileCache func(options map[string]string) FileCache
+}
+
+// FileCache is what an entry has of a file cache on the instance's disk, in front of its cloud
+// storage (gcsfuse's): the report judges an entry with the cache against one without it that runs
+// the same software.
+type FileCache struct {
+	On bool
+	// Software names what the entry runs, apart from its cache ("3.2.8/v2.4"): two entries of one
+	// backend and one Software differ in their caches alone.
+	Software string
 }
 
 var backends = registry.New[Info]("backend")

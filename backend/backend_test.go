@@ -2,7 +2,12 @@ package backend_test
 
 import (
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -91,6 +96,91 @@ func TestBuiltinScenariosOptionsAreDeclared(t *testing.T) {
 			}
 			if err := info.CheckOptions(b.Options); err != nil {
 				t.Errorf("%s backends[%d]: %v", n, i, err)
+			}
+		}
+	}
+}
+
+// The runner finds a backend's optional capabilities by type assertion, so a method whose
+// signature drifts drops its capability without a word. Each backend therefore asserts, at compile
+// time, every optional interface whose methods its Backend has by name: this reads the sources
+// of backend/NAME and the interfaces of backend.go, and asks for the missing assertions.
+func TestEveryOptionalInterfaceIsAsserted(t *testing.T) {
+	fset := token.NewFileSet()
+	parse := func(dir string) []*ast.File {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var files []*ast.File
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+		return files
+	}
+	optional := map[string][]string{} // interface -> its methods
+	for _, f := range parse(".") {
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok || ts.Name.Name == "Backend" {
+				return true
+			}
+			if it, ok := ts.Type.(*ast.InterfaceType); ok {
+				for _, m := range it.Methods.List {
+					for _, name := range m.Names {
+						optional[ts.Name.Name] = append(optional[ts.Name.Name], name.Name)
+					}
+				}
+			}
+			return true
+		})
+	}
+	if len(optional) < 10 {
+		t.Fatalf("found %d optional interfaces in backend.go and its neighbours: %v", len(optional), optional)
+	}
+	for _, name := range backend.Names() {
+		methods, asserted := map[string]bool{}, map[string]bool{}
+		for _, f := range parse(name) {
+			for _, d := range f.Decls {
+				switch d := d.(type) {
+				case *ast.FuncDecl:
+					if d.Recv != nil && len(d.Recv.List) == 1 {
+						if star, ok := d.Recv.List[0].Type.(*ast.StarExpr); ok {
+							if id, ok := star.X.(*ast.Ident); ok && id.Name == "Backend" {
+								methods[d.Name.Name] = true
+							}
+						}
+					}
+				case *ast.GenDecl:
+					for _, spec := range d.Specs {
+						vs, ok := spec.(*ast.ValueSpec)
+						if !ok || len(vs.Names) != 1 || vs.Names[0].Name != "_" {
+							continue
+						}
+						if sel, ok := vs.Type.(*ast.SelectorExpr); ok {
+							asserted[sel.Sel.Name] = true
+						}
+					}
+				}
+			}
+		}
+		if len(methods) == 0 {
+			t.Errorf("backend %s: no methods of *Backend in backend/%s", name, name)
+		}
+		for iface, ms := range optional {
+			has := true
+			for _, m := range ms {
+				has = has && methods[m]
+			}
+			if has && !asserted[iface] {
+				t.Errorf("backend %s implements backend.%s: assert it (var _ backend.%s = (*Backend)(nil))", name, iface, iface)
 			}
 		}
 	}

@@ -1,10 +1,6 @@
 package backend
 
-import (
-	"time"
-
-	"persistlab/internal/registry"
-)
+import "time"
 
 // Transfer is what an entry's cloud model says of moving a file's bytes through it, for a plan's
 // estimate before anything runs: the least time the model allows, not what this machine does.
@@ -27,18 +23,11 @@ type Transfer struct {
 // of its transfers in effect.
 type Transferer func(options map[string]string) (Transfer, bool)
 
-var transfers = registry.New[Transferer]("backend: transfer model of")
-
-// RegisterTransfer says how a backend's entries describe their transfers; backends call it from
-// init. A second registration of one backend panics.
-func RegisterTransfer(backend string, t Transferer) { transfers.Register(backend, t) }
-
-// TransferOf is what an entry of backend with options says of its transfers: its own registration,
-// else a volume model's most written MiB/s; false when neither is in effect.
+// TransferOf is what an entry of backend with options says of its transfers: its Info.Transfer,
+// else its volume model's most written MiB/s; false when neither is in effect.
 func TransferOf(backend string, options map[string]string) (Transfer, bool) {
-	t, ok := transfers.Get(backend)
-	if ok {
-		return t(options)
+	if info, ok := backends.Get(backend); ok && info.Transfer != nil {
+		return info.Transfer(options)
 	}
 	if m, ok := VolumeModelOf(backend, options); ok && m.WriteMiBps > 0 {
 		return Transfer{WriteMiBps: m.WriteMiBps, Source: m.Type + "'s published throughput"}, true

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strconv"
 
-	"persistlab/internal/provenance"
+	"persistlab/provenance"
 )
 
 // The price lists' and the bill's figures and where each comes from (`persistlab lab model prices`).
-// TestProvenanceCoversTheCode (internal/provenance) fails when a number of this package has no row.
+// TestProvenanceCoversTheCode (provenance) fails when a number of this package has no row.
 
 func init() { provenance.Register(provenance.Model{Name: "prices", Figures: Figures}) }
 

@@ -21,10 +21,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"persistlab/internal/provenance"
 	"persistlab/internal/readfile"
 	"persistlab/internal/registry"
 	"persistlab/param"
+	"persistlab/provenance"
 )
 
 // Schema names the profile format; bump it when a field changes meaning.

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"persistlab/internal/provenance"
 	_ "persistlab/lab/bucket"   // registers the bucket kind and model
 	_ "persistlab/lab/instance" // registers the instance kind and model
 	_ "persistlab/lab/volume"   // registers the volume kind and model
 	"persistlab/profile"
+	"persistlab/provenance"
 )
 
 func sample() *profile.Profile {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"persistlab/internal/provenance"
-	_ "persistlab/internal/provenance/scenarios" // the app figures (cpu_per_request fitted from seed 000)
 	"persistlab/internal/registry"
+	"persistlab/provenance"
+	_ "persistlab/provenance/scenarios" // the app figures (cpu_per_request fitted from seed 000)
 	"persistlab/results"
 )
 

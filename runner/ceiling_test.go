@@ -28,14 +28,14 @@ func init() {
 	backend.RegisterInfo(backend.Info{Name: "fakemodelled", Options: []param.Param{{Name: "iops", Kind: param.KindFloat, Default: "100", Min: 1, Max: 1e6, Help: "published write IOPS"}},
 		New: func(env backend.Env) (backend.Backend, error) {
 			return &fakeModelled{fakeProbed{fakeBackend{env: env}}}, nil
+		},
+		VolumeModel: func(opts map[string]string) (lab.VolumeModel, bool) {
+			iops, err := strconv.ParseFloat(opts["iops"], 64)
+			if err != nil {
+				iops = 100
+			}
+			return lab.VolumeModel{Type: "fake", WriteIOPS: iops, WriteMiBps: 1}, true
 		}})
-	backend.RegisterVolumeModel("fakemodelled", func(opts map[string]string) (lab.VolumeModel, bool) {
-		iops, err := strconv.ParseFloat(opts["iops"], 64)
-		if err != nil {
-			iops = 100
-		}
-		return lab.VolumeModel{Type: "fake", WriteIOPS: iops, WriteMiBps: 1}, true
-	})
 }
 
 // An entry with a volume model has its lab's ceiling measured whatever the workload, and a

@@ -44,10 +44,7 @@ func (b *fakeCached) writeStat() {
 func init() {
 	backend.RegisterInfo(backend.Info{Name: "fakecached", New: func(env backend.Env) (backend.Backend, error) {
 		return &fakeCached{fakeBackend: fakeBackend{env: env}}, nil
-	}})
-	backend.RegisterVolumeModel("fakecached", func(map[string]string) (lab.VolumeModel, bool) {
-		return lab.VolumeModel{Type: "fake"}, true
-	})
+	}, VolumeModel: func(map[string]string) (lab.VolumeModel, bool) { return lab.VolumeModel{Type: "fake"}, true }})
 }
 
 // A cell on a volume with its model in effect records what it read again while measured, in

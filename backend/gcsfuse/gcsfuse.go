@@ -37,12 +37,33 @@ var (
 	_ backend.Crasher       = (*Backend)(nil)
 	_ backend.MultiInstance = (*Backend)(nil)
 	_ backend.CeilingProber = (*Backend)(nil)
+	_ backend.ProbeSpacer   = (*Backend)(nil)
+	_ backend.LocalCopier   = (*Backend)(nil)
+	_ backend.Timeline      = (*Backend)(nil)
 )
 
 func init() {
 	backend.RegisterInfo(backend.Info{Name: Name, Description: "a real gcsfuse mount of the lab's emulated GCS bucket (or of the bucket at option endpoint), as Cloud Run's volume mounts",
-		Options: append(slices.Clone(Options), bucket.ModelOptions...), New: New})
-	backend.RegisterTransfer(Name, transfer)
+		Options: append(slices.Clone(Options), bucket.ModelOptions...), New: New,
+		CloudModel: "bucket", NoModel: noModel, Transfer: transfer, FileCache: fileCache})
+}
+
+// noModel says why an entry has no lab model in its way: a real bucket.
+func noModel(options map[string]string) string {
+	if options["endpoint"] != "" {
+		return "no lab model: an external bucket (option endpoint)"
+	}
+	return ""
+}
+
+// fileCache says whether an entry mounts with the file cache, and which gcsfuse it runs with
+// which defaults; options New would refuse have none.
+func fileCache(options map[string]string) backend.FileCache {
+	var s settings
+	if err := param.Decode(Options, options, &s); err != nil {
+		return backend.FileCache{}
+	}
+	return backend.FileCache{On: s.FileCache, Software: s.Version + "/" + s.Defaults}
 }
 
 // transfer is what the bucket model allows an entry's files: its bandwidth per request and its

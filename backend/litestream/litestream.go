@@ -39,6 +39,7 @@ var (
 	_ backend.Crasher     = (*Backend)(nil)
 	_ backend.Positioner  = (*Backend)(nil)
 	_ backend.LagReporter = (*Backend)(nil)
+	_ backend.Timeline    = (*Backend)(nil)
 )
 
 // Options are the backend's own options; the bucket model's (bucket.ModelOptions) follow them.
@@ -51,7 +52,7 @@ var Options = []param.Param{
 
 func init() {
 	backend.RegisterInfo(backend.Info{Name: Name, Description: "local disk, replicated by the real Litestream to the lab's emulated GCS bucket (workloads with a SQLite database only)",
-		Options: append(slices.Clone(Options), bucket.ModelOptions...), New: New})
+		Options: append(slices.Clone(Options), bucket.ModelOptions...), New: New, CloudModel: "bucket"})
 }
 
 // settings are the backend's own options, read.

@@ -29,7 +29,8 @@ var Options = []param.Param{
 
 func init() {
 	backend.RegisterInfo(backend.Info{Name: Name, Description: "a directory on local disk: the reference every other backend is compared with, and a Cloud Run instance's own (ephemeral) disk",
-		Options: Options, New: New})
+		Options: Options, New: New,
+		NoModel: func(map[string]string) string { return "no cloud model: this machine's own disk, the reference" }})
 }
 
 // Backend is a directory on local disk.

@@ -21,6 +21,12 @@ import (
 // Name is the backend's name in scenarios.
 const Name = "mysql"
 
+// The optional capabilities the runner finds by type assertion, checked at compile time.
+var (
+	_ backend.Checker     = (*Backend)(nil)
+	_ backend.LocalCopier = (*Backend)(nil)
+)
+
 // Options are the backend's options.
 var Options = []param.Param{
 	{Name: "dsn", Kind: param.KindString, Help: "the server, in go-sql-driver's form user@tcp(host:port)/, without a password (a results file records every option): the password comes from " + PasswordEnv + "; unset: the DSN in " + DSNEnv},
@@ -28,7 +34,8 @@ var Options = []param.Param{
 
 func init() {
 	backend.RegisterInfo(backend.Info{Name: Name, Description: "your own MySQL or MariaDB server (Cloud SQL, RDS, any), reached by DSN: only what the server counts is measured; for workloads that use a server (bulkload, which makes and drops a database of its own, refused if it exists)",
-		Options: Options, New: New})
+		Options: Options, New: New,
+		NoModel: func(map[string]string) string { return "no cloud model: a server the user already has" }})
 }
 
 // Backend is a server reached by DSN.

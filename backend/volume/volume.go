@@ -25,16 +25,17 @@ const Name = "volume"
 
 // The optional capabilities the runner finds by type assertion, checked at compile time.
 var (
-	_ backend.Crasher        = (*Backend)(nil)
-	_ backend.CeilingProber  = (*Backend)(nil)
-	_ backend.Sampler        = (*Backend)(nil)
-	_ backend.InstanceMemory = (*Backend)(nil)
+	_ backend.Crasher         = (*Backend)(nil)
+	_ backend.CeilingProber   = (*Backend)(nil)
+	_ backend.Sampler         = (*Backend)(nil)
+	_ backend.InstanceMemory  = (*Backend)(nil)
+	_ backend.InstanceWrapper = (*Backend)(nil)
+	_ backend.ProbeSpacer     = (*Backend)(nil)
 )
 
 func init() {
 	backend.RegisterInfo(backend.Info{Name: Name, Description: "an emulated cloud block volume (EBS, Persistent Disk, Cloud SQL's disk): ext4 or xfs on a loop device whose every I/O passes the provider's published limits (needs root)",
-		Options: Options, New: New})
-	backend.RegisterVolumeModel(Name, Model)
+		Options: Options, New: New, CloudModel: "volume", VolumeModel: Model})
 }
 
 // Model describes an entry's volume for the report: its type, size, published limits and price.

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"persistlab/backend"
-	"persistlab/internal/provenance"
+	"persistlab/provenance"
 	"persistlab/scenario"
 )
 

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"persistlab/internal/leftover"
-	"persistlab/internal/provenance"
 	"persistlab/lab/bucket"
 	"persistlab/profile"
+	"persistlab/provenance"
 )
 
 // cmdLabServe serves the emulated GCS bucket until ctx ends (SIGINT, SIGTERM), then prints what

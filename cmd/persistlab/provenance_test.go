@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	"persistlab/backend"
-	"persistlab/internal/provenance"
-	"persistlab/internal/provenance/scenarios"
+	"persistlab/provenance"
 )
 
 func TestProvenanceLabModelPrintsTheTables(t *testing.T) {
@@ -83,11 +82,18 @@ func TestProvenanceScenariosShow(t *testing.T) {
 	}
 }
 
-// Every backend a scenario can name runs on a named model, or on none.
+// Every backend a scenario can name runs on a cloud model whose provenance table is linked, or
+// says why its entries run on none.
 func TestProvenanceEveryBackendHasAModel(t *testing.T) {
 	for _, name := range backend.Names() {
-		if _, ok := scenarios.BackendModels[name]; !ok {
-			t.Errorf("backend %s: say which cloud model it runs on in scenarios.BackendModels", name)
+		info, _ := backend.Lookup(name)
+		switch {
+		case info.CloudModel != "":
+			if _, ok := provenance.Lookup(info.CloudModel); !ok {
+				t.Errorf("backend %s: cloud model %q has no provenance table", name, info.CloudModel)
+			}
+		case info.NoModel == nil || info.NoModel(nil) == "":
+			t.Errorf("backend %s: name its cloud model (backend.Info.CloudModel) or say why it has none (NoModel)", name)
 		}
 	}
 }

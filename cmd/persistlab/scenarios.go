@@ -12,8 +12,8 @@ import (
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/sys/unix"
 
-	"persistlab/internal/provenance/scenarios"
 	"persistlab/param"
+	"persistlab/provenance/scenarios"
 	"persistlab/runner"
 	"persistlab/scenario"
 )

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	"persistlab/internal/provenance"
+	"persistlab/provenance"
 )
 
 // The bucket model's figures and where each comes from (package provenance; `persistlab lab model
 // bucket` prints them). Each Value is formatted from the constant or the DefaultModel field it
-// describes; TestProvenanceCoversTheCode (internal/provenance) fails when a constant of this
+// describes; TestProvenanceCoversTheCode (provenance) fails when a constant of this
 // package, or a field of Model, has no row here.
 
 func init() {

@@ -3,7 +3,7 @@ package instance
 import (
 	"fmt"
 
-	"persistlab/internal/provenance"
+	"persistlab/provenance"
 )
 
 // The instance model's figures and where each comes from (package provenance; `persistlab lab

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"persistlab/internal/provenance"
+	"persistlab/provenance"
 )
 
 // The volume model's figures and where each comes from (package provenance; `persistlab lab model
 // volume` prints them). Each Value is formatted from the constant, variable or instance it
-// describes; TestProvenanceCoversTheCode (internal/provenance) fails when a constant or variable
+// describes; TestProvenanceCoversTheCode (provenance) fails when a constant or variable
 // of this package has no row here and is not named as outside the model. The tags ([ebs-types],
 // ...) are catalog.go's; "checked 2026-11-24" marks a figure found again that day in a stored
 // copy of the page named (the live pages cannot be fetched from this machine).

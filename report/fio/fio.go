@@ -15,7 +15,6 @@ import (
 	"persistlab/param"
 	"persistlab/report"
 	"persistlab/results"
-	"persistlab/scenario"
 )
 
 // The fio workload's presentation: the seeds' columns (MiB/s, IOPS, average and p99 latency) per
@@ -170,51 +169,35 @@ func optMs(m map[string]float64, k string) string {
 // cachePair is a gcsfuse entry with the file cache and the entry without it it is judged against.
 type cachePair struct{ off, on string }
 
-// cachePairs finds, by their options, every gcsfuse entry with the file cache (seed 002's
-// configuration and its variants), in the scenario's order, each with the first entry without the
-// cache that runs the same gcsfuse (options version and defaults): a cache entry is judged
-// against the same software without its cache. An entry with no such partner is left out.
+// cachePairs finds every entry with a file cache (seed 002's configuration and its variants), as
+// its backend says of its options, in the scenario's order, each with the first entry without the
+// cache that runs the same software (gcsfuse's options version and defaults): a cache entry is
+// judged against the same software without its cache. An entry with no such partner is left out.
 func cachePairs(r *results.Results) []cachePair {
-	software := func(b scenario.BackendSpec) string {
-		defaults := b.Options["defaults"]
-		if defaults == "" {
-			defaults = "current"
-		}
-		return b.Options["version"] + "/" + defaults
-	}
 	off := map[string]string{}
-	var ons []scenario.BackendSpec
+	var ons []string
+	software := map[string]string{}
 	for _, b := range r.Scenario.Backends {
-		if b.Name != "gcsfuse" {
+		info, err := backend.Lookup(b.Name)
+		if err != nil || info.FileCache == nil {
 			continue
 		}
-		if fileCacheOn(b) {
-			ons = append(ons, b)
-		} else if _, seen := off[software(b)]; !seen {
-			off[software(b)] = b.ID()
+		fc := info.FileCache(b.Options)
+		sw := b.Name + "/" + fc.Software
+		if fc.On {
+			ons = append(ons, b.ID())
+			software[b.ID()] = sw
+		} else if _, seen := off[sw]; !seen {
+			off[sw] = b.ID()
 		}
 	}
 	var out []cachePair
-	for _, b := range ons {
-		if o, ok := off[software(b)]; ok {
-			out = append(out, cachePair{off: o, on: b.ID()})
+	for _, on := range ons {
+		if o, ok := off[software[on]]; ok {
+			out = append(out, cachePair{off: o, on: on})
 		}
 	}
 	return out
-}
-
-// fileCacheOn says whether a gcsfuse entry mounts with the file cache, its option read by the
-// backend's own declaration of it (through the registry, as volume models are).
-func fileCacheOn(b scenario.BackendSpec) bool {
-	info, err := backend.Lookup(b.Name)
-	if err != nil {
-		return false
-	}
-	decl, ok := param.Find(info.Options, "file_cache")
-	var s struct {
-		On bool `param:"file_cache"`
-	}
-	return ok && param.Decode([]param.Param{decl}, b.Options, &s) == nil && s.On
 }
 
 // writeSeed002Hypotheses answers seed 002's four hypotheses wherever the run has gcsfuse without

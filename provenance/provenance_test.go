@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
-	_ "persistlab/cost" // registers its table
-	"persistlab/internal/provenance"
-	provscenarios "persistlab/internal/provenance/scenarios" // registers the app table
+	_ "persistlab/backend/all" // ForScenario reads each backend's cloud model from its Info
+	_ "persistlab/cost"        // registers its table
 	"persistlab/lab/bucket"
 	_ "persistlab/lab/instance" // registers its table
 	_ "persistlab/lab/volume"   // registers its table
+	"persistlab/provenance"
+	provscenarios "persistlab/provenance/scenarios" // registers the app table
 	"persistlab/scenario"
 )
 
@@ -51,7 +52,7 @@ var outsideModel = map[string]map[string]string{
 	},
 }
 
-var modelDirs = map[string]string{"bucket": "../../lab/bucket", "volume": "../../lab/volume", "prices": "../../cost", "instance": "../../lab/instance"}
+var modelDirs = map[string]string{"bucket": "../lab/bucket", "volume": "../lab/volume", "prices": "../cost", "instance": "../lab/instance"}
 
 // parsePackage parses a model package's non-test files.
 func parsePackage(t *testing.T, dir string) (*token.FileSet, map[string]*ast.File) {
@@ -564,7 +565,7 @@ func TestProvenanceStreamBandwidthIsPublished(t *testing.T) {
 
 // docs/fidelity.md holds the tables as `persistlab lab model all --markdown`.
 func TestProvenanceDocsHoldTheTables(t *testing.T) {
-	data, err := os.ReadFile("../../docs/fidelity.md")
+	data, err := os.ReadFile("../docs/fidelity.md")
 	if err != nil {
 		t.Fatal(err)
 	}

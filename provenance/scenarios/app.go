@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"persistlab/internal/provenance"
+	"persistlab/provenance"
 	"persistlab/scenario"
 )
 

@@ -6,20 +6,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"persistlab/internal/provenance"
+	"persistlab/backend"
+	"persistlab/provenance"
 	"persistlab/scenario"
 )
-
-// BackendModels names the cloud model each backend runs on: "" for none (this machine's disk,
-// or a server the user already has). A backend missing here is refused by ForScenario, so a new
-// backend must be classified.
-var BackendModels = map[string]string{
-	"gcsfuse":    "bucket",
-	"litestream": "bucket",
-	"volume":     "volume",
-	"local":      "",
-	"mysql":      "",
-}
 
 // Entry is one backend entry of a scenario and the figures its cells run with.
 type Entry struct {
@@ -69,14 +59,19 @@ func ForScenario(s *scenario.Spec) (*Scenario, error) {
 	}
 	for _, b := range s.Backends {
 		e := Entry{ID: b.ID(), Backend: b.Name}
-		model, known := BackendModels[b.Name]
-		switch {
-		case !known:
-			return nil, fmt.Errorf("backend %q: no cloud model named for it (scenarios.BackendModels)", b.Name)
+		info, err := backend.Lookup(b.Name)
+		if err != nil {
+			return nil, err
+		}
+		var note string
+		if info.NoModel != nil {
+			note = info.NoModel(b.Options)
+		}
+		switch model := info.CloudModel; {
+		case note != "":
+			e.Note = note
 		case model == "":
-			e.Note = "no cloud model: " + map[string]string{"local": "this machine's own disk, the reference", "mysql": "a server the user already has"}[b.Name]
-		case b.Name == "gcsfuse" && b.Options["endpoint"] != "":
-			e.Note = "no lab model: an external bucket (option endpoint)"
+			return nil, fmt.Errorf("backend %q: no cloud model named for it, and no reason for none (backend.Info.CloudModel, NoModel)", b.Name)
 		default:
 			m, ok := provenance.Lookup(model)
 			if !ok {
