@@ -20,38 +20,6 @@ func FixedParams(r *results.Results) map[string]string {
 	return out
 }
 
-// RowParams is every parameter a row's cells ran with: as the plan resolved them, or for files
-// that did not record them, as ResolvedFor derives them.
-func RowParams(r *results.Results, a results.Aggregate) map[string]string {
-	if a.Resolved != nil {
-		return a.Resolved
-	}
-	return ResolvedFor(r, a.Backend, a.Params)
-}
-
-// CellParams is RowParams for one cell.
-func CellParams(r *results.Results, c results.Cell) map[string]string {
-	if c.Resolved != nil {
-		return c.Resolved
-	}
-	return ResolvedFor(r, c.Backend, c.Params)
-}
-
-// ResolvedFor derives the parameters backend b's cells ran with at a sweep point, for results
-// files whose cells did not record them: the defaults, the scenario's, the entry's, the point's.
-func ResolvedFor(r *results.Results, b string, point map[string]string) map[string]string {
-	p := FixedParams(r)
-	if r.Scenario != nil {
-		for k, v := range r.Scenario.FixedParams(b) {
-			p[k] = v
-		}
-	}
-	for k, v := range point {
-		p[k] = v
-	}
-	return p
-}
-
 // VolumeModel is what backend entry b's volume model says of it, if b has one in effect.
 func VolumeModel(r *results.Results, b string) (lab.VolumeModel, bool) {
 	entry, ok := r.Scenario.BackendByID(b)

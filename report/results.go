@@ -24,6 +24,7 @@ func Load(path string) (*results.Results, error) {
 // Summarize recomputes Aggregates from Cells, CrashSummaries from Crashes, and what the
 // workload's presenter derives (seed 000's slopes).
 func Summarize(r *results.Results) {
+	r.FillResolved()
 	summarizeCrashes(r)
 	pres := presenterOf(r)
 	groups, order := results.GroupByPoint(r, r.Cells, func(c results.Cell) (results.PointKey, bool) { return r.Key(c.Cell), c.Failure == "" })

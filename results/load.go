@@ -21,8 +21,9 @@ const MaxResultsBytes = 1 << 30
 // few dozen cells), and no run writes it any more.
 const maxV1Bytes = 128 << 20
 
-// Load reads a results file, converting the first format. Its aggregates are as the file holds
-// them: report.Load derives them anew with this version's code.
+// Load reads a results file, converting the first format and filling what earlier versions did
+// not record (FillResolved). Its aggregates are as the file holds them: report.Load derives them
+// anew with this version's code.
 func Load(path string) (*Results, error) {
 	r, err := load(path)
 	if err != nil {
@@ -31,6 +32,7 @@ func Load(path string) (*Results, error) {
 	if r.Scenario == nil {
 		return nil, fmt.Errorf("results %s: no scenario: the file is incomplete", path)
 	}
+	r.FillResolved()
 	return r, nil
 }
 

@@ -97,7 +97,7 @@ func bulkloadAnswer(r *results.Results, a *report.Answer) {
 // aggregateOf is a row's aggregate.
 func aggregateOf(r *results.Results, row bulkRow) results.Aggregate {
 	for _, a := range r.AggregatesOf(row.backend) {
-		if l := report.RowParams(r, a)["loaders"]; l == row.loaders {
+		if l := a.Resolved["loaders"]; l == row.loaders {
 			return a
 		}
 	}

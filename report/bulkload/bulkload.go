@@ -108,7 +108,7 @@ func bulkRows(r *results.Results) []bulkRow {
 	var out []bulkRow
 	for _, b := range r.BackendOrder() {
 		for _, a := range r.AggregatesOf(b) {
-			row := bulkRow{backend: b, loaders: report.RowParams(r, a)["loaders"], m: a.Median}
+			row := bulkRow{backend: b, loaders: a.Resolved["loaders"], m: a.Median}
 			if m, ok := report.VolumeModel(r, b); ok {
 				row.gib = int(m.SizeBytes >> 30)
 				row.writeIOPS, row.writeMiBs, row.price = m.WriteIOPS, m.WriteMiBps, m.MonthlyUSD

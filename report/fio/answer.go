@@ -66,7 +66,7 @@ type sizeRow struct {
 func sizeRows(r *results.Results) map[string]map[string][]sizeRow {
 	out := map[string]map[string][]sizeRow{}
 	for _, a := range r.Aggregates {
-		p := report.RowParams(r, a)
+		p := a.Resolved
 		row := sizeRow{backend: a.Backend, rw: p["rw"], size: p["file_size"], bytes: results.ParamNumber(p["file_size"]), mibs: a.Median["mib_s"], fig: report.RankedOf(r, a, "mib_s")}
 		if row.bytes <= 0 {
 			continue
@@ -183,7 +183,7 @@ func volumeModelFinding(r *results.Results) string {
 			continue
 		}
 		for _, a := range r.AggregatesOf(b.ID()) {
-			job, ok := fioJob(report.RowParams(r, a))
+			job, ok := fioJob(a.Resolved)
 			if !ok {
 				continue
 			}

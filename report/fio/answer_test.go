@@ -111,10 +111,11 @@ func TestFioOnVolumesRanksHoldsToTheModelAndNamesTheDrainedTwin(t *testing.T) {
 	share := map[string]float64{"gp2-100g": 1, "gp2-100g-dry": 0.1, "st1-500g": 0.9}
 	r := reporttest.Fio(backends, sweep, func(string, map[string]string) float64 { return 0 })
 	r.Scenario.Workload.Params = map[string]string{"engine": "libaio", "numjobs": "1"}
+	r.FillResolved()
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		m, _ := backend.VolumeModelOf("volume", r.Scenario.Backends[c.Index/2].Options)
-		job, ok := fioJob(report.CellParams(r, *c))
+		job, ok := fioJob(c.Resolved)
 		if !ok {
 			t.Fatalf("cell %v is no fio job", c.Params)
 		}

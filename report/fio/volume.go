@@ -37,7 +37,7 @@ func writeVolumeModel(w io.Writer, r *results.Results) {
 		tw := report.NewTable(w, tabwriter.AlignRight)
 		fmt.Fprintln(tw, "point\tIOPS\tmodel IOPS\tratio\tMiB/s\tmodel MiB/s\t")
 		for _, a := range rows {
-			p := report.RowParams(r, a)
+			p := a.Resolved
 			job, ok := fioJob(p)
 			if !ok {
 				continue

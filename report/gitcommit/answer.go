@@ -30,7 +30,7 @@ func answerRows(r *results.Results) []answerRow {
 	var out []answerRow
 	for _, b := range r.BackendOrder() {
 		for _, a := range r.AggregatesOf(b) {
-			row := answerRow{backend: b, layout: report.RowParams(r, a)["layout"], agg: a, pace: report.RankedOf(r, a, "changes_per_s")}
+			row := answerRow{backend: b, layout: a.Resolved["layout"], agg: a, pace: report.RankedOf(r, a, "changes_per_s")}
 			if m, ok := report.VolumeModel(r, b); ok {
 				row.typ, row.price = m.Type, m.MonthlyUSD
 			}

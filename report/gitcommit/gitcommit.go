@@ -45,7 +45,7 @@ func gitcommitTables(w io.Writer, r *results.Results) {
 	for _, b := range r.BackendOrder() {
 		for _, a := range r.AggregatesOf(b) {
 			m := a.Median
-			layout := report.RowParams(r, a)["layout"]
+			layout := a.Resolved["layout"]
 			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t\n",
 				b, layout, m["changes_per_s"], m["total_s"], m["first_window_per_s"], m["last_window_per_s"], m["min_window_per_s"],
 				m["change_p50_ms"], m["change_p99_ms"], m["ok"], m["unchanged"], m["git_mib"], m["worktree_mib"], m["as_files_mib"],
@@ -94,7 +94,7 @@ func gitRows(r *results.Results, layout string) []gitRow {
 	var out []gitRow
 	for _, b := range r.BackendOrder() {
 		for _, a := range r.AggregatesOf(b) {
-			if report.RowParams(r, a)["layout"] != layout {
+			if a.Resolved["layout"] != layout {
 				continue
 			}
 			typ := "other" // local disk, or the emulator with its model off

@@ -67,7 +67,7 @@ const endWindows = 5
 func endPace(r *results.Results, types ...string) (float64, bool) {
 	var windows []float64
 	for _, c := range r.Cells {
-		if c.Failure != "" || report.CellParams(r, c)["layout"] != "distributed" {
+		if c.Failure != "" || c.Resolved["layout"] != "distributed" {
 			continue
 		}
 		m, ok := report.VolumeModel(r, c.Backend)
@@ -97,7 +97,7 @@ func creditSpentPerHour(r *results.Results, typ string) (float64, bool) {
 			continue
 		}
 		for _, c := range r.Cells {
-			if c.Backend != b || c.Failure != "" || report.CellParams(r, c)["layout"] != "distributed" {
+			if c.Backend != b || c.Failure != "" || c.Resolved["layout"] != "distributed" {
 				continue
 			}
 			series := c.Series[lab.StatsSeries(lab.VolumeCreditMiB)]

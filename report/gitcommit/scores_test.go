@@ -11,6 +11,9 @@ import (
 	"persistlab/scenario"
 )
 
+// planned is what the plan resolved for the rows and cells of these tests, as a run records it.
+var planned = map[string]string{"layout": "distributed"}
+
 // seed004Volumes is a run of seed 004's layout on 500 GiB volumes of the types named, a row each
 // with the metrics given.
 func seed004Volumes(rows map[string]map[string]float64, types ...string) *results.Results {
@@ -25,7 +28,7 @@ func seed004Volumes(rows map[string]map[string]float64, types ...string) *result
 	r := &results.Results{Schema: results.Schema, Scenario: &scenario.Spec{Name: "ebs-git", Seed: "004", Workload: scenario.Workload{Type: "gitcommit", Params: map[string]string{"layout": "distributed"}},
 		Backends: backends}}
 	for _, typ := range types {
-		r.Aggregates = append(r.Aggregates, results.Aggregate{Backend: typ, Median: rows[typ]})
+		r.Aggregates = append(r.Aggregates, results.Aggregate{Backend: typ, Resolved: planned, Median: rows[typ]})
 	}
 	return r
 }
@@ -39,7 +42,7 @@ func withCreditsSpent(t *testing.T, r *results.Results, b string, pctPerHour flo
 		t.Fatalf("%s has no credit bucket", b)
 	}
 	spent := m.CreditMiB * pctPerHour / 100 / 2
-	r.Cells = append(r.Cells, results.Cell{Cell: scenario.Cell{Backend: b, Repeat: 1},
+	r.Cells = append(r.Cells, results.Cell{Cell: scenario.Cell{Backend: b, Repeat: 1, Resolved: planned},
 		Series: map[string][]measure.Point{"backend.volume_credit_mib": {{T: 0, V: m.CreditMiB}, {T: 900, V: m.CreditMiB - spent/2}, {T: 1800, V: m.CreditMiB - spent}}}})
 }
 
@@ -49,7 +52,7 @@ func withWindows(r *results.Results, b string, paces ...float64) {
 	for i, v := range paces {
 		series = append(series, measure.Point{T: float64(i + 1), V: v})
 	}
-	r.Cells = append(r.Cells, results.Cell{Cell: scenario.Cell{Backend: b, Repeat: 1}, Series: map[string][]measure.Point{"changes_per_s": series}})
+	r.Cells = append(r.Cells, results.Cell{Cell: scenario.Cell{Backend: b, Repeat: 1, Resolved: planned}, Series: map[string][]measure.Point{"changes_per_s": series}})
 }
 
 func scoresByFigure(r *results.Results) map[string]report.Score {
