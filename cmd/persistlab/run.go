@@ -66,10 +66,25 @@ func cmdRun(ctx context.Context, args []string) error {
 		defer restorePageOut(c.dir) // a second restore does nothing: this one is for a panic
 	}
 	c.progress, c.progressWidth = progressTo(os.Stderr)
-	failed, crossed := 0, []string(nil)
-	besideRes, err := c.runBeside(ctx)
+	failed, crossed, runErr, exportErr, err := c.runAndJudge(ctx)
 	if err != nil {
 		return err
+	}
+	var restoreErr error
+	if len(c.paused) > 0 {
+		restoreErr = restorePageOut(c.dir)
+	}
+	c.leaveWorkDir(lock, failed > 0 || restoreErr != nil)
+	return runExit(ctx, caught(), c.dir, failed, crossed, runErr, restoreErr, exportErr)
+}
+
+// runAndJudge runs the plan beside a --beside plan, if any, and then the plan itself, and counts
+// the cells whose thresholds failed (both plans') and names the thresholds the plan crossed. err
+// is a failure before the plan's first cell; runErr and exportErr come after cells were measured.
+func (c *runCmd) runAndJudge(ctx context.Context) (failed int, crossed []string, runErr, exportErr, err error) {
+	besideRes, err := c.runBeside(ctx)
+	if err != nil {
+		return 0, nil, nil, nil, err
 	}
 	if besideRes != nil {
 		failed, _ = report.Verdict(besideRes)
@@ -80,12 +95,7 @@ func cmdRun(ctx context.Context, args []string) error {
 		failedHere, crossed = report.Verdict(res)
 		failed += failedHere
 	}
-	var restoreErr error
-	if len(c.paused) > 0 {
-		restoreErr = restorePageOut(c.dir)
-	}
-	c.leaveWorkDir(lock, failed > 0 || restoreErr != nil)
-	return runExit(ctx, caught(), c.dir, failed, crossed, runErr, restoreErr, exportErr)
+	return failed, crossed, runErr, exportErr, nil
 }
 
 // runFlags are run's flags as given, and the scenario they name.
