@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"persistlab/internal/readfile"
 	"persistlab/lab"
 	"persistlab/lab/volume"
+	"persistlab/lib/readfile"
 	"persistlab/param"
 	"persistlab/results"
 	"persistlab/scenario"

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"persistlab/internal/registry"
 	"persistlab/lab"
+	"persistlab/lib/registry"
 	"persistlab/param"
 )
 

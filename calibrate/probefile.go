@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode"
 
-	"persistlab/internal/readfile"
+	"persistlab/lib/readfile"
 )
 
 // ProbeError says which field of a probe file is wrong, what it holds and what it may hold.

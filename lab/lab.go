@@ -4,7 +4,7 @@
 // this machine (Ceiling). It imports nothing of persistlab, so every other package may import it.
 package lab
 
-// The keys of a backend's Stats: what the lab's bucket and volumes count, which the runner records
+// The lab's keys of a backend's Stats: what the lab's bucket and volumes count, which the runner records
 // per cell (results' backend_stats, and series "backend.KEY" when sampled) and the report reads.
 const (
 	// A bucket's requests by the provider's price class, and what crossed its API.

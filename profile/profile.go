@@ -21,8 +21,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"persistlab/internal/readfile"
-	"persistlab/internal/registry"
+	"persistlab/lib/readfile"
+	"persistlab/lib/registry"
 	"persistlab/param"
 	"persistlab/provenance"
 )

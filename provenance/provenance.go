@@ -18,7 +18,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"persistlab/internal/registry"
+	"persistlab/lib/registry"
 )
 
 // Kind is where a figure comes from.

@@ -168,7 +168,7 @@ func backendSeriesCharts(r *results.Results) []Chart {
 	return out
 }
 
-// statUnit is what a backend counter counts, by its name's ending (backend/stats.go).
+// statUnit is what a backend counter counts, by its name's ending (lab/lab.go).
 func statUnit(key string) Unit {
 	switch {
 	case strings.HasSuffix(key, "_bytes"), strings.HasSuffix(key, "_mib"):

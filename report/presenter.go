@@ -3,7 +3,7 @@ package report
 import (
 	"io"
 
-	"persistlab/internal/registry"
+	"persistlab/lib/registry"
 	"persistlab/results"
 )
 

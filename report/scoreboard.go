@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"persistlab/internal/registry"
+	"persistlab/lib/registry"
 	"persistlab/provenance"
 	_ "persistlab/provenance/scenarios" // the app figures (cpu_per_request fitted from seed 000)
 	"persistlab/results"

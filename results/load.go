@@ -10,7 +10,7 @@ import (
 	"reflect"
 	"strings"
 
-	"persistlab/internal/readfile"
+	"persistlab/lib/readfile"
 )
 
 // MaxResultsBytes bounds a results file read back. Load decodes it a cell at a time, so a file

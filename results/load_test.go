@@ -27,6 +27,7 @@ func TestLoadReadsWhatUnmarshalReads(t *testing.T) {
 		if err := json.Unmarshal(data, r); err != nil {
 			t.Fatal(err)
 		}
+		r.FillResolved() // as Load does
 		return r
 	}
 	first, _ := Load(recorded)

@@ -1,12 +1,17 @@
 package results
 
-// FillResolved gives every cell and aggregate of a file written before cells recorded the
+// FillResolved gives every cell, crash run and aggregate of a file written before cells recorded the
 // parameters they ran with (Resolved) those parameters, derived as the plan resolves them: the
 // workload's defaults the file recorded, then the scenario's values, the entry's and the point's.
 // Load calls it, so what reads a file reads only Resolved; what it fills is left as it is.
 func (r *Results) FillResolved() {
 	for i := range r.Cells {
 		if c := &r.Cells[i]; c.Resolved == nil {
+			c.Resolved = r.derivedParams(c.Backend, c.Params)
+		}
+	}
+	for i := range r.Crashes {
+		if c := &r.Crashes[i]; c.Resolved == nil {
 			c.Resolved = r.derivedParams(c.Backend, c.Params)
 		}
 	}

@@ -23,10 +23,7 @@ type pageCacheWatch struct {
 // backend keeps one, else the whole machine's. Nil for a backend that is not a volume with its
 // model in effect: no reads of its own to set them against.
 func (l *cellLife) watchPageCache() *pageCacheWatch {
-	entry, ok := l.r.spec.BackendByID(l.cell.Backend)
-	if !ok {
-		return nil
-	}
+	entry := l.cell.Entry // open refused a cell without one
 	if _, modelled := backend.VolumeModelOf(entry.Name, entry.Options); !modelled {
 		return nil
 	}

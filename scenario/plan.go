@@ -61,7 +61,8 @@ type Cell struct {
 	Backend string            `json:"backend"` // the entry's ID: its label, or its backend's name
 	Params  map[string]string `json:"params,omitempty"`
 	Repeat  int               `json:"repeat"` // 1-based
-	// Resolved is every parameter the cell ran with (NewPlan); absent in files of earlier versions.
+	// Resolved is every parameter the cell ran with (NewPlan). Files of earlier versions lack it:
+	// results.Load derives it for them, so a file merged from theirs holds it derived.
 	Resolved map[string]string `json:"resolved,omitempty"`
 	// Entry is the backend entry the cell runs on and PointName its Point, both set by Plan so
 	// the runner never looks them up again; results files keep neither (Backend and Params say both).

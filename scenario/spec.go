@@ -22,7 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"persistlab/cost"
-	"persistlab/internal/readfile"
+	"persistlab/lib/readfile"
 	"persistlab/param"
 	"persistlab/profile"
 )

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"persistlab/backend"
-	"persistlab/internal/registry"
+	"persistlab/lib/registry"
 	"persistlab/measure"
 	"persistlab/param"
 	"persistlab/scenario"

@@ -51,7 +51,7 @@ import (
 	"persistlab/internal/benchgoal"
 	"persistlab/internal/cgroup"
 	"persistlab/internal/proc"
-	"persistlab/internal/readfile"
+	"persistlab/lib/readfile"
 )
 
 // Internal flags: the parent starts itself as the child that runs the requests, and as the

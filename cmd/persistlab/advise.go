@@ -16,7 +16,7 @@ import (
 
 	"persistlab/advise"
 	"persistlab/internal/proc"
-	"persistlab/internal/readfile"
+	"persistlab/lib/readfile"
 	"persistlab/param"
 	"persistlab/report"
 	"persistlab/results"

@@ -20,9 +20,9 @@ import (
 
 	"persistlab/calibrate"
 	"persistlab/cost"
-	"persistlab/internal/readfile"
 	"persistlab/internal/sysinfo"
 	"persistlab/lab/bucket"
+	"persistlab/lib/readfile"
 	"persistlab/profile"
 	"persistlab/report"
 	"persistlab/results"

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"persistlab/internal/readfile"
+	"persistlab/lib/readfile"
 )
 
 // FileEnv names the file `make bench` gathers the rows in; unset, rows are only printed.

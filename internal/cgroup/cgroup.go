@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"persistlab/internal/readfile"
+	"persistlab/lib/readfile"
 )
 
 // RecordName is the file in a work directory that names the cgroup made for it, so that

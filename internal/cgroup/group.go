@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"persistlab/internal/readfile"
+	"persistlab/lib/readfile"
 )
 
 // An app's cgroup holds the app and everything it starts: a process stays in its parent's cgroup

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"persistlab/internal/readfile"
+	"persistlab/lib/readfile"
 )
 
 // MinQuota is the least CFS quota the kernel takes per period (cpu.cfs_quota_us or cpu.max

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"persistlab/internal/readfile"
+	"persistlab/lib/readfile"
 )
 
 // VMStat is the kernel's counters for the whole machine.

@@ -17,8 +17,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"persistlab/internal/proc"
-	"persistlab/internal/readfile"
 	"persistlab/internal/sysinfo"
+	"persistlab/lib/readfile"
 )
 
 // RecordName is the file in a run's work directory that records the kdamonds the run turned off.

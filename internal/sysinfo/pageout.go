@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"persistlab/internal/readfile"
+	"persistlab/lib/readfile"
 )
 
 // DamonAdmin is where the kernel's DAMON sysfs interface lives.

@@ -2,9 +2,10 @@ package volume
 
 import (
 	"fmt"
-	"persistlab/lab"
 	"sync"
 	"time"
+
+	"persistlab/lab"
 )
 
 // Model decides when each I/O of an emulated volume completes: it counts the I/O in billing

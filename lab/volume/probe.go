@@ -3,12 +3,13 @@ package volume
 import (
 	"errors"
 	"os"
-	"persistlab/lab"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
+
+	"persistlab/lab"
 )
 
 // Probe sizes: 1 MiB I/O for bandwidth and 4 KiB for IOPS, each with a few in flight, as a

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"persistlab/internal/readfile"
+	"persistlab/lib/readfile"
 	"persistlab/param"
 )
 

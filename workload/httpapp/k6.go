@@ -20,8 +20,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"persistlab/internal/proc"
-	"persistlab/internal/readfile"
 	"persistlab/internal/tools"
+	"persistlab/lib/readfile"
 	"persistlab/measure"
 	"persistlab/workload"
 	"persistlab/workload/httpload"

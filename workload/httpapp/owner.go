@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"persistlab/internal/readfile"
+	"persistlab/lib/readfile"
 )
 
 // socket is a listening TCP socket as a network namespace's /proc/PID/net/tcp or tcp6 lists it.
