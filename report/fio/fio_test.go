@@ -195,6 +195,8 @@ func TestCachePairsMatchTheSoftware(t *testing.T) {
 		{Name: "gcsfuse", Options: v24},
 		{Name: "gcsfuse", Label: "gcsfuse-cache", Options: with(v24, "file_cache", "on")},
 		{Name: "gcsfuse", Label: "gcsfuse-cache-range", Options: with(v24, "file_cache", "on", "file_cache_for_range_read", "true")},
+		// An option today's declarations refuse, of no bearing on the cache: still paired.
+		{Name: "gcsfuse", Label: "gcsfuse-cache-odd", Options: with(v24, "file_cache", "on", "stat_cache_max_size_mb", "-7")},
 		{Name: "gcsfuse", Label: "gcsfuse-3.11"},
 		{Name: "gcsfuse", Label: "gcsfuse-3.11-again", Options: map[string]string{"defaults": "current"}},
 		{Name: "gcsfuse", Label: "gcsfuse-cache-3.11", Options: map[string]string{"file_cache": "true", "defaults": "current"}},
@@ -202,7 +204,7 @@ func TestCachePairsMatchTheSoftware(t *testing.T) {
 		{Name: "local", Label: "local-cache", Options: map[string]string{"file_cache": "on"}},
 	}}}
 	got := cachePairs(r)
-	want := []cachePair{{"gcsfuse", "gcsfuse-cache"}, {"gcsfuse", "gcsfuse-cache-range"}, {"gcsfuse-3.11", "gcsfuse-cache-3.11"}}
+	want := []cachePair{{"gcsfuse", "gcsfuse-cache"}, {"gcsfuse", "gcsfuse-cache-range"}, {"gcsfuse", "gcsfuse-cache-odd"}, {"gcsfuse-3.11", "gcsfuse-cache-3.11"}}
 	if !slices.Equal(got, want) {
 		t.Errorf("pairs %v, want %v", got, want)
 	}
