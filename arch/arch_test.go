@@ -26,7 +26,7 @@ func imports(t *testing.T, path string) []string {
 	return out
 }
 
-// reaches calls found for every persistlab package from reaches, directly or through others, with
+// reaches calls found for every persistlab package that from reaches, directly or through others, with
 // the chain of imports that leads there, and says how many packages it walked.
 func reaches(t *testing.T, from string, found func(path string, via []string)) int {
 	seen := map[string]bool{}
