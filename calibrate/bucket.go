@@ -151,6 +151,13 @@ func NewProbeID() string {
 // ProbePrefix is the only prefix a probe writes under.
 func ProbePrefix(id string) string { return "persistlab-probe-" + id + "/" }
 
+// The probe's objects, under its prefix.
+func smallObject(i int) string { return fmt.Sprintf("small/%04d", i) }
+
+func largeObject(n int64) string { return "large/" + strconv.FormatInt(n/mib, 10) + "MiB" }
+
+const burstObject = "burst"
+
 // BurstAttempt is one write of the burst: when it started (since the burst's start), and whether
 // it was taken or throttled (429 or 503).
 type BurstAttempt struct {
@@ -232,7 +239,7 @@ func (p *BucketProbe) Run(ctx context.Context) (*BucketSamples, error) {
 		p.say("  %-44s %4d in %s", what, n, time.Since(t0).Round(100*time.Millisecond))
 		return out, nil
 	}
-	small := func(i int) string { return fmt.Sprintf("small/%04d", i) }
+	small := smallObject
 	var err error
 	if s.Put, err = phase("small uploads", plan.Samples, "A", func(i int) (time.Duration, error) {
 		t, err := c.Put(ctx, p.name(small(i)), body(plan.SmallBytes))
@@ -252,7 +259,7 @@ func (p *BucketProbe) Run(ctx context.Context) (*BucketSamples, error) {
 	}); err != nil {
 		return s, err
 	}
-	large := func(n int64) string { return "large/" + strconv.FormatInt(n/mib, 10) + "MiB" }
+	large := largeObject
 	t0 := time.Now()
 	for _, n := range plan.largeSizes() {
 		s.Sent["A"]++
@@ -286,7 +293,7 @@ func (p *BucketProbe) Run(ctx context.Context) (*BucketSamples, error) {
 // which writes were throttled.
 func (p *BucketProbe) burst(ctx context.Context, body []byte) error {
 	s, plan := &p.samples, p.Plan
-	name := p.name("burst")
+	name := p.name(burstObject)
 	start := time.Now()
 	for i := 0; i < plan.burstAttempts(); i++ {
 		due := start.Add(time.Duration(i) * plan.BurstEvery)
@@ -375,8 +382,12 @@ func (p *BucketProbe) Cleanup(ctx context.Context) (deleted int, left []Leftover
 	}
 	for _, name := range names {
 		why := failed[name]
-		if why == "" {
+		switch {
+		case why != "":
+		case slices.Contains(p.written, name):
 			why = "still listed after its delete"
+		default:
+			why = "not an object the probe wrote: left alone"
 		}
 		left = append(left, Leftover{name, why})
 	}
@@ -405,6 +416,13 @@ func (p *BucketProbe) deleteOne(ctx context.Context, name string) (sent int, err
 		}
 	}
 	return sent, err
+}
+
+// CleanupDead deletes the objects a killed probe's record names, as Cleanup does for a probe of
+// this process, and lists the prefix for anything else: named in left, never deleted.
+func CleanupDead(ctx context.Context, client *Client, rec ProbeRecord) (deleted int, left []Leftover) {
+	p := &BucketProbe{Client: client, Prefix: rec.Prefix, written: rec.Objects, samples: BucketSamples{Sent: map[string]int{}}}
+	return p.Cleanup(ctx)
 }
 
 // Written is how many objects the probe may have written.

@@ -56,6 +56,9 @@ func validBucketName(s string) bool {
 // Target is what the probe measures, as a profile names it: the endpoint's host and the bucket.
 func (c *Client) Target() string { return c.host + "/" + c.bucket }
 
+// Bucket is the bucket's name.
+func (c *Client) Bucket() string { return c.bucket }
+
 // Host is the endpoint's host (and port).
 func (c *Client) Host() string { return c.host }
 

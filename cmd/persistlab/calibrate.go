@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -107,6 +108,19 @@ func calibrateBucket(ctx context.Context, client *calibrate.Client, plan calibra
 	}
 	fmt.Fprintf(stdout, "credentials: %s\n\n", how)
 	client.HTTP = &http.Client{Transport: transport, Timeout: 5 * time.Minute}
+	// A probe killed before its cleanup leaves this record, from which persistlab clean deletes
+	// what it wrote; it names a key file by its path, never its contents.
+	keyPath := ""
+	if keyFile != "" {
+		if keyPath, err = filepath.Abs(keyFile); err != nil {
+			return fmt.Errorf("--key-file %s: %w", keyFile, err)
+		}
+	}
+	record, err := calibrate.HoldProbeRecord(calibrate.ProbeRecordPath(os.TempDir(), id), calibrate.ProbeRecord{PID: os.Getpid(), Started: time.Now().UTC(),
+		Endpoint: endpoint, Bucket: client.Bucket(), Prefix: prefix, KeyFile: keyPath, Objects: plan.Objects(prefix)})
+	if err != nil {
+		return fmt.Errorf("refused before any request: the probe's record (what persistlab clean deletes if the probe is killed) could not be written: %w", err)
+	}
 	probe := &calibrate.BucketProbe{Client: client, Plan: plan, Prefix: prefix, Progress: stderr}
 	fmt.Fprintf(stderr, "probing %s (objects under %s) ...\n", client.Target(), prefix)
 	samples, runErr := probe.Run(ctx)
@@ -114,15 +128,14 @@ func calibrateBucket(ctx context.Context, client *calibrate.Client, plan calibra
 	cleanCtx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	deleted, left := probe.Cleanup(cleanCtx)
 	cancel()
+	record.Release(len(left) == 0 || probe.Written() == 0) // a refused probe wrote nothing: what is there is not its own
 	leftovers := func(w io.Writer) {
 		if len(left) == 0 {
 			fmt.Fprintf(w, "objects: all %d the probe wrote under %s deleted\n", deleted, prefix)
 			return
 		}
-		fmt.Fprintf(w, "objects: %d deleted; %d could NOT be deleted (delete them yourself, e.g. gcloud storage rm):\n", deleted, len(left))
-		for _, l := range left {
-			fmt.Fprintf(w, "  gs://%s/%s: %s\n", strings.SplitN(client.Target(), "/", 2)[1], l.Name, l.Why)
-		}
+		writeLeftovers(w, client, deleted, left)
+		fmt.Fprintf(w, "  (its record %s stays: persistlab clean tries the deletes again)\n", record.Path())
 	}
 	if runErr != nil {
 		leftovers(stderr)
@@ -151,6 +164,14 @@ func calibrateBucket(ctx context.Context, client *calibrate.Client, plan calibra
 		return fmt.Errorf("%d probe object(s) could not be deleted (named above)", len(left))
 	}
 	return nil
+}
+
+// writeLeftovers names the objects a probe could not delete.
+func writeLeftovers(w io.Writer, client *calibrate.Client, deleted int, left []calibrate.Leftover) {
+	fmt.Fprintf(w, "objects: %d deleted; %d could NOT be deleted (delete them yourself, e.g. gcloud storage rm):\n", deleted, len(left))
+	for _, l := range left {
+		fmt.Fprintf(w, "  gs://%s/%s: %s\n", client.Bucket(), l.Name, l.Why)
+	}
 }
 
 // writePlanTable prints, before the first request, what the probe will send and what that costs.

@@ -3,15 +3,18 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -246,5 +249,106 @@ func TestCalibrateBucketInterruptedDeletesItsObjects(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "objects: all ") || !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
+
+// A probe killed before its cleanup leaves a record in TMPDIR; persistlab clean deletes exactly
+// the objects it names, with the key file the probe used, leaves what the probe did not write
+// (under its prefix or not) and keeps the record while anything is left under the prefix. A
+// record another user could have written is not acted on.
+func TestCleanDeletesAKilledProbesObjects(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	srv, _ := startLab(t, bucket.DefaultModel())
+	keyFile, secrets := fakeKeyFile(t, srv.TokenURL())
+	cmd := exec.Command(binary, "calibrate", "bucket", "--endpoint", srv.JSONEndpoint(), "--bucket", "persistlab", "--key-file", keyFile,
+		"--out", filepath.Join(t.TempDir(), "p.yaml"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for srv.Accounting().ClassA < 50 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	// An upload in flight at the kill may still land: wait until the bucket holds still.
+	written := probeObjects(t, srv)
+	for still := time.Now(); time.Since(still) < 500*time.Millisecond; time.Sleep(50 * time.Millisecond) {
+		if now := probeObjects(t, srv); len(now) != len(written) {
+			written, still = now, time.Now()
+		}
+	}
+	records, _ := filepath.Glob(filepath.Join(tmp, "persistlab-probe-*.json"))
+	if len(written) == 0 || len(records) != 1 {
+		t.Fatalf("after the kill: %d objects, records %v", len(written), records)
+	}
+	record, _ := os.ReadFile(records[0])
+	for _, s := range secrets {
+		if strings.Contains(string(record), s) {
+			t.Errorf("the record holds a credential (%.12s...)", s)
+		}
+	}
+	prefix := written[0][:strings.Index(written[0], "/")+1]
+	client, err := calibrate.NewClient(&http.Client{}, srv.JSONEndpoint(), "persistlab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, name := range []string{prefix + "theirs", "keep/me"} {
+		if _, err := client.Put(ctx, name, []byte("not the probe's")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	untrusted := filepath.Join(tmp, "persistlab-probe-0123456789ab.json")
+	forged, _ := json.Marshal(calibrate.ProbeRecord{Endpoint: srv.JSONEndpoint(), Bucket: "persistlab", Prefix: "persistlab-probe-0123456789ab/", Objects: []string{"persistlab-probe-0123456789ab/x"}})
+	if err := os.WriteFile(untrusted, forged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(untrusted, 0o666); err != nil {
+		t.Fatal(err)
+	}
+
+	stdout, stderr, err := persistlab(t, "clean", "--dry-run")
+	if err != nil || !strings.Contains(stdout, "killed bucket probe") || !strings.Contains(stdout, prefix) || !strings.Contains(stdout, untrusted+": not a regular file") {
+		t.Fatalf("dry run: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if left := probeObjects(t, srv); len(left) != len(written)+1 {
+		t.Fatalf("the dry run deleted: %d objects left of %d", len(left), len(written)+1)
+	}
+
+	stdout, stderr, err = persistlab(t, "clean")
+	if err == nil || !strings.Contains(stdout, prefix+"theirs: not an object the probe wrote: left alone") {
+		t.Fatalf("with another's object under the prefix: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if left := probeObjects(t, srv); len(left) != 1 || left[0] != prefix+"theirs" {
+		t.Errorf("left under the prefixes: %v, want only %stheirs", left, prefix)
+	}
+	names, _ := srv.ObjectNames("persistlab")
+	if !slices.Contains(names, "keep/me") {
+		t.Errorf("an object outside the prefix was deleted: %v", names)
+	}
+	if _, err := os.Stat(records[0]); err != nil {
+		t.Errorf("the record went while an object is left: %v", err)
+	}
+	if err := client.Delete(ctx, prefix+"theirs"); err != nil {
+		t.Fatal(err)
+	}
+	stdout2, stderr2, err := persistlab(t, "clean")
+	if err != nil || !strings.Contains(stdout2, "record removed") {
+		t.Fatalf("second clean: %v\n%s\n%s", err, stdout2, stderr2)
+	}
+	if _, err := os.Stat(records[0]); err == nil {
+		t.Error("the record is still there")
+	}
+	if _, err := os.Stat(untrusted); err != nil {
+		t.Errorf("the untrusted record was removed: %v", err)
+	}
+	for _, s := range secrets {
+		for _, text := range []string{stdout, stderr, stdout2, stderr2} {
+			if strings.Contains(text, s) {
+				t.Errorf("clean's output holds a credential (%.12s...)", s)
+			}
+		}
 	}
 }

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"persistlab/calibrate"
 	"persistlab/internal/leftover"
+	"persistlab/lib/readfile"
 	"persistlab/report"
 	"persistlab/results"
 )
@@ -22,12 +27,22 @@ func cmdClean(args []string) error {
 		return err
 	}
 	dead := leftover.Find([]string{os.TempDir()}, dirs)
-	if len(dead) == 0 {
-		fmt.Printf("no leftovers of killed runs in %s (a run's --workdir elsewhere: persistlab clean DIR)\n", os.TempDir())
+	probes, untrusted := calibrate.FindDeadProbes(os.TempDir())
+	if len(dead) == 0 && len(probes) == 0 && len(untrusted) == 0 {
+		fmt.Printf("no leftovers of killed runs or bucket probes in %s (a run's --workdir elsewhere: persistlab clean DIR)\n", os.TempDir())
 		return nil
 	}
 	out := terminalSafe(os.Stdout)
 	var failed []string
+	for _, why := range untrusted {
+		fmt.Fprintf(out, "%s\n", why)
+	}
+	for _, d := range probes {
+		if err := cleanProbe(out, d, *dryRun); err != nil {
+			failed = append(failed, err.Error())
+		}
+		d.Close()
+	}
 	for _, d := range dead {
 		describe(out, d)
 		if !*dryRun && d.Made { // what persistlab did not make is only described
@@ -104,6 +119,49 @@ func clean(d leftover.Dead) error {
 		return err
 	}
 	fmt.Printf("%s: marked %s\n", d.Run.Out, r.Status)
+	return nil
+}
+
+// cleanProbe deletes the objects a killed bucket probe's record names, with the credentials the
+// probe used (its key file, read again, or Application Default Credentials), and removes the
+// record once nothing it names is left. What it cannot delete it names.
+func cleanProbe(w io.Writer, d calibrate.DeadProbe, dryRun bool) error {
+	rec := d.Record
+	fmt.Fprintf(w, "%s: killed bucket probe (pid %d, started %s): up to %d objects under gs://%s/%s at %s\n",
+		d.Path, rec.PID, rec.Started.Format("2006-01-02 15:04:05"), len(rec.Objects), rec.Bucket, rec.Prefix, rec.Endpoint)
+	if dryRun {
+		return nil
+	}
+	byHand := fmt.Sprintf("delete them yourself (gcloud storage rm 'gs://%s/%s**'), then the record", rec.Bucket, rec.Prefix)
+	client, err := calibrate.NewClient(nil, rec.Endpoint, rec.Bucket)
+	if err != nil {
+		return fmt.Errorf("%s: %w; %s", d.Path, err, byHand)
+	}
+	var keyData []byte
+	if rec.KeyFile != "" {
+		if keyData, err = readfile.Regular(rec.KeyFile, maxKeyFileBytes); err != nil {
+			return fmt.Errorf("%s: the probe's key file: %w; %s", d.Path, err, byHand)
+		}
+	}
+	secrets := &redactor{}
+	secrets.addKeyFile(keyData)
+	w = secrets.writer(w)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	transport, _, err := credentials(ctx, client.Host(), rec.KeyFile, keyData, secrets)
+	if err != nil {
+		return secrets.err(fmt.Errorf("%s: %w; %s", d.Path, err, byHand))
+	}
+	client.HTTP = &http.Client{Transport: transport, Timeout: time.Minute}
+	deleted, left := calibrate.CleanupDead(ctx, client, rec)
+	if len(left) > 0 {
+		writeLeftovers(w, client, deleted, left)
+		return fmt.Errorf("%s: %d object(s) left (named above); the record stays", d.Path, len(left))
+	}
+	if err := d.Remove(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: the %d objects it recorded are deleted or were never written; nothing left under gs://%s/%s; record removed\n", d.Path, deleted, rec.Bucket, rec.Prefix)
 	return nil
 }
 

@@ -74,7 +74,7 @@ func commands() []command {
 			"persistlab version",
 			"persistlab version --json | jq -r .programs.fio.version",
 		}},
-		{name: "clean", args: "[DIR...] [--dry-run]", summary: "remove what killed runs left: mounts, processes, work dirs", run: withoutCtx(cmdClean), examples: []string{
+		{name: "clean", args: "[DIR...] [--dry-run]", summary: "remove what killed runs left (mounts, processes, work dirs) and killed bucket probes' objects", run: withoutCtx(cmdClean), examples: []string{
 			"persistlab clean --dry-run        # what killed runs left in the temporary directory",
 			"persistlab clean /scratch/run-1   # a run's --workdir elsewhere",
 		}},
