@@ -35,6 +35,7 @@ type cellLife struct {
 	params  workload.Params
 	stops   []func(context.Context) error
 	limits  []*cgroup.CPU // each instance's CPU limit (cpu_quota), the first made with the backend
+	slowed  *slowdown     // the instance's slower CPU (cpu_slowdown), made with the backend
 	// stuck are cgroups a stop could not empty, tried again once the backend has stopped (settle).
 	stuck []*cgroup.StuckError
 }
@@ -81,12 +82,15 @@ func (l *cellLife) startBackend(ctx context.Context) (backend.Target, error) {
 		l.r.res.Versions[k] = v
 	}
 	l.r.res.Machine.FileSystems[t.Dir] = sysinfo.FileSystemOf(t.Dir)
-	return within(t, l.firstLimit())
+	return within(t, l.firstLimit(), l.limitKnob())
 }
 
 // firstLimit is the CPU limit of the instance the backend started with (a recovered instance
 // takes it over), nil without one.
 func (l *cellLife) firstLimit() *cgroup.CPU {
+	if l.slowed != nil {
+		return l.slowed.instance
+	}
 	if len(l.limits) == 0 {
 		return nil
 	}
@@ -103,7 +107,7 @@ func (l *cellLife) addInstance(ctx context.Context, multi backend.MultiInstance)
 	if err != nil {
 		return t, err
 	}
-	return within(t, limit)
+	return within(t, limit, l.limitKnob())
 }
 
 // startWorkload starts a workload instance on target; close stops it.
@@ -135,6 +139,11 @@ func (l *cellLife) close(ctx context.Context, failure *string) {
 	defer cancel()
 	if err := l.setAside(l.be.Stop(c)); err != nil && *failure == "" {
 		*failure = "backend stop: " + err.Error()
+	}
+	if l.slowed != nil {
+		if err := l.slowed.stillSpinning(); err != nil && *failure == "" {
+			*failure = err.Error()
+		}
 	}
 	if err := l.setAside(l.removeLimits()); err != nil && *failure == "" {
 		*failure = err.Error()

@@ -115,7 +115,7 @@ func (r *run) crashCell(ctx context.Context, cell scenario.Cell, killAfter time.
 	if err != nil {
 		return fail(err)
 	}
-	if target, err = within(target, life.firstLimit()); err != nil { // the new instance, same limit
+	if target, err = within(target, life.firstLimit(), life.limitKnob()); err != nil { // the new instance, same limit
 		return fail(err)
 	}
 	found := inspector.Inspect(target.Dir, "") // before the new instance touches it

@@ -29,6 +29,7 @@ var Knobs = []param.Param{
 	{Name: InstancesParam, Kind: param.KindInt, Default: "1", Min: 1, Max: 8, Help: "instances of the system under test sharing one backend, each on its own mount, the load split between them (also the scenario's top-level instances:)"},
 	{Name: QuotaParam, Kind: param.KindFloat, Default: "0", Min: 0, Max: 1024, Unit: "CPUs", Help: "a container's CPU limit on each instance (the system under test and the backend's helpers: gcsfuse, Litestream): this many CPUs of time per cpu_period on any cores (CFS bandwidth; 0: none)"},
 	{Name: PeriodParam, Kind: param.KindDuration, Default: "100ms", Min: 0.001, Max: 1, Help: "the CFS period of cpu_quota (100ms: as Docker and Kubernetes set it)"},
+	{Name: SlowdownParam, Kind: param.KindFloat, Default: "0", Min: 0, Max: MaxSlowdown, Unit: "times", Help: "a CPU this many times slower for one instance pinned to one CPU (cpus: 1; no cpu_quota): a busy spinner on that CPU, in a cgroup whose weight leaves the instance 1/cpu_slowdown of it whenever it wants it, alone or busy (0 or 1: none)"},
 }
 
 // IsKnob says whether name is one of the runner's parameters.
@@ -51,7 +52,7 @@ func Known() scenario.Known {
 // RunnerMetrics are what the runner adds to a cell whatever its workload: the machine's load,
 // several instances' lost updates, a CPU limit's throttling, a volume's page cache read again.
 var RunnerMetrics = []workload.Metric{
-	{Name: MachineCPUMetric, Unit: "share", Help: "the machine's busy CPU time while the cell was measured"},
+	{Name: MachineCPUMetric, Unit: "share", Help: "the machine's busy CPU time while the cell was measured (less cpu_slowdown's spinners', which take their CPUs by design)"},
 	{Name: InstancesParam, Unit: "count", Help: "instances that shared the backend (instances mode)"},
 	{Name: CountDeltaMetric, Unit: "count", Help: "what the data's count grew by while several instances ran (instances mode, workloads that can count their data)"},
 	{Name: LostUpdatesMetric, Unit: "count", Help: "acknowledged writes the data does not reflect after several instances stopped (instances mode)"},
@@ -88,8 +89,9 @@ func declaredMetrics() map[string]map[string]string {
 // knobs are a cell's runner parameters, read (cpus is placed once per run, from the scenario).
 type knobs struct {
 	Instances int           `param:"instances"`
-	Quota     float64       `param:"cpu_quota"`  // CPUs; 0: no limit
-	Period    time.Duration `param:"cpu_period"` // of the quota
+	Quota     float64       `param:"cpu_quota"`    // CPUs; 0: no limit
+	Period    time.Duration `param:"cpu_period"`   // of the quota
+	Slowdown  float64       `param:"cpu_slowdown"` // times; 0 or 1: none
 }
 
 // knobsOf reads a cell's runner parameters; the plan has checked them, and a cell it did not

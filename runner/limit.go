@@ -32,6 +32,17 @@ var limitSeq atomic.Int64
 // `persistlab clean` removes a killed run's; nil without cpu_quota.
 func (l *cellLife) newLimit() (*cgroup.CPU, error) {
 	k := knobsOf(l.params)
+	if k.Slowdown >= MinSlowdown {
+		if l.slowed != nil { // checkSlowdown refuses several instances
+			return nil, fmt.Errorf("workload.%s: one instance only", SlowdownParam)
+		}
+		s, err := newSlowdown(k.Slowdown, l.r.res.Placement.AppCPUs, l.dir)
+		if err != nil {
+			return nil, err
+		}
+		l.slowed = s
+		return s.instance, nil
+	}
 	if k.Quota <= 0 {
 		return nil, nil
 	}
@@ -52,14 +63,22 @@ func wrapOf(c *cgroup.CPU) []string {
 	return c.Wrap()
 }
 
+// limitKnob names the knob the cell's instances are held by: cpu_slowdown or cpu_quota.
+func (l *cellLife) limitKnob() string {
+	if l.slowed != nil {
+		return SlowdownParam
+	}
+	return QuotaParam
+}
+
 // within puts the programs a workload runs on target inside limit c, before the backend's own
-// prefix (a volume's memory cgroup).
-func within(target backend.Target, c *cgroup.CPU) (backend.Target, error) {
+// prefix (a volume's memory cgroup); knob names what made c.
+func within(target backend.Target, c *cgroup.CPU, knob string) (backend.Target, error) {
 	if c == nil {
 		return target, nil
 	}
 	if c.V2() && len(target.Wrap) > 0 {
-		return target, fmt.Errorf("workload.%s: this backend runs its instance in a cgroup of its own, and under cgroup v2 a process is in one cgroup only (the CPU limit would be lost): needs cgroup v1 or no %s", QuotaParam, QuotaParam)
+		return target, fmt.Errorf("workload.%s: this backend runs its instance in a cgroup of its own, and under cgroup v2 a process is in one cgroup only (the CPU limit would be lost): needs cgroup v1 or no %s", knob, knob)
 	}
 	target.Wrap = append(wrapOf(c), target.Wrap...)
 	return target, nil
@@ -77,13 +96,17 @@ func (r *run) checkQuotaBeside(be backend.Backend, id string) error {
 		return nil
 	}
 	for _, c := range r.plan.Cells {
-		if c.Backend != id || knobsOf(c.Resolved).Quota <= 0 {
+		k, knob := knobsOf(c.Resolved), QuotaParam
+		if k.Slowdown >= MinSlowdown {
+			knob = SlowdownParam
+		}
+		if c.Backend != id || (k.Quota <= 0 && k.Slowdown < MinSlowdown) {
 			continue
 		}
 		if v2, err := cpuIsV2(); err != nil || !v2 {
-			return nil // v1 holds both limits; without a cpu controller checkKnobs refuses cpu_quota
+			return nil // v1 holds both limits; without a cpu controller checkKnobs refuses them
 		}
-		return fmt.Errorf("a backend that leaves the instance's cgroup to the runner: this one runs its instance in a cgroup of its own (the instance's memory), and under cgroup v2 a process is in one cgroup only, so %s=%s would be lost; leave out %s, or the instance's memory (instance: none, or memory: 0)", QuotaParam, c.Resolved[QuotaParam], QuotaParam)
+		return fmt.Errorf("a backend that leaves the instance's cgroup to the runner: this one runs its instance in a cgroup of its own (the instance's memory), and under cgroup v2 a process is in one cgroup only, so %s=%s would be lost; leave out %s, or the instance's memory (instance: none, or memory: 0)", knob, c.Resolved[knob], knob)
 	}
 	return nil
 }
@@ -131,9 +154,14 @@ func (r *run) recordThrottling(before, after cgroup.Throttling, metrics map[stri
 	}
 }
 
-// removeLimits removes the cell's CPU limits once their processes are gone.
+// removeLimits removes the cell's CPU limits once their processes are gone, and stops its
+// spinners.
 func (l *cellLife) removeLimits() error {
 	var errs []error
+	if l.slowed != nil {
+		errs = append(errs, l.slowed.remove())
+		l.slowed = nil
+	}
 	for _, c := range l.limits {
 		errs = append(errs, c.Remove())
 	}

@@ -366,7 +366,7 @@ func (r *run) checkKnobs(context.Context) error {
 			if n == CPUsParam {
 				return r.fail("sweep."+a.Name, a.Text, "no sweep of cpus: CPUs are placed once per run; run once per value with --set cpus=N")
 			}
-			if (n == QuotaParam || n == PeriodParam) && spec.ShareBackend {
+			if (n == QuotaParam || n == PeriodParam || n == SlowdownParam) && spec.ShareBackend {
 				return r.fail("sweep."+a.Name, a.Text, "no sweep of "+n+" with share_backend: the instance's CPU limit is made with the backend the cells share")
 			}
 		}
@@ -378,6 +378,9 @@ func (r *run) checkKnobs(context.Context) error {
 	}
 	for _, c := range r.plan.Cells {
 		if err := r.checkLeastQuota(c); err != nil {
+			return err
+		}
+		if err := r.checkSlowdown(c); err != nil {
 			return err
 		}
 	}

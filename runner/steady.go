@@ -96,6 +96,7 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 	pageCache := life.watchPageCache()
 	before := life.be.Stats()
 	busy0, total0, _ := proc.MachineCPU()
+	spun0 := life.spinnersCPU()
 	throttled0 := life.throttling()
 	stopSampling := sampleCell(life.readings(), time.Duration(r.spec.Duration))
 	driveStart := time.Now()
@@ -106,6 +107,11 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 		return fail(err)
 	}
 	throttled1 := life.throttling()
+	if life.slowed != nil {
+		if err := life.slowed.stillSpinning(); err != nil {
+			return fail(err)
+		}
+	}
 	if tl, ok := life.be.(backend.Timeline); ok {
 		if series == nil {
 			series = map[string][]measure.Point{}
@@ -113,6 +119,7 @@ func (r *run) measure(ctx context.Context, life *cellLife, target backend.Target
 		writeSeries(tl.WritesSince(driveStart), driveStart, series)
 	}
 	busy1, total1, _ := proc.MachineCPU()
+	busy1 -= life.spinnersCPU() - spun0 // cpu_slowdown's spinners take their CPUs by design: no load on the lab
 	if ctx.Err() != nil {
 		return fail(context.Cause(ctx))
 	}

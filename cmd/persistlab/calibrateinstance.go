@@ -123,7 +123,7 @@ func writeInstanceAnswer(w io.Writer, target, here *calibrate.Probe, fit calibra
 	case emu.Quota == 0:
 		fmt.Fprintf(w, "  a run with this profile changes nothing: %s\n", emu.None)
 	default:
-		fmt.Fprintf(w, "  a run with this profile limits each instance to %s CPUs per %s period (effective_cpus / cpu_factor)\n", emu.QuotaText(), emu.Period)
+		fmt.Fprintf(w, "  a run with this profile slows each instance's CPU %s times where the scenario pins it to one CPU (cpus: 1) for a target of one CPU (cpu_slowdown: a spinner's weight), and elsewhere limits it to %s CPUs per %s period (effective_cpus / cpu_factor)\n", emu.FactorText(), emu.QuotaText(), emu.Period)
 	}
 	for _, h := range fit.HeldOut {
 		fmt.Fprintf(w, "  held out: the %s took %.4g %s on the target; cpu_factor %s x this machine's %.4g predicts %.4g: error %+.1f%%\n",

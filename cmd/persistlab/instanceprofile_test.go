@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"persistlab/backend"
 	"persistlab/internal/cgroup"
 	"persistlab/profile"
+	"persistlab/report"
 	"persistlab/scenario"
 )
 
@@ -205,6 +207,162 @@ func TestInstanceProfileSkipsAnEntryThatCannotTakeALimit(t *testing.T) {
 		}
 		if v2 && !strings.Contains(use.Effect, "bounded takes none") {
 			t.Errorf("the effect does not say which entry runs without the limit: %s", use.Effect)
+		}
+	}
+}
+
+// Seed 000's app under an instance profile of a target f times slower with one CPU serves f
+// times fewer requests than one CPU of this machine, by either method: the scenario pins its
+// instance to one CPU, so the profile slows it with a spinner's weight (cpu_slowdown); --set
+// cpu_period picks a CFS quota instead. Each holds the app to 1/f of a CPU, and each request does
+// the same work as without it (its CPU time is unchanged: the app calibrates its per-request work
+// before the limit could bias it). Both are measured as CPU time per request, so a busy core beside
+// the test, which takes CPU from every run, moves neither: the unlimited run's own requests/s is
+// this machine's contention, not its speed.
+func TestAnInstanceProfileMovesSeed000sRequestsPerSecondByItsFactor(t *testing.T) {
+	if err := cgroup.CheckCPU(); err != nil {
+		t.Skip(err)
+	}
+	work := t.TempDir()
+	const factor = 4.0
+	slow := filepath.Join(work, "slow.yaml")
+	writeInstanceProfile(t, slow, "4", "1")
+	type measured struct{ perSecond, cpuPerRequest, cpuUtil float64 }
+	run := func(args ...string) (measured, string) {
+		t.Helper()
+		out := filepath.Join(work, "r.json")
+		stdout, stderr, err := persistlab(t, append([]string{"run", "cloudrun-sqlite", "--backend", "local", "--vus", "4", "--duration", "4s", "--warmup", "1s",
+			"--repeat", "1", "--out", out, "--force", "--workdir", filepath.Join(work, "scratch")}, args...)...)
+		if err != nil {
+			t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+		}
+		r, err := report.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Cells) != 1 || r.Cells[0].Failure != "" || r.Cells[0].M("ok") < 20 || r.Cells[0].M("app_cpu_s") <= 0 {
+			t.Fatalf("cells %+v", r.Cells)
+		}
+		c := r.Cells[0]
+		return measured{perSecond: c.M("ok") / c.ElapsedS, cpuPerRequest: c.M("app_cpu_s") / c.M("ok"), cpuUtil: c.M("app_cpu_s") / c.ElapsedS}, stderr
+	}
+	free, _ := run()
+	// A quota is a ceiling; a weight is a share, and a thread that wakes (a request just come, an
+	// fsync done) catches up on the CPU for a while: its bounds are wider (bench/instance measured
+	// a request alone at 0.855f).
+	for _, method := range []struct {
+		name, says string
+		args       []string
+		slack      float64
+	}{
+		{"cpu_slowdown", "cpu_slowdown 4", []string{"--profile", slow}, 0.75},
+		{"cpu_quota", "cpu_quota 0.25 CPUs per its own period", []string{"--profile", slow, "--set", "cpu_period=5ms"}, 0.85},
+	} {
+		limited, stderr := run(method.args...)
+		t.Logf("unlimited: %.1f requests/s, %.2f ms of CPU each, %.2f CPUs; %s: %.1f/s, %.2f ms, %.2f CPUs", free.perSecond, free.cpuPerRequest*1e3, free.cpuUtil,
+			method.name, limited.perSecond, limited.cpuPerRequest*1e3, limited.cpuUtil)
+		if !strings.Contains(stderr, method.says) {
+			t.Errorf("%s: the run does not say %q:\n%s", method.name, method.says, stderr)
+		}
+		if limited.cpuUtil > 1/factor/method.slack {
+			t.Errorf("%s: the limited app used %.3f CPUs, above the profile's 1/%g", method.name, limited.cpuUtil, factor)
+		}
+		if ratio := limited.cpuPerRequest / free.cpuPerRequest; ratio < 0.8 || ratio > 1.25 {
+			t.Errorf("%s: a request's CPU time moved by %.2f under the limit: the work per request changed", method.name, ratio)
+		}
+		// One CPU of this machine serves 1/cpuPerRequest a second; the limited app f times fewer,
+		// less what contention beside the test took from its share (it had at least 60% of it).
+		oneCPU := 1 / free.cpuPerRequest
+		if got := oneCPU / limited.perSecond; got < factor*method.slack || got > factor/0.6 {
+			t.Errorf("%s: requests/s moved by %.2f against one CPU's %.1f/s, want about %g", method.name, got, oneCPU, factor)
+		}
+	}
+}
+
+// cpu_slowdown keeps a slower CPU's latency shape where a quota does not: a CPU-bound request
+// alone (an open loop at a third of what the slowed CPU can serve) takes about f times its CPU
+// time, because the spinner holds the rest of its CPU whenever the request runs. A thread that
+// wakes catches up on the CPU for a while (bench/instance: 0.855f for a request alone), and
+// contention from another process on the same CPU adds to it as a further spinner would: the
+// bound is 0.75f to 1.15(f+1). The spinners and both cgroups are gone after the run; a slowdown the
+// weight cannot honour is refused before anything runs, naming cpu_slowdown.
+func TestCPUSlowdownSlowsARequestAloneByItsFactor(t *testing.T) {
+	if err := cgroup.CheckCPU(); err != nil {
+		t.Skip(err)
+	}
+	work := t.TempDir()
+	scen := filepath.Join(work, "s.yaml")
+	os.WriteFile(scen, []byte(`name: slowed
+workload:
+  type: counter
+  mode: open
+  rate: 5
+  method: POST
+  path: /count_up
+  cpus: 1
+  cpu_per_request: 20ms
+backends: [{name: local}]
+sweep: {vus: 2, cpu_slowdown: "0,3"}
+duration: 5s
+warmup: 1s
+`), 0o644)
+	const factor = 3.0
+	out, scratch := filepath.Join(work, "r.json"), filepath.Join(work, "scratch")
+	stdout, stderr, err := persistlab(t, "run", scen, "--out", out, "--workdir", scratch, "--keep")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	r, err := report.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Cells) != 2 {
+		t.Fatalf("%d cells", len(r.Cells))
+	}
+	alone := map[string]float64{}
+	for _, c := range r.Cells {
+		if c.Failure != "" || c.M("ok") < 20 || c.M("app_cpu_s") <= 0 {
+			t.Fatalf("cell %+v", c)
+		}
+		cpuPerRequest := c.M("app_cpu_s") / c.M("ok") * 1e3
+		alone[c.Params["cpu_slowdown"]] = c.M("service_med_ms") / cpuPerRequest
+		t.Logf("cpu_slowdown %s: median service %.2f ms, %.2f ms of CPU per request", c.Params["cpu_slowdown"], c.M("service_med_ms"), cpuPerRequest)
+	}
+	if got := alone["3"]; got < 0.75*factor || got > 1.15*(factor+1) {
+		t.Errorf("slowed %g times, a request alone took %.2f times its CPU time (unslowed: %.2f)", factor, got, alone["0"])
+	}
+	var records []string
+	filepath.WalkDir(scratch, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), "persistlab.cpu.cgroup.") {
+			records = append(records, path)
+		}
+		return nil
+	})
+	var spinners int
+	for _, rec := range records {
+		data, _ := os.ReadFile(rec)
+		group := strings.TrimSpace(string(data))
+		if strings.HasSuffix(group, "-spinners") {
+			spinners++
+		}
+		if _, err := os.Stat(group); err == nil {
+			t.Errorf("cgroup %s left after the run", group)
+		}
+	}
+	if len(records) != 2 || spinners != 1 {
+		t.Errorf("cgroups recorded %v, want the slowed cell's instance's and its spinners'", records)
+	}
+
+	for _, bad := range []struct{ args []string }{
+		{[]string{"--set", "cpu_slowdown=3", "--set", "cpus=0"}},
+		{[]string{"--set", "cpu_slowdown=3", "--set", "cpus=2"}},
+		{[]string{"--set", "cpu_slowdown=3", "--set", "cpu_quota=0.5"}},
+		{[]string{"--set", "cpu_slowdown=1.005"}},
+		{[]string{"--set", "cpu_slowdown=3", "--set", "instances=2"}},
+	} {
+		args := append([]string{"run", "cloudrun-sqlite", "--backend", "local", "--vus", "2", "--duration", "1s", "--out", filepath.Join(work, "refused.json")}, bad.args...)
+		if _, stderr, err := persistlab(t, args...); err == nil || !strings.Contains(stderr, "workload.cpu_slowdown") || !strings.Contains(stderr, "want") {
+			t.Errorf("%v: %v\n%s", bad.args, err, stderr)
 		}
 	}
 }

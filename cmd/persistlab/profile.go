@@ -127,6 +127,7 @@ func applyInstanceProfile(spec *scenario.Spec, p *profile.Profile, path string) 
 	}
 	_, fixedQuota := spec.Workload.Params[runner.QuotaParam]
 	scenarioQuota := fixedQuota || spec.Sweep.Has(runner.QuotaParam)
+	slowdown := slowdownFits(spec, emu)
 	var ownPeriods []string
 	for i := range spec.Backends {
 		b := &spec.Backends[i]
@@ -144,6 +145,13 @@ func applyInstanceProfile(spec *scenario.Spec, p *profile.Profile, path string) 
 		params := maps.Clone(b.Params) // entries may share a map with another spec
 		if params == nil {
 			params = map[string]string{}
+		}
+		if slowdown {
+			params[runner.SlowdownParam] = emu.FactorText()
+			e.Took = append(e.Took, runner.SlowdownParam)
+			b.Params = params
+			use.Entries = append(use.Entries, e)
+			continue
 		}
 		params[runner.QuotaParam] = emu.QuotaText()
 		e.Took = append(e.Took, runner.QuotaParam)
@@ -166,6 +174,10 @@ func applyInstanceProfile(spec *scenario.Spec, p *profile.Profile, path string) 
 	}
 	use.Effect = fmt.Sprintf("each instance's CPU limited to %s CPUs per %s period, as the target's (cpu_factor %s, effective_cpus %s)",
 		emu.QuotaText(), emu.Period, p.Options()[instance.CPUFactorOption], p.Options()[instance.EffectiveCPUsOption])
+	if slowdown {
+		use.Effect = fmt.Sprintf("each instance's pinned CPU slowed %s times by a spinner's cgroup weight (cpu_slowdown), as the target's (cpu_factor %s, effective_cpus %s)",
+			emu.FactorText(), p.Options()[instance.CPUFactorOption], p.Options()[instance.EffectiveCPUsOption])
+	}
 	if len(ownPeriods) > 0 {
 		use.Effect += fmt.Sprintf("; %s per its own cpu_period", strings.Join(ownPeriods, ", "))
 	}
@@ -182,6 +194,34 @@ func applyInstanceProfile(spec *scenario.Spec, p *profile.Profile, path string) 
 		use.Effect += "; " + strings.Join(without, "; ")
 	}
 	return use, emu, nil
+}
+
+// slowdownFits says whether the instance profile's slowdown can be a spinner's weight
+// (cpu_slowdown), which keeps a slower CPU's latency shape (a request takes about cpu_factor times
+// as long alone and back to back), rather than a CFS quota, which gives its CPU time only
+// (docs/calibrate.md): the scenario pins one instance to one CPU (cpus: 1) for a target of one
+// CPU (effective_cpus rounded), sets no CPU limit or period of its own, this machine has a CPU
+// besides for the driver, and cgroups can weigh CPUs.
+func slowdownFits(spec *scenario.Spec, emu instance.Emulation) bool {
+	if spec.Workload.Params[runner.CPUsParam] != "1" || math.Round(emu.CPUs) != 1 || emu.Factor < runner.MinSlowdown || emu.Factor > runner.MaxSlowdown || runtime.NumCPU() < 2 {
+		return false
+	}
+	if v, ok := spec.Workload.Params[runner.InstancesParam]; spec.Instances > 1 || spec.Sweep.Has(runner.InstancesParam) || (ok && v != "1") {
+		return false
+	}
+	for _, knob := range []string{runner.QuotaParam, runner.PeriodParam, runner.SlowdownParam} {
+		if _, own := spec.Workload.Params[knob]; own || spec.Sweep.Has(knob) {
+			return false
+		}
+	}
+	for _, b := range spec.Backends {
+		for _, knob := range []string{runner.QuotaParam, runner.PeriodParam, runner.SlowdownParam, runner.InstancesParam} {
+			if _, own := b.Params[knob]; own {
+				return false
+			}
+		}
+	}
+	return cgroup.CheckCPU() == nil
 }
 
 // ownPeriod is the cpu_period the scenario fixes for backend entry i, and where: the entry's
@@ -246,9 +286,11 @@ func writeInstanceUse(w io.Writer, use *profile.Use, emu instance.Emulation, spe
 	if emu.Quota == 0 {
 		fmt.Fprintf(w, "  no CPU limit: %s\n", emu.None)
 	} else {
-		var took []string
+		var took, slowed []string
 		for _, e := range use.Entries {
 			switch {
+			case slices.Contains(e.Took, runner.SlowdownParam):
+				slowed = append(slowed, e.Entry)
 			case e.Skipped != "":
 				fmt.Fprintf(w, "  %s: %s\n", e.Entry, e.Skipped)
 			case slices.Contains(e.Kept, runner.QuotaParam):
@@ -259,19 +301,23 @@ func writeInstanceUse(w io.Writer, use *profile.Use, emu instance.Emulation, spe
 				took = append(took, e.Entry)
 			}
 		}
+		if len(slowed) > 0 {
+			fmt.Fprintf(w, "  each instance of %s runs on its pinned CPU beside a busy spinner whose cgroup weight leaves it 1/%s of the CPU whenever it wants it (cpu_slowdown %s): a CPU-bound request takes about cpu_factor times as long alone and back to back, as on the target; measured (bench/instance, docs/benchmarks.md), medians within 15%% of that and back-to-back p99s 1.5 times longer (--set cpu_period=5ms: a CFS quota instead)\n",
+				strings.Join(slowed, ", "), emu.FactorText(), emu.FactorText())
+		}
 		if len(took) > 0 {
 			fmt.Fprintf(w, "  each instance of %s runs under cpu_quota %s CPUs per cpu_period %s (effective_cpus / cpu_factor; the period: 5 ms, longer where a quota under 0.2 CPUs needs it for the kernel's least quota of 1 ms; --set cpu_period=100ms: the containers' default instead)\n",
 				strings.Join(took, ", "), emu.QuotaText(), emu.Period)
+			fmt.Fprintf(w, "  the quota gives the target's CPU time, not its latency shape: measured (bench/instance, docs/benchmarks.md), a CPU-bound request alone is slowed less than cpu_factor and back to back the p99 runs 1.5-1.6 times longer than a CPU that much slower would take (a scenario that pins its instance to one CPU, cpus: 1, for a target of one CPU gets cpu_slowdown instead)\n")
 		}
-		fmt.Fprintf(w, "  the quota gives the target's CPU time, not its latency shape: measured (bench/instance, docs/benchmarks.md), a CPU-bound request alone is slowed less than cpu_factor and back to back the p99 runs 1.5-1.6 times longer than a CPU that much slower would take\n")
 		room := float64(runtime.NumCPU())
 		if n, err := strconv.Atoi(spec.Workload.Params[runner.CPUsParam]); err == nil && n > 0 {
 			room = float64(n)
 		}
-		if emu.Quota >= room {
+		if len(took) > 0 && emu.Quota >= room {
 			fmt.Fprintf(w, "  the quota, %s CPUs, is no less than the %g CPUs the instance can use here: it limits nothing, and the run is this machine's\n", emu.QuotaText(), room)
 		}
-		if emu.CPUs > 1.1 {
+		if len(took) > 0 && emu.CPUs > 1.1 {
 			fmt.Fprintf(w, "  the target has %.3g CPUs' worth: the quota holds its CPU time in all, not each thread's speed, so with fewer requests at once than its CPUs they run up to %.2g times faster here than there\n",
 				emu.CPUs, min(emu.Factor, emu.CPUs))
 		}
@@ -282,7 +328,7 @@ func writeInstanceUse(w io.Writer, use *profile.Use, emu instance.Emulation, spe
 		}
 	}
 	if v := spec.Workload.Params["cpu_per_request"]; emu.Quota > 0 && v != "" && v != "0s" && v != "0" {
-		fmt.Fprintf(w, "  the scenario burns cpu_per_request %s per request: where that was fitted to a seed's own instance (seed 000's 4.7ms, its Cloud Run vCPU), it is that instance's CPU time already, and the quota slows it again\n", v)
+		fmt.Fprintf(w, "  the scenario burns cpu_per_request %s per request: where that was fitted to a seed's own instance (seed 000's 4.7ms, its Cloud Run vCPU), it is that instance's CPU time already, and the profile slows it again\n", v)
 	}
 	fmt.Fprintf(w, "  the file system figures (fs_*, fuse_*) are recorded, not emulated\n")
 	if h, ok := p.WorstHeldOut(); ok {

@@ -174,5 +174,8 @@ func (c *CPU) Throttling() (Throttling, error) {
 	return t, sc.Err()
 }
 
+// Members lists the processes in the group.
+func (c *CPU) Members() ([]int, error) { return members(c.Dir) }
+
 // Remove deletes the cgroup once the processes in it are gone.
 func (c *CPU) Remove() error { return Remove(c.Dir) }

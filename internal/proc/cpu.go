@@ -148,5 +148,5 @@ func MachineBusy(busy0, total0, busy1, total1 time.Duration) float64 {
 	if total1 <= total0 {
 		return 0
 	}
-	return float64(busy1-busy0) / float64(total1-total0)
+	return max(0, float64(busy1-busy0)/float64(total1-total0)) // busy1 may have a share taken out
 }

@@ -113,6 +113,11 @@ type Emulation struct {
 	None   string
 }
 
+// FactorText is the factor as the runner's cpu_slowdown takes it.
+func (e Emulation) FactorText() string {
+	return strconv.FormatFloat(math.Round(e.Factor*1e4)/1e4, 'f', -1, 64)
+}
+
 // QuotaText is the quota as the runner's cpu_quota takes it.
 func (e Emulation) QuotaText() string { return strconv.FormatFloat(e.Quota, 'f', -1, 64) }
 
