@@ -466,11 +466,12 @@ func TestUnmeteredSetUpMovesNoCounter(t *testing.T) {
 }
 
 // A queue built under a slow model is answered once the model is turned off, not after the old
-// model's times: 40 MiB written back to io2 at 100 IOPS (256 KiB units: 160 units, 1.6 s of model
-// time) while the model goes off 0.2 s in ends within a fraction of that.
+// model's times: 80 MiB written back to io2 at 100 IOPS (256 KiB units: 320 units, 3.2 s of model
+// time) while the model goes off 0.2 s in ends within half of that (the copy itself, beside a busy
+// core, takes a fraction of a second).
 func TestTurningTheModelOffAnswersTheQueuedIOAtOnce(t *testing.T) {
 	v := startVolume(t, map[string]string{"type": "io2", "size": "20GiB", "iops": "100"})
-	const size = 40 << 20
+	const size = 80 << 20
 	if err := os.WriteFile(filepath.Join(v.Dir, "queued"), make([]byte, size), 0o644); err != nil {
 		t.Fatal(err)
 	}
