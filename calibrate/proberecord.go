@@ -64,15 +64,12 @@ type HeldProbeRecord struct {
 }
 
 // HoldProbeRecord writes rec to path (which must not exist) and holds its lock. The record is
-// written and locked under another name first, then renamed (the lock goes with the file): clean
-// never finds one half written, nor one the probe does not hold yet.
+// written and locked under another name first, then linked to path (the lock is the file's, under
+// either name): clean never finds one half written, nor one the probe does not hold yet.
 func HoldProbeRecord(path string, rec ProbeRecord) (*HeldProbeRecord, error) {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := os.Lstat(path); err == nil {
-		return nil, fmt.Errorf("%s exists: another probe's", path)
 	}
 	writing := path + ".new"
 	f, err := os.OpenFile(writing, os.O_CREATE|os.O_EXCL|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
@@ -90,9 +87,10 @@ func HoldProbeRecord(path string, rec ProbeRecord) (*HeldProbeRecord, error) {
 	if _, err := f.Write(append(data, '\n')); err != nil {
 		return fail(err)
 	}
-	if err := os.Rename(writing, path); err != nil {
+	if err := os.Link(writing, path); err != nil { // never over another's
 		return fail(err)
 	}
+	os.Remove(writing)
 	return &HeldProbeRecord{path: path, f: f}, nil
 }
 
@@ -125,8 +123,9 @@ func (d DeadProbe) Close() {
 func (d DeadProbe) Remove() error { return os.Remove(d.Path) }
 
 // FindDeadProbes lists the records in dir of probes that are gone: a record nobody holds, owned
-// by this user and writable by no one else, whose every name lies under its own probe prefix. A record anyone else could have written is skipped: clean would send deletes
-// with this user's credentials on its word. Records that are not trusted are returned in skipped.
+// by this user and writable by no one else, whose every name lies under its own probe prefix.
+// Another record is returned in skipped, with why: clean would send deletes with this user's
+// credentials on its word.
 func FindDeadProbes(dir string) (dead []DeadProbe, skipped []string) {
 	paths, _ := filepath.Glob(filepath.Join(dir, probeRecordPattern))
 	for _, path := range paths {

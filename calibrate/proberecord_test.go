@@ -71,6 +71,11 @@ func TestFindDeadProbesTrustsOnlyItsOwnRecords(t *testing.T) {
 		}
 	}
 	write("bbbbbbbbbbbb", rec("bbbbbbbbbbbb"), 0o600) // a killed probe's
+	other := rec("bbbbbbbbbbbb")
+	other.Bucket = "another-bucket"
+	if _, err := HoldProbeRecord(ProbeRecordPath(dir, "bbbbbbbbbbbb"), other); err == nil {
+		t.Error("a record was written over another probe's")
+	}
 	write("cccccccccccc", rec("cccccccccccc"), 0o666) // anyone could have written it
 	outside := rec("dddddddddddd")
 	outside.Objects = append(outside.Objects, "important/data")
@@ -80,7 +85,7 @@ func TestFindDeadProbesTrustsOnlyItsOwnRecords(t *testing.T) {
 	write("eeeeeeeeeeee", otherPrefix, 0o600)
 
 	dead, skipped := FindDeadProbes(dir)
-	if len(dead) != 1 || dead[0].Record.Prefix != ProbePrefix("bbbbbbbbbbbb") {
+	if len(dead) != 1 || dead[0].Record.Prefix != ProbePrefix("bbbbbbbbbbbb") || dead[0].Record.Bucket != "persistlab" {
 		t.Errorf("dead: %+v", dead)
 	}
 	for _, d := range dead {
@@ -95,7 +100,7 @@ func TestFindDeadProbesTrustsOnlyItsOwnRecords(t *testing.T) {
 		}
 	}
 	live.Release(true)
-	if _, err := os.Stat(filepath.Join(dir, "persistlab-probe-aaaaaaaaaaaa.json")); err == nil {
-		t.Error("a released record with nothing left stays")
+	if left, _ := filepath.Glob(filepath.Join(dir, "persistlab-probe-aaaaaaaaaaaa.json*")); len(left) > 0 {
+		t.Errorf("a released record with nothing left stays: %v", left)
 	}
 }
