@@ -1,8 +1,8 @@
 // Package instance is the emulated instance's CPU: how much slower than this machine the user's
 // target does the same work (a profile of kind instance, from persistlab calibrate instance), and
-// the CPU limit that makes the system under test that much slower here. The runner enforces the
-// limit through each instance's cpu cgroup (its cpu_quota and cpu_period); this package only says
-// which.
+// how the system under test is made that much slower here. The runner enforces it through each
+// instance's cpu cgroup: a pinned spinner's weight (its cpu_slowdown) for one instance on one CPU,
+// else a CPU limit (its cpu_quota and cpu_period); this package only says which.
 package instance
 
 import (

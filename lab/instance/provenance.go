@@ -34,7 +34,7 @@ func Figures() []provenance.Figure {
 		{Name: "CFS period of the emulated slowdown", Go: "DefaultPeriod, Period", Value: fmt.Sprintf("%v; longer where that holds less than the kernel's least quota of %v (under %g CPUs: %v over the quota)", DefaultPeriod, MinQuotaPerPeriod, float64(MinQuotaPerPeriod)/float64(DefaultPeriod), MinQuotaPerPeriod),
 			Kind:   provenance.Assumed,
 			Source: periodSource,
-			Moves:  "the shape of latency under an instance profile (how much a request alone and a p99 are slowed against the median of requests back to back); not the CPU time given"},
+			Moves:  "the shape of latency under an instance profile run with a CPU limit (how much a request alone and a p99 are slowed against the median of requests back to back); not the CPU time given. A scenario that pins one instance to one CPU for a target of one CPU runs under cpu_slowdown instead (a pinned spinner's cgroup weight), to which no period applies"},
 	}
 	for _, where := range []string{"fs", "fuse"} {
 		place := map[string]string{"fs": "in the probed directory", "fuse": "on the probed FUSE mount"}[where]
