@@ -223,6 +223,15 @@ type Info struct {
 	// FileCache says what an entry has of a file cache on the instance's disk, for the report; nil
 	// for a backend that has none.
 	FileCache func(options map[string]string) FileCache
+	// Programs are the programs of its own its entries run, as the tools directory names them,
+	// for persistlab version (which finds each as New does); nil for none.
+	Programs []Program
+}
+
+// Program is a program a backend's entries run, and how it says its version.
+type Program struct {
+	Name        string   // "gcsfuse", "gcsfuse-3.2.8": found in the tools directory, then on PATH
+	VersionArgs []string // what makes it print its version first: "--version"
 }
 
 // FileCache is what an entry has of a file cache on the instance's disk, in front of its cloud

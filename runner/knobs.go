@@ -105,6 +105,19 @@ func knobsOf(p workload.Params) knobs {
 	return k
 }
 
+// PinnedCPUs is a scenario's cpus, read as its declaration reads it: the CPUs the system under
+// test is pinned to for the whole run (0: not pinned). The plan has checked the value; one it
+// would refuse reads as 0.
+func PinnedCPUs(params map[string]string) int {
+	var k struct {
+		CPUs int `param:"cpus"`
+	}
+	if param.Decode(Knobs, params, &k) != nil {
+		return 0
+	}
+	return k.CPUs
+}
+
 // knobField names a runner parameter in an error at a sweep point.
 func knobField(name, point string) string {
 	if point == "" {

@@ -460,11 +460,10 @@ func (r *run) newResults() error {
 	for _, p := range append(slices.Clone(info.Params), Knobs...) {
 		res.Defaults[p.Name] = p.Default
 	}
-	if v, ok := spec.Workload.Param(CPUsParam); ok && v != "0" {
-		cpus, _ := strconv.Atoi(v)
+	if cpus := PinnedCPUs(spec.Workload.Params); cpus > 0 {
 		app, rest, err := proc.SplitCPUs(cpus)
 		if err != nil {
-			return r.fail("workload."+CPUsParam, v, err.Error())
+			return r.fail("workload."+CPUsParam, strconv.Itoa(cpus), err.Error())
 		}
 		res.Placement = results.Placement{AppCPUs: app, DriverCPUs: rest}
 		if len(rest) > 0 {

@@ -136,8 +136,8 @@ func (r *run) checkSlowdown(c scenario.Cell) error {
 	}
 	// One CPU: a cgroup's weight is split over the CPUs its threads run on, so with n spinners
 	// on n CPUs a request alone would get n/(f+n-1) of its CPU, not 1/f.
-	if v, _ := r.spec.Workload.Param(CPUsParam); v != "1" {
-		return r.fail(field, value, fmt.Sprintf("cpus: 1 beside it (not %q): the spinner slows the one CPU the instance is pinned to", v))
+	if n := PinnedCPUs(r.spec.Workload.Params); n != 1 {
+		return r.fail(field, value, fmt.Sprintf("cpus: 1 beside it (not %d): the spinner slows the one CPU the instance is pinned to", n))
 	}
 	if online, err := proc.OnlineCPUs(); err != nil || len(online) < 2 {
 		return r.fail(field, value, "0 on a machine of one CPU: the spinner would take the CPU persistlab's driver and the lab run on")

@@ -16,7 +16,8 @@ import (
 func init() {
 	backend.RegisterInfo(backend.Info{Name: Name, Description: "a real gcsfuse mount of the lab's emulated GCS bucket (or of the bucket at option endpoint), as Cloud Run's volume mounts",
 		Options: append(slices.Clone(Options), bucket.ModelOptions...), New: New,
-		CloudModel: "bucket", NoModel: noModel, Transfer: transfer, FileCache: fileCache})
+		CloudModel: "bucket", NoModel: noModel, Transfer: transfer, FileCache: fileCache,
+		Programs: []backend.Program{{Name: "gcsfuse", VersionArgs: []string{"--version"}}, {Name: "gcsfuse-" + OldestVersion, VersionArgs: []string{"--version"}}}})
 }
 
 // noModel says why an entry has no lab model in its way: a real bucket.

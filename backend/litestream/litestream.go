@@ -52,7 +52,8 @@ var Options = []param.Param{
 
 func init() {
 	backend.RegisterInfo(backend.Info{Name: Name, Description: "local disk, replicated by the real Litestream to the lab's emulated GCS bucket (workloads with a SQLite database only)",
-		Options: append(slices.Clone(Options), bucket.ModelOptions...), New: New, CloudModel: "bucket"})
+		Options: append(slices.Clone(Options), bucket.ModelOptions...), New: New, CloudModel: "bucket",
+		Programs: []backend.Program{{Name: "litestream", VersionArgs: []string{"version"}}, {Name: "litestream-" + LegacyVersion, VersionArgs: []string{"version"}}}})
 }
 
 // settings are the backend's own options, read.

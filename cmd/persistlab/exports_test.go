@@ -130,10 +130,16 @@ func TestVersionNamesEachProgram(t *testing.T) {
 	if v.Commit != "abc1234" || !strings.HasPrefix(v.Go, "go1.") {
 		t.Errorf("commit %q, go %q", v.Commit, v.Go)
 	}
-	for _, p := range versionProbes {
+	for _, p := range versionProbes() {
 		pv, ok := v.Programs[p.name]
 		if !ok || (pv.Version == "") == (pv.Error == "") {
 			t.Errorf("%s: %+v", p.name, pv)
+		}
+	}
+	// Each backend names its own programs, the software of the seeds' day among them.
+	for _, name := range []string{"gcsfuse", "gcsfuse-3.2.8", "litestream", "litestream-0.3.13", "fio", "k6", "mariadbd"} {
+		if _, ok := v.Programs[name]; !ok {
+			t.Errorf("version names no %s: %v", name, v.Programs)
 		}
 	}
 	if git := v.Programs["git"]; !strings.HasPrefix(git.Error, "not found") {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -203,7 +202,7 @@ func applyInstanceProfile(spec *scenario.Spec, p *profile.Profile, path string) 
 // CPU (effective_cpus rounded), sets no CPU limit or period of its own, this machine has a CPU
 // besides for the driver, and cgroups can weigh CPUs.
 func slowdownFits(spec *scenario.Spec, emu instance.Emulation) bool {
-	if spec.Workload.Params[runner.CPUsParam] != "1" || math.Round(emu.CPUs) != 1 || emu.Factor < runner.MinSlowdown || emu.Factor > runner.MaxSlowdown || runtime.NumCPU() < 2 {
+	if runner.PinnedCPUs(spec.Workload.Params) != 1 || math.Round(emu.CPUs) != 1 || emu.Factor < runner.MinSlowdown || emu.Factor > runner.MaxSlowdown || runtime.NumCPU() < 2 {
 		return false
 	}
 	if v, ok := spec.Workload.Params[runner.InstancesParam]; spec.Instances > 1 || spec.Sweep.Has(runner.InstancesParam) || (ok && v != "1") {
@@ -311,7 +310,7 @@ func writeInstanceUse(w io.Writer, use *profile.Use, emu instance.Emulation, spe
 			fmt.Fprintf(w, "  the quota gives the target's CPU time, not its latency shape: measured (bench/instance, docs/benchmarks.md), a CPU-bound request alone is slowed less than cpu_factor and back to back the p99 runs 1.5-1.6 times longer than a CPU that much slower would take (a scenario that pins its instance to one CPU, cpus: 1, for a target of one CPU gets cpu_slowdown instead)\n")
 		}
 		room := float64(runtime.NumCPU())
-		if n, err := strconv.Atoi(spec.Workload.Params[runner.CPUsParam]); err == nil && n > 0 {
+		if n := runner.PinnedCPUs(spec.Workload.Params); n > 0 {
 			room = float64(n)
 		}
 		if len(took) > 0 && emu.Quota >= room {

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"persistlab/backend/litestream"
+	"persistlab/backend"
 	iproc "persistlab/internal/proc"
 	"persistlab/internal/sysinfo"
 	"persistlab/internal/tools"
@@ -26,16 +26,21 @@ type versionProbe struct {
 	args []string
 }
 
-// versionProbes are found as the backends and workloads find them, so version names what a run
-// would use.
-var versionProbes = []versionProbe{
-	{"gcsfuse", func() (string, error) { return tools.Find("gcsfuse") }, []string{"--version"}},
-	{"litestream", func() (string, error) { return tools.Find("litestream") }, []string{"version"}},
-	{"litestream-" + litestream.LegacyVersion, func() (string, error) { return tools.Find("litestream-" + litestream.LegacyVersion) }, []string{"version"}},
-	{"fio", fio.Find, []string{"--version"}},
-	{"k6", func() (string, error) { return tools.Find("k6") }, []string{"version"}},
-	{"git", func() (string, error) { return exec.LookPath("git") }, []string{"--version"}},
-	{"mariadbd", func() (string, error) { p, err := bulkload.FindPrograms(); return p.Server, err }, []string{"--version"}},
+// versionProbes are the backends' programs (each backend's Info names its own) and the
+// workloads', found as they find them, so version names what a run would use.
+func versionProbes() []versionProbe {
+	var out []versionProbe
+	for _, name := range backend.Names() {
+		info, _ := backend.Lookup(name)
+		for _, p := range info.Programs {
+			out = append(out, versionProbe{p.Name, func() (string, error) { return tools.Find(p.Name) }, p.VersionArgs})
+		}
+	}
+	return append(out,
+		versionProbe{"fio", fio.Find, []string{"--version"}},
+		versionProbe{"k6", func() (string, error) { return tools.Find("k6") }, []string{"version"}},
+		versionProbe{"git", func() (string, error) { return exec.LookPath("git") }, []string{"--version"}},
+		versionProbe{"mariadbd", func() (string, error) { p, err := bulkload.FindPrograms(); return p.Server, err }, []string{"--version"}})
 }
 
 // versionTimeout bounds one program's answer to --version.
@@ -74,7 +79,8 @@ func cmdVersion(args []string, w io.Writer) error {
 	v := Versions{Commit: own["persistlab_commit"], Persistlab: own["persistlab"], Go: own["go"], SQLite: own["sqlite"], Programs: map[string]ProgramVersion{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, p := range versionProbes {
+	probes := versionProbes()
+	for _, p := range probes {
 		wg.Go(func() {
 			pv := probeVersion(p)
 			mu.Lock()
@@ -96,7 +102,7 @@ func cmdVersion(args []string, w io.Writer) error {
 	fmt.Fprintf(tw, "persistlab\tcommit %s\n", commit)
 	fmt.Fprintf(tw, "go\t%s\n", v.Go)
 	fmt.Fprintf(tw, "sqlite\t%s (built in)\n", v.SQLite)
-	for _, p := range versionProbes {
+	for _, p := range probes {
 		pv := v.Programs[p.name]
 		switch {
 		case pv.Error != "":

@@ -328,6 +328,10 @@ func (e *gitError) Error() string {
 	return fmt.Sprintf("git %v in %s: %v: %s", e.args, e.dir, e.err, bytes.TrimSpace([]byte(msg)))
 }
 
+// Unwrap keeps git's exit status (an *exec.ExitError) or why it could not run reachable by
+// errors.Is and errors.As; stdout is kept apart because a commit's nothing-to-commit is read there.
+func (e *gitError) Unwrap() error { return e.err }
+
 // nothingToCommit is `git commit` finding the index as HEAD has it (exit 1, says so on stdout;
 // the driver runs git with LC_ALL=C).
 func (e *gitError) nothingToCommit() bool {

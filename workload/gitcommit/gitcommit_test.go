@@ -349,3 +349,21 @@ func TestAnInterruptedDurableInitLeavesNoBrokenRepository(t *testing.T) {
 		t.Errorf("staging directories left: %v", left)
 	}
 }
+
+// A git that fails keeps its exit status reachable: the caller can tell git's own refusal from
+// a git that could not run.
+func TestAGitErrorKeepsItsCause(t *testing.T) {
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	err = newGitRunner(context.Background(), gitBin)(t.TempDir(), "rev-parse", "HEAD") // not a repository
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Fatalf("git in no repository: %v, want its exit status through errors.As", err)
+	}
+	err = newGitRunner(context.Background(), filepath.Join(t.TempDir(), "no-git"))(t.TempDir(), "status")
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a git that is not there: %v, want os.ErrNotExist through errors.Is", err)
+	}
+}
