@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"persistlab/cost"
+	"persistlab/lab"
 	"persistlab/lab/volume"
 	"persistlab/param"
 	"persistlab/results"
@@ -196,8 +197,15 @@ func TestCandidatesOnCloudRunExcludeBlockVolumesAndSayWhy(t *testing.T) {
 		}
 		return m
 	}
-	if got := runnable(Candidates(app, run, 50, 1<<30, 0)); got["volume"] || !got["gcsfuse"] || !got["litestream"] || !got["local"] || got["mysql"] {
+	if got := runnable(Candidates(app, run, 50, 100<<20, 0)); got["volume"] || !got["gcsfuse"] || !got["litestream"] || !got["local"] || got["mysql"] {
 		t.Errorf("on Cloud Run: runnable backends %v, want local, gcsfuse and litestream only", got)
+	}
+	// A database as large as the instance's memory (512 MiB) fits none of them: Cloud Run keeps
+	// its disk, and gcsfuse's staged writes, in memory.
+	for _, c := range Candidates(app, run, 50, 512<<20, 0) {
+		if c.Excluded == "" || (c.Backend != "volume" && c.Backend != "mysql" && !strings.Contains(c.Excluded, "memory")) {
+			t.Errorf("a 512 MiB database on a 512 MiB instance: %s excluded %q, want it excluded for memory", c.Name, c.Excluded)
+		}
 	}
 	if got := runnable(Candidates(app, gce, 50, 1<<30, 0)); !got["volume"] {
 		t.Errorf("on a GCE VM: runnable backends %v, want the Persistent Disks too", got)
@@ -214,7 +222,7 @@ func TestCandidatesOnCloudRunExcludeBlockVolumesAndSayWhy(t *testing.T) {
 			t.Errorf("on a GCE VM, %s is offered: want only Persistent Disks", c.Name)
 		}
 	}
-	for _, c := range Candidates(App{Name: "files"}, run, 50, 1<<30, 0) {
+	for _, c := range Candidates(App{Name: "files"}, run, 50, 100<<20, 0) {
 		if c.Backend == "litestream" && c.Excluded == "" {
 			t.Errorf("an app without SQLite is offered %s", c.Name)
 		}
@@ -250,7 +258,7 @@ func TestSizeVolumeMeetsTheIOPSWithinTheTypesRules(t *testing.T) {
 func TestNewPlanRefusesWhatCannotRunBeforeAnythingRuns(t *testing.T) {
 	app := App{Name: "counter", SQLite: true, Crashable: true, Workload: scenario.Workload{Type: "counter", Params: map[string]string{"cpu_per_request": "4.7ms", "gvl": "true"}}}
 	p, _ := ParsePlatform("cloudrun", 4, 0)
-	cands := Candidates(app, p, 50, 1<<30, 0)
+	cands := Candidates(app, p, 50, 100<<20, 0)
 	reqs := mustRequire(t, "p95 < 100ms")
 	for _, c := range []struct {
 		field string
@@ -400,7 +408,7 @@ func TestGcsfuseIsBilledTheCheaperWay(t *testing.T) {
 		p.Rate = c.rate
 		at := &results.Aggregate{Median: map[string]float64{"service_avg_ms": 5},
 			Bucket: &results.BucketUse{ClassAPerS: c.rate / 100, ClassBPerS: c.rate / 10}}
-		lines, priced, notes := p.bill(Candidate{Name: "gcsfuse", Backend: "gcsfuse"}, at)
+		lines, priced, _, notes := p.bill(Candidate{Name: "gcsfuse", Backend: "gcsfuse"}, at, nil)
 		if !priced || len(notes) != 1 {
 			t.Fatalf("at %g/s: priced %v, notes %q", c.rate, priced, notes)
 		}
@@ -414,9 +422,112 @@ func TestGcsfuseIsBilledTheCheaperWay(t *testing.T) {
 			t.Errorf("at %g/s billed %v, want %s (%q)", c.rate, billed, c.want, notes)
 		}
 		// The local disk keeps its data on the instance: always on, instance-based.
-		lines, _, _ = p.bill(Candidate{Name: "local", Backend: "local"}, at)
+		lines, _, _, _ = p.bill(Candidate{Name: "local", Backend: "local"}, at, nil)
 		if !strings.Contains(lines[0].Item, string(cost.InstanceBased)) {
 			t.Errorf("local at %g/s billed %s", c.rate, lines[0].Item)
 		}
+	}
+}
+
+// A run at the rate that counted too few bucket operations to price alone is priced from all
+// the candidate's steady runs pooled, at the higher of per second and per request times the rate;
+// too few even pooled, each count is billed at its 95% upper bound, and the bill says it is one.
+func TestTooFewOperationsAtTheRateArePricedFromTheSteadyRunsPooled(t *testing.T) {
+	p := &Plan{Platform: Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}, DBBytes: 100 << 20, Rate: 20}
+	cell := func(rate string, classA, ok, seconds float64) results.Cell {
+		c := results.Cell{ElapsedS: seconds, Metrics: map[string]float64{"ok": ok},
+			BackendStats: map[string]float64{lab.BucketClassA: classA, lab.BucketClassB: 0}}
+		c.Backend, c.Params = "gcsfuse", map[string]string{"rate": rate}
+		return c
+	}
+	atRate := &results.Aggregate{Backend: "gcsfuse", Median: map[string]float64{"service_avg_ms": 5},
+		Bucket: &results.BucketUse{ClassAOps: 0, TooFewToPrice: true}}
+	classA := func(lines []cost.Line) float64 {
+		for _, l := range lines {
+			if strings.Contains(l.Item, "class A") {
+				return l.USDPerMonth
+			}
+		}
+		return 0
+	}
+	perMonth := func(perS float64) float64 { return perS * cost.SecondsPerMonth / 1000 * cost.GCSClassAPer1000USD }
+	gcsfuse := Candidate{Name: "gcsfuse", Backend: "gcsfuse"}
+
+	// Uploads that come with writes (a checkpoint per so many): 0 in 32 s at 20/s, 30 at 40/s.
+	// Per second pooled: 30/64 s; per request: 30/1920 x 20/s, less: the higher is billed.
+	steady := &results.Results{Cells: []results.Cell{cell("20", 0, 640, 32), cell("40", 30, 1280, 32)}}
+	lines, priced, atMost, notes := p.bill(gcsfuse, atRate, steady)
+	if !priced || atMost != 0 {
+		t.Fatalf("priced %v, at most $%g: %q", priced, atMost, notes)
+	}
+	if got, want := classA(lines), perMonth(30.0/64); math.Abs(got-want) > 1e-6*want {
+		t.Errorf("class A billed $%.4f a month, want $%.4f (30 operations in 64 s): %q", got, want, notes)
+	}
+	if !strings.Contains(strings.Join(notes, " "), "pooled") {
+		t.Errorf("the bill does not say it was pooled: %q", notes)
+	}
+
+	// Uploads that come with requests faster than with time: per request times the rate wins.
+	steady = &results.Results{Cells: []results.Cell{cell("20", 4, 64, 32), cell("40", 8, 128, 32)}}
+	lines, priced, _, _ = p.bill(gcsfuse, atRate, steady)
+	if got, want := classA(lines), perMonth(12.0/192*20); !priced || math.Abs(got-want) > 1e-6*want {
+		t.Errorf("class A billed $%.4f a month (priced %v), want $%.4f (12 operations in 192 requests, at 20/s)", got, priced, want)
+	}
+
+	// Too few even pooled (4 class A, 0 class B): each count billed at its 95% upper bound (9.15
+	// and 3.0), every operations line a bound.
+	steady = &results.Results{Cells: []results.Cell{cell("20", 0, 640, 32), cell("40", 4, 1280, 32)}}
+	lines, priced, atMost, notes = p.bill(gcsfuse, atRate, steady)
+	ops := 0.0
+	for _, l := range lines {
+		if strings.Contains(l.Item, " operations") {
+			ops += l.USDPerMonth
+		}
+	}
+	if got, want := classA(lines), perMonth(poissonUpper(4)/64); !priced || math.Abs(atMost-ops) > 1e-9 || ops <= got || math.Abs(got-want) > 1e-6*want {
+		t.Errorf("4 operations pooled: class A $%.4f a month, at most $%.4f of $%.4f of operations (priced %v), want $%.4f: %q", got, atMost, ops, priced, want, notes)
+	}
+	if u := poissonUpper(4); u < 9.1 || u > 9.2 {
+		t.Errorf("the 95%% upper bound on a Poisson count of 4 is %.3f, want 9.15", u)
+	}
+	if u := poissonUpper(0); u < 2.98 || u > 3.01 {
+		t.Errorf("the 95%% upper bound on a Poisson count of 0 is %.3f, want 3.0", u)
+	}
+}
+
+// A bill with an upper bound in it meets a budget the whole bill meets, misses one the rest of the
+// bill misses, and cannot tell between.
+func TestABoundedBillIsJudgedWhereBothEndsAgree(t *testing.T) {
+	f := figures(5, 9, 0, 3, 50)
+	f.Bill = append(f.Bill, cost.Line{Item: "GCS class A operations", USDPerMonth: 4})
+	f.AtMostUSD = 4
+	for _, c := range []struct {
+		budget        string
+		meets, judged bool
+	}{{"usd_per_month < 60", true, true}, {"usd_per_month < 40", false, true}, {"usd_per_month < 52", false, false}} {
+		v := Judge(Candidate{Name: "gcsfuse"}, f, mustRequire(t, c.budget))
+		if v.Meets != c.meets || (len(v.Unjudged) == 0) != c.judged {
+			t.Errorf("%s on $50 plus at most $4: meets %v, unjudged %v", c.budget, v.Meets, v.Unjudged)
+		}
+	}
+	if got := usdCell(f); got != "<= 54.00" {
+		t.Errorf("the bill's cell %q, want <= 54.00", got)
+	}
+}
+
+// The ranking's FAILS column says by how much: each missed requirement with the figure that
+// missed it, and what cannot be told.
+func TestTheFailsColumnGivesEachMissedFigure(t *testing.T) {
+	f := figures(130, 200, 12, 3, 95)
+	f.Crash[MetricLostWindow] = 4200
+	v := Judge(Candidate{Name: "local"}, f, mustRequire(t, "p95 < 100ms", "lost_acked == 0", "lost_acked <= 1s", "usd_per_month < 80"))
+	got := failText(v, false)
+	want := "p95 < 100ms: 130 ms; lost_acked == 0: 12 lost; lost_acked <= 1s: lost one acked 4.2 s before; usd_per_month < 80: $95.00"
+	if got != want {
+		t.Errorf("fails column %q, want %q", got, want)
+	}
+	f.Priced = false
+	if got := failText(Judge(Candidate{Name: "local"}, f, mustRequire(t, "usd_per_month < 80")), false); got != "usd_per_month < 80 (cannot tell)" {
+		t.Errorf("an unpriced bill: %q", got)
 	}
 }

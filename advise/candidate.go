@@ -42,8 +42,12 @@ func ParsePlatform(name string, cpus float64, memory int64) (Platform, error) {
 		if memory == 0 {
 			memory = CloudRunDefaultMemory
 		}
-		if math.IsNaN(cpus) || cpus < 0.08 || cpus > CloudRunMaxCPUs {
-			return Platform{}, &param.FieldError{Field: "--cpus", Value: fmt.Sprint(cpus), Allowed: fmt.Sprintf("Cloud Run's vCPUs, 0.08 to %g", CloudRunMaxCPUs)}
+		// Cloud Run takes 0.08 to 1 vCPU, or whole vCPUs up to 8; below 1 it requires
+		// request-based billing, concurrency 1 and the first-generation environment
+		// (cloud.google.com/run/docs/configuring/services/cpu, read 2026-12-01), which the
+		// candidates' always-on instance and open loop do not model: whole vCPUs only.
+		if math.IsNaN(cpus) || cpus < 1 || cpus > CloudRunMaxCPUs || cpus != math.Trunc(cpus) {
+			return Platform{}, &param.FieldError{Field: "--cpus", Value: fmt.Sprint(cpus), Allowed: fmt.Sprintf("whole vCPUs, 1 to %g (below 1 vCPU Cloud Run requires request-based billing and concurrency 1, which advise does not model)", CloudRunMaxCPUs)}
 		}
 		if memory < 128<<20 || memory > CloudRunMaxMemory {
 			return Platform{}, &param.FieldError{Field: "--memory", Value: fmt.Sprint(memory), Allowed: "Cloud Run's memory, 128MiB to 32GiB"}
@@ -198,9 +202,13 @@ func Candidates(app App, p Platform, rate float64, dbBytes int64, maxUSD float64
 		// re-read).
 		local.Excluded = "a " + p.Instance + " has no instance store (EBS only)"
 	}
-	out = append(out, local)
 	gcsfuse := Candidate{Name: "gcsfuse", Backend: "gcsfuse", What: "SQLite on a Cloud Storage FUSE mount of a bucket (gcsfuse, as Cloud Run mounts one)"}
-	out = append(out, gcsfuse)
+	inMemory := memoryExcluded(p, dbBytes)
+	if local.Excluded == "" {
+		local.Excluded = inMemory
+	}
+	gcsfuse.Excluded = inMemory
+	out = append(out, local, gcsfuse)
 	if app.Pragmas {
 		out = append(out, withSyncFull(gcsfuse))
 	}
@@ -209,6 +217,8 @@ func Candidates(app App, p Platform, rate float64, dbBytes int64, maxUSD float64
 			What: "SQLite on the instance's disk, replicated by Litestream to a bucket every " + iv}
 		if !app.SQLite {
 			c.Excluded = "Litestream replicates one SQLite database; this app keeps none"
+		} else {
+			c.Excluded = inMemory
 		}
 		out = append(out, c)
 	}
@@ -241,6 +251,19 @@ func Candidates(app App, p Platform, rate float64, dbBytes int64, maxUSD float64
 		mysql.Excluded = "the app keeps SQLite: a MySQL server serves only an app that speaks MySQL"
 	}
 	return append(out, mysql)
+}
+
+// memoryExcluded says why a database of dbBytes on a Cloud Run instance's disk or its gcsfuse
+// mount cannot run ("": it can). Cloud Run's own file system is in memory, and a Cloud Storage
+// volume mount stages "the entire file" it writes "in Cloud Run memory before the file is written
+// to Cloud Storage" (cloud.google.com/run/docs/configuring/services/cloud-storage-volume-mounts,
+// read 2026-12-01 in a stored copy): a database as large as the instance's memory leaves the app
+// none.
+func memoryExcluded(p Platform, dbBytes int64) string {
+	if p.Kind != "cloudrun" || dbBytes < p.Memory {
+		return ""
+	}
+	return fmt.Sprintf("the database (%s) fills the instance's memory (%s): Cloud Run keeps its disk, and what gcsfuse stages of a file it writes, in memory (--memory above the database's size, or a smaller --db-size)", sizeText(dbBytes), sizeText(p.Memory))
 }
 
 // volumeExcluded says why a volume of a cloud cannot attach on the platform ("": it can).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"persistlab/cost"
 	"persistlab/report"
@@ -65,7 +66,7 @@ func (p *Plan) Measured(c Candidate, steady *results.Results, steadyFile string,
 		}
 	}
 	var billNotes []string
-	f.Bill, f.Priced, billNotes = p.bill(c, atRate)
+	f.Bill, f.Priced, f.AtMostUSD, billNotes = p.bill(c, atRate, steady)
 	f.Notes = append(f.Notes, billNotes...)
 	if c.Sizing != "" {
 		f.Notes = append(f.Notes, c.Sizing)
@@ -89,6 +90,63 @@ func (p *Plan) Measured(c Candidate, steady *results.Results, steadyFile string,
 		}
 	}
 	return f
+}
+
+// requestsServed is the unit an HTTP app's bucket use is pooled over: its 200 answers.
+var requestsServed = report.WorkUnit{Name: "app request", Units: func(c results.Cell) float64 { return c.M("ok") }}
+
+// pooledBucketRates prices the bucket where the run at the rate alone counted too few operations
+// (a gcsfuse upload comes at a SQLite checkpoint, a Litestream one at a sync: a short cell may
+// catch none): every steady run of the candidate pooled, at the higher of its operations per
+// second and its operations per request times the rate. The first is what a cost driven by time
+// (syncs) comes to, the second what a cost driven by writes (checkpoints) does; the higher is
+// the estimate a budget can be judged by without knowing which. Too few even pooled, each count
+// is taken at its one-sided 95% upper bound (Poisson), and atMost says the price is a bound.
+func (p *Plan) pooledBucketRates(c Candidate, atRate *results.Aggregate, steady *results.Results) (aPerS, bPerS float64, note string, priced, atMost bool) {
+	ops := 0.0
+	if atRate.Bucket != nil {
+		ops = atRate.Bucket.ClassAOps + atRate.Bucket.ClassBOps
+	}
+	alone := fmt.Sprintf("the run at the rate counted %.0f bucket operations, too few to price alone (at least %d)", ops, report.MinPricedOps)
+	pooled, ok := report.PooledBucketOf(steady, c.Name, requestsServed)
+	if !ok || pooled.Seconds <= 0 || pooled.Units <= 0 {
+		return 0, 0, alone + ", and no steady run counted any: not priced", false, false
+	}
+	classA, classB, how := pooled.ClassA, pooled.ClassB, "priced"
+	if pooled.PricedOps < report.MinPricedOps {
+		classA, classB, atMost = poissonUpper(classA), poissonUpper(classB), true
+		how = fmt.Sprintf("too few even so: billed at most, each count at its 95%% upper bound (%.1f and %.1f),", classA, classB)
+	}
+	perS := cost.Usage{ClassAPerS: classA / pooled.Seconds, ClassBPerS: classB / pooled.Seconds}
+	perRequest := cost.Usage{ClassAPerS: classA / pooled.Units * p.Rate, ClassBPerS: classB / pooled.Units * p.Rate}
+	basis := "per second"
+	if bucketUSD(perRequest) > bucketUSD(perS) {
+		perS, basis = perRequest, "per request at the rate"
+	}
+	return perS.ClassAPerS, perS.ClassBPerS, fmt.Sprintf("%s: its %d steady runs pooled (%.0f class A and %.0f class B operations in %.0f s and %.0f requests), %s %s, "+
+		"the higher of per second and per request at the rate: an estimate, not this rate's own count",
+		alone, pooled.Runs, pooled.ClassA, pooled.ClassB, pooled.Seconds, pooled.Units, how, basis), true, atMost
+}
+
+// poissonUpper is the one-sided 95% upper bound on the mean of a Poisson count k: -ln 0.05 = 3.0
+// for none, else Wilson and Hilferty's approximation (within 0.5% of the exact bound from k = 1).
+func poissonUpper(k float64) float64 {
+	const z = 1.6449 // the normal's 95th percentile
+	if k <= 0 {
+		return -math.Log(0.05)
+	}
+	n := k + 1
+	return n * math.Pow(1-1/(9*n)+z/(3*math.Sqrt(n)), 3)
+}
+
+// bucketUSD is what operations at u's rates cost a month on GCS.
+func bucketUSD(u cost.Usage) float64 {
+	u.Bucket = "GCS"
+	b, err := u.Bill()
+	if err != nil {
+		return 0
+	}
+	return b.Total()
 }
 
 // busyShare is the share of time an instance has a request in flight at the rate, for
@@ -115,8 +173,12 @@ const MinServedShare = 0.95
 
 // bill is the candidate's monthly bill from what it measured at the rate: the platform, the
 // bucket's operations and storage, the volume; priced is false where a line cannot be told.
-func (p *Plan) bill(c Candidate, atRate *results.Aggregate) (lines []cost.Line, priced bool, notes []string) {
+//
+// atMostUSD is the part of the bill that is an upper bound (bucket operations too few to count
+// even pooled), 0 where every line is priced as measured.
+func (p *Plan) bill(c Candidate, atRate *results.Aggregate, steady *results.Results) (lines []cost.Line, priced bool, atMostUSD float64, notes []string) {
 	priced = true
+	boundOps := false
 	u := cost.Usage{}
 	if p.Platform.Kind == "cloudrun" {
 		// One instance always on, billed instance-based, where the data is on the instance: a single
@@ -136,19 +198,16 @@ func (p *Plan) bill(c Candidate, atRate *results.Aggregate) (lines []cost.Line, 
 			priced = false
 			notes = append(notes, "no steady run at the rate: the bucket's operations are not priced")
 		case atRate.Bucket == nil || atRate.Bucket.TooFewToPrice:
-			priced = false
-			ops := 0.0
-			if atRate.Bucket != nil {
-				ops = atRate.Bucket.ClassAOps + atRate.Bucket.ClassBOps
-			}
-			notes = append(notes, fmt.Sprintf("the run at the rate counted %.0f bucket operations, too few to price (at least %d): a longer --time prices them", ops, report.MinPricedOps))
+			var note string
+			u.ClassAPerS, u.ClassBPerS, note, priced, boundOps = p.pooledBucketRates(c, atRate, steady)
+			notes = append(notes, note)
 		default:
 			u.ClassAPerS, u.ClassBPerS = atRate.Bucket.ClassAPerS, atRate.Bucket.ClassBPerS
 		}
 	}
 	b, err := u.Bill()
 	if err != nil {
-		return nil, false, append(notes, "the bill: "+err.Error())
+		return nil, false, 0, append(notes, "the bill: "+err.Error())
 	}
 	// On gcsfuse the data is in the bucket, so request-based billing (while a request is in flight)
 	// is open too: the cheaper of the two is billed, and the other said.
@@ -164,5 +223,12 @@ func (p *Plan) bill(c Candidate, atRate *results.Aggregate) (lines []cost.Line, 
 			}
 		}
 	}
-	return b.Lines, priced, notes
+	if boundOps {
+		for _, l := range b.Lines {
+			if strings.Contains(l.Item, " operations") {
+				atMostUSD += l.USDPerMonth
+			}
+		}
+	}
+	return b.Lines, priced, atMostUSD, notes
 }

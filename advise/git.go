@@ -50,7 +50,7 @@ func gitFsyncParams(suffix string) map[string]string {
 // (it runs the crash runs of its fsync variant). Dominated says why a type is only run when named:
 // on a c4.large, gp3 of a size costs less than gp2 ($0.08 against $0.10 per GB-month) and its
 // published limits are at least gp2's, and io1 costs what io2 does with no higher limits (persistlab
-// lab model prices; the instance caps all at 4,000 IOPS and 62.5 MB/s).
+// lab model volume; the instance caps all at 4,000 IOPS and 62.5 MB/s).
 var gitVolumeTypes = []struct{ name, cloud, what, dominated string }{
 	{"pd-balanced", "gce", "git's repositories on a Persistent Disk, balanced", ""},
 	{"pd-ssd", "gce", "git's repositories on a Persistent Disk, SSD", ""},

@@ -7,6 +7,7 @@ package advise
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -106,8 +107,12 @@ func formatValue(metric string, v float64) string {
 		return fmt.Sprintf("%.2f%%", 100*v)
 	case strings.HasSuffix(metric, "_ms"):
 		return fmtMs(v)
+	case v == math.Trunc(v):
+		return fmt.Sprintf("%.0f", v)
+	case math.Abs(v) >= 1:
+		return fmt.Sprintf("%.1f", v) // a pace, as the tables print it
 	}
-	return fmt.Sprintf("%g", v)
+	return fmt.Sprintf("%.3g", v)
 }
 
 func fmtMs(v float64) string {

@@ -108,8 +108,12 @@ func answer(a Advice) string {
 		if _, ok := top.Figures.AtRate[a.Latency]; ok || a.Pace == "" {
 			figures += fmt.Sprintf(", %s %s", strings.TrimSuffix(a.Latency, "_ms"), latText(top.Figures.AtRate, a.Latency))
 		}
-		return fmt.Sprintf("%s meets every requirement, at %s a month (%s%s): %s",
-			top.Candidate.Name, usdText(top.Figures), strings.TrimPrefix(figures, ", "), lossText(top.Figures), others)
+		price := "at " + usdText(top.Figures)
+		if top.Figures.AtMostUSD > 0 {
+			price = "for " + usdText(top.Figures)
+		}
+		return fmt.Sprintf("%s meets every requirement, %s a month (%s%s): %s",
+			top.Candidate.Name, price, strings.TrimPrefix(figures, ", "), lossText(top.Figures), others)
 	}
 	why := make([]string, 0, len(top.Fails)+len(top.Unjudged))
 	for _, s := range top.Fails {
@@ -200,8 +204,11 @@ func paceCell(m map[string]float64, metric string) string {
 }
 
 func usdText(f Figures) string {
-	if !f.Priced {
+	switch {
+	case !f.Priced:
 		return "an untold cost"
+	case f.AtMostUSD > 0:
+		return fmt.Sprintf("at most $%.2f", f.USD())
 	}
 	return fmt.Sprintf("$%.2f", f.USD())
 }
@@ -213,7 +220,7 @@ func failText(v Verdict, words bool) string {
 		if words {
 			fails = append(fails, s.Text)
 		} else {
-			fails = append(fails, s.Requirement)
+			fails = append(fails, s.Requirement+": "+s.figure())
 		}
 	}
 	for _, u := range v.Unjudged {
@@ -273,8 +280,11 @@ func lostCell(v Verdict) string {
 
 // usdCell is the bill in a table's cell.
 func usdCell(f Figures) string {
-	if !f.Priced {
+	switch {
+	case !f.Priced:
 		return "cannot tell"
+	case f.AtMostUSD > 0:
+		return fmt.Sprintf("<= %.2f", f.USD())
 	}
 	return fmt.Sprintf("%.2f", f.USD())
 }

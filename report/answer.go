@@ -371,7 +371,7 @@ func costFindings(r *results.Results, work WorkUnit) []string {
 		if !hasBucket {
 			continue
 		}
-		p, ok := pooledBucketOf(r, b, work)
+		p, ok := PooledBucketOf(r, b, work)
 		if ok && work.Label != "" {
 			uploads = append(uploads, fmt.Sprintf("%s %s", b, sizeText(p.BytesInPerUnit*max(work.Scale, 1))))
 		}

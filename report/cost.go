@@ -126,23 +126,26 @@ func bucketUse(cells []results.Cell, prices []scenario.Price, work WorkUnit) *re
 	return u
 }
 
-// pooledBucket is a backend's bucket use over every run of every row, summed: the operations over
+// PooledBucket is a backend's bucket use over every run of every row, summed: the operations over
 // all the work and all the seconds. Rows ran at their own rates of work, so it prices the backend
 // at the mix the run swept, not at any one rate; it stands in where single rows are too thin.
-type pooledBucket struct {
+type PooledBucket struct {
 	Rows, Runs     int
 	ClassA, ClassB float64 // operations, summed
 	Seconds        float64 // time, summed
 	APerUnit       float64 // operations over all the work
 	BPerUnit       float64
 	APerS, BPerS   float64 // operations over all the seconds
+	Units          float64 // the work, summed
 	BytesInPerUnit float64 // bytes written to the bucket over all the work
 	PricedOps      float64
 	Costs          []results.Cost // nil if PricedOps < MinPricedOps
 }
 
-func pooledBucketOf(r *results.Results, backend string, work WorkUnit) (pooledBucket, bool) {
-	var p pooledBucket
+// PooledBucketOf pools backend's bucket use over every run of r's cells that work can count
+// (advise prices a candidate so where one row's run counted too few operations); false if none.
+func PooledBucketOf(r *results.Results, backend string, work WorkUnit) (PooledBucket, bool) {
+	var p PooledBucket
 	var units float64
 	rows := map[string]bool{}
 	for _, c := range r.Cells {
@@ -163,7 +166,7 @@ func pooledBucketOf(r *results.Results, backend string, work WorkUnit) (pooledBu
 	if p.Runs == 0 {
 		return p, false
 	}
-	p.Rows = len(rows)
+	p.Rows, p.Units = len(rows), units
 	p.APerUnit, p.BPerUnit, p.BytesInPerUnit = p.ClassA/units, p.ClassB/units, p.BytesInPerUnit/units
 	p.APerS, p.BPerS = p.ClassA/p.Seconds, p.ClassB/p.Seconds
 	p.PricedOps = pricedOps(priceLists(r), p.ClassA, p.ClassB)
@@ -201,7 +204,7 @@ func tooFewToPriceNotes(r *results.Results, thin []string, backends []string, wo
 	notes = append(notes, "every run of each backend pooled, as the answer prices it: its operations and bytes summed over all its rows' work and all "+
 		"their seconds (the rows ran at their own rates of work, so this prices the mix this run swept, not one rate):")
 	for _, b := range backends {
-		p, ok := pooledBucketOf(r, b, *work)
+		p, ok := PooledBucketOf(r, b, *work)
 		if !ok {
 			continue
 		}

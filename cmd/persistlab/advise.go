@@ -1,24 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"persistlab/advise"
-	"persistlab/internal/proc"
-	"persistlab/lib/readfile"
 	"persistlab/param"
-	"persistlab/report"
 	"persistlab/results"
 	"persistlab/runner"
 	"persistlab/scenario"
@@ -105,10 +101,10 @@ func parseAdviseFlags(args []string) (*adviseFlags, error) {
 	fs.StringVar(&f.app, "app", "counter", "the app: counter (the Go counter with Rails-sized CPU per request), rails (the seed's Rails app), python, git (seed 004's crawler committing each change), or a scenario file whose workload is your app")
 	fs.StringVar(&f.platform, "platform", "", "where it runs: cloudrun, or a VM type ("+strings.Join(advise.VMTypes(), ", ")+"); default cloudrun, c4.large for git")
 	fs.IntVar(&f.files, "files", 0, "git: the files the crawler keeps, a repository each (default the seed's 5,000)")
-	fs.Float64Var(&f.cpus, "cpus", 0, "Cloud Run's vCPUs (default 1)")
+	fs.Float64Var(&f.cpus, "cpus", 0, "Cloud Run's vCPUs, whole, 1 to 8 (default 1)")
 	fs.StringVar(&f.memory, "memory", "", "Cloud Run's memory, like 512MiB (default 512MiB)")
 	fs.Float64Var(&f.rate, "rate", 0, "the request rate to serve, requests/s; for git, the changes committed per second (required)")
-	fs.StringVar(&f.db, "db-size", "1GiB", "the database's size, for the storage bill and a volume's size")
+	fs.StringVar(&f.db, "db-size", "100MiB", "the database's size, for the storage bill, a volume's size and whether it fits a Cloud Run instance's memory")
 	fs.Var(&f.require, "require", `a requirement, like "p95 < 100ms", "lost_acked == 0", "lost_acked <= 1s" (no acknowledged write older than that lost), "usd_per_month < 30" (repeatable)`)
 	fs.DurationVar(&f.budget, "time", 15*time.Minute, "the time the measurements may take: each candidate's cells are sized to fit it")
 	fs.IntVar(&f.connections, "connections", 0, "keep-alive connections the load comes over (k6's preallocated VUs; default: the rate times the tightest latency required, at least 2): an app server that waits on an idle keep-alive connection, as Puma does, answers slower with more of them")
@@ -273,6 +269,15 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 	platform, err := advise.ParsePlatform(f.platform, f.cpus, memory)
 	if err != nil {
 		return nil, err
+	}
+	// The app runs pinned to as many of this machine's CPUs as the platform has vCPUs (git runs
+	// unpinned): more than the machine has cannot run here.
+	if here := runtime.NumCPU(); app.Kind != advise.KindChanges && platform.CPUs > float64(here) {
+		field, value := "--platform", f.platform
+		if f.cpus != 0 {
+			field, value = "--cpus", fmt.Sprint(f.cpus)
+		}
+		return nil, &param.FieldError{Field: field, Value: value, Allowed: fmt.Sprintf("at most %d vCPUs here, this machine's CPUs: the app runs on CPUs of its own, one per vCPU (%s has %g)", here, platform, platform.CPUs)}
 	}
 	if f.files != 0 {
 		if app.Kind != advise.KindChanges {
@@ -439,89 +444,6 @@ func writeAdvisePlan(w *os.File, p *advise.Plan, dir string) {
 		p.Duration, p.Rate, 2*p.Rate, p.Connections, crashes, p.Estimate().Round(time.Minute), p.Budget, dir)
 }
 
-// measure runs one of a candidate's scenarios (steady or crash) into the advise directory, or
-// reuses what an earlier advise run measured there with the same scenario.
-func (f *adviseFlags) measure(ctx context.Context, p *advise.Plan, c advise.Candidate, kind string) (*results.Results, string, error) {
-	data, err := p.YAML(c, kind)
-	if err != nil {
-		return nil, "", err
-	}
-	base := filepath.Join(f.dir, c.Name+"."+kind)
-	yamlPath, outPath := base+".yaml", base+".json"
-	if res := reusable(yamlPath, outPath, data); res != nil {
-		fmt.Fprintf(os.Stderr, "%s %s: measured before with the same scenario (%s): not run again\n", c.Name, kind, outPath)
-		return res, outPath, nil
-	}
-	if f.noRun {
-		fmt.Fprintf(os.Stderr, "%s %s: not measured in %s (--no-run)\n", c.Name, kind, f.dir)
-		return nil, "", nil
-	}
-	if err := os.WriteFile(yamlPath, data, 0o644); err != nil {
-		return nil, "", err
-	}
-	fmt.Fprintf(os.Stderr, "%s %s: persistlab run %s\n", c.Name, kind, yamlPath)
-	res, err := runScenarioFile(ctx, yamlPath, outPath, f.profile, p.App.Workload.Dir)
-	return res, outPath, err
-}
-
-// reusable is an earlier advise run's results for the same scenario, complete and without a
-// failed cell; nil otherwise.
-func reusable(yamlPath, outPath string, want []byte) *results.Results {
-	had, err := readfile.Regular(yamlPath, scenario.MaxScenarioBytes)
-	if err != nil || !bytes.Equal(had, want) {
-		return nil
-	}
-	res, err := results.Load(outPath)
-	if err != nil || res.Error != "" {
-		return nil
-	}
-	if failed, _ := report.Verdict(res); failed > 0 {
-		return nil
-	}
-	if res.Scenario == nil || (res.Scenario.Crash == nil && len(res.Aggregates) == 0) || (res.Scenario.Crash != nil && len(res.CrashSummaries) == 0) {
-		return nil
-	}
-	return res
-}
-
-// runScenarioFile runs a scenario file as persistlab run does (its own work directory, the
-// processes it starts recorded and stopped), into out, and shows only the progress line.
-func runScenarioFile(ctx context.Context, path, out, profilePath, workloadDir string) (*results.Results, error) {
-	_, f := newRunFlags()
-	f.scenario, f.out, f.force, f.profile, f.workloadDir = path, out, true, profilePath, workloadDir
-	f.exports.format = "json" // what run would say on standard output goes to standard error: advise's output is its own
-	c := &runCmd{f: f}
-	if err := c.makePlans(); err != nil {
-		return nil, err
-	}
-	release, err := c.claimOutputs()
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	lock, err := c.lockWorkDir()
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Release()
-	proc.NotifyStarts(lock.Record)
-	defer proc.NotifyStarts(nil)
-	c.progress, c.progressWidth = progressTo(os.Stderr)
-	res, runErr := runner.RunPlan(ctx, c.plan, c.options(c.outPath, c.dir, ""))
-	failed := 0
-	if res != nil {
-		failed, _ = report.Verdict(res)
-	}
-	c.leaveWorkDir(lock, failed > 0)
-	if runErr == nil && failed > 0 {
-		runErr = fmt.Errorf("%d cell(s) failed: persistlab report %s", failed, report.ShellWord(c.outPath))
-	}
-	if runErr != nil && errors.Is(runErr, fs.ErrNotExist) {
-		return res, fmt.Errorf("%w (persistlab run %s shows it whole)", runErr, path)
-	}
-	return res, runErr
-}
-
 // adviseTrust says how far to trust the answer: where each kind of figure comes from.
 func adviseTrust(p *advise.Plan, profilePath string) []string {
 	if p.App.Kind == advise.KindChanges {
@@ -536,7 +458,7 @@ func adviseTrust(p *advise.Plan, profilePath string) []string {
 		out = append(out, "the bucket's latencies are the lab's assumptions (GCS publishes none); persistlab calibrate bucket measures yours, and --profile uses it")
 	}
 	out = append(out,
-		"volumes follow the providers' published IOPS, throughput and burst rules; prices are list prices with their dated sources in persistlab lab model prices",
+		"volumes follow the providers' published IOPS, throughput and burst rules; prices are list prices with their dated sources in persistlab lab model prices (buckets, Cloud Run) and persistlab lab model volume (disks)",
 		fmt.Sprintf("the load comes over %d keep-alive connections (--connections; Cloud Run's front end's to an instance are not published): an app server that serves a connection's requests inline, as Puma does, answers slower with more of them", p.Connections),
 		crashTrust(p),
 		platformBill(p),
@@ -552,7 +474,7 @@ func gitTrust(p *advise.Plan) []string {
 		fmt.Sprintf("each cell is %s, shorter than this kernel's %s before it writes a dirty page back, so the cell runs at the page cache's speed and the timed write-back after it is the volume's own time to take the cell's changes: the pace judged is the changes made times the cell's length over the longer of the two", p.Duration, advise.DirtyExpire()),
 		"before each cell the repositories it will touch are made, outside the volume's model, so a cell measures a running crawler, not git init",
 		fmt.Sprintf("each fsync setting's loss rests on %d crashes at random moments on one volume and is assumed for the other types (one emulator: a flushed write is durable on every type alike)", p.Crashes),
-		"volumes are sized to sustain twice the rate at an assumed write units per change (4 on SSD, 8 on HDD; each row's volume_write_units in its results says what it took); prices are list prices with their dated sources in persistlab lab model prices",
+		"volumes are sized to sustain twice the rate at an assumed write units per change (4 on SSD, 8 on HDD; each row's volume_write_units in its results says what it took); prices are list prices with their dated sources in persistlab lab model prices (buckets, Cloud Run) and persistlab lab model volume (disks)",
 		"the bill is the volume's alone: the VM is the same for every candidate",
 	}
 }

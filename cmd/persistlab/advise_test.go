@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"persistlab/advise"
+	"persistlab/profile"
 )
 
 // TestAdviseRanksMeasuredCandidatesAndReusesThem runs a short advise (cells of 200 requests at
@@ -86,7 +89,7 @@ func TestAdviseRanksMeasuredCandidatesAndReusesThem(t *testing.T) {
 // cannot serve, a budget too small for one cell per candidate.
 func TestAdviseRefusesBadInputBeforeAnythingRuns(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "advise")
-	for _, c := range []struct {
+	cases := []struct {
 		args []string
 		want []string
 	}{
@@ -95,7 +98,15 @@ func TestAdviseRefusesBadInputBeforeAnythingRuns(t *testing.T) {
 		{[]string{"--rate", "20", "--require", "p95 < 1s", "--time", "1m"}, []string{"--time", "1m0s", "at least"}},
 		{[]string{"--rate", "20", "--require", "p95 < 1s", "--platform", "m5.large"}, []string{"--platform", "m5.large", "cloudrun", "n1-standard-2"}},
 		{[]string{"--rate", "20"}, []string{"--require", "at least one requirement"}},
-	} {
+		{[]string{"--rate", "20", "--require", "p95 < 1s", "--cpus", "0.5"}, []string{"--cpus", "0.5", "whole vCPUs"}},
+	}
+	if runtime.NumCPU() < advise.CloudRunMaxCPUs { // more vCPUs than this machine has, which Cloud Run offers
+		cases = append(cases, struct {
+			args []string
+			want []string
+		}{[]string{"--rate", "20", "--require", "p95 < 1s", "--cpus", strconv.Itoa(runtime.NumCPU() + 1)}, []string{"--cpus", "vCPUs here"}})
+	}
+	for _, c := range cases {
 		stdout, stderr, err := persistlab(t, append([]string{"advise", "--dir", dir}, c.args...)...)
 		if exitCode(err) != 1 {
 			t.Errorf("%v: exit %d, want 1\n%s%s", c.args, exitCode(err), stdout, stderr)
@@ -166,5 +177,37 @@ func TestAdviseGitPrunesByCrashRunsAndJudgesTheSustainedPace(t *testing.T) {
 	}
 	if got := strings.Count(stderr, "not run again"); got != 4 {
 		t.Errorf("%d of 4 scenarios reused:\n%s", got, stderr)
+	}
+}
+
+// A run is reused only under the profile it ran with: none for none, the same figures for a
+// profile (wherever its file now lies), never another's.
+func TestAdviseReusesARunOnlyUnderItsOwnProfile(t *testing.T) {
+	dir := t.TempDir()
+	mine, moved, other := filepath.Join(dir, "mine.yaml"), filepath.Join(dir, "moved.yaml"), filepath.Join(dir, "other.yaml")
+	writeProfile(t, mine, map[string]string{"read_median": "50ms"})
+	writeProfile(t, moved, map[string]string{"read_median": "50ms"})
+	writeProfile(t, other, map[string]string{"read_median": "20ms"})
+	p, err := profile.Load(mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := &profile.Use{Path: mine, Profile: *p}
+	for _, c := range []struct {
+		used *profile.Use
+		path string
+		want bool
+	}{
+		{nil, "", true},
+		{nil, mine, false},
+		{used, "", false},
+		{used, mine, true},
+		{used, moved, true},
+		{used, other, false},
+		{used, filepath.Join(dir, "gone.yaml"), false},
+	} {
+		if got := sameProfile(c.used, c.path); got != c.want {
+			t.Errorf("run with %v, asked with %q: reused %v, want %v", c.used != nil, filepath.Base(c.path), got, c.want)
+		}
 	}
 }

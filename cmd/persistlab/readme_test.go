@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +136,8 @@ func TestREADMEAdviseBlockIsWhatAdviseSays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := regexp.MustCompile("(?s)<!-- advise-output begin: (docs/runs/[^ ]+) -->\n```text\n\\$ bin/persistlab (advise [^\n]+)\n(.*?)\n```\n<!-- advise-output end -->").FindAllSubmatch(data, -1)
+	// Each block, and the paragraph under it, which states the exit status.
+	blocks := regexp.MustCompile("(?s)<!-- advise-output begin: (docs/runs/[^ ]+) -->\n```text\n\\$ bin/persistlab (advise [^\n]+)\n(.*?)\n```\n<!-- advise-output end -->\n\n(.*?)\n\n").FindAllSubmatch(data, -1)
 	if len(blocks) == 0 {
 		t.Fatal("README.md holds no advise block between <!-- advise-output begin: DIR --> and <!-- advise-output end -->")
 	}
@@ -143,8 +145,16 @@ func TestREADMEAdviseBlockIsWhatAdviseSays(t *testing.T) {
 		dir, want := string(m[1]), string(m[3])
 		args := append(shellWords(t, string(m[2])), "--dir", filepath.Join("../..", dir), "--no-run")
 		stdout, stderr, err := persistlab(t, args...)
-		if code := exitCode(err); code != 0 && code != 4 {
+		code := exitCode(err)
+		if code != 0 && code != 4 {
 			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+		stated := ""
+		if said := regexp.MustCompile(`\b[Ee]xit (\d)\b`).FindSubmatch(m[4]); said != nil {
+			stated = string(said[1])
+		}
+		if stated != strconv.Itoa(code) {
+			t.Errorf("README.md's paragraph under the advise block of %s states exit %q; advise exits %d:\n%s", dir, stated, code, m[4])
 		}
 		if strings.Contains(stderr, "not measured") {
 			t.Fatalf("%s no longer holds what advise would run (its scenarios changed): run the README's command again into a new docs/runs directory\n%s", dir, stderr)
