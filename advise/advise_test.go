@@ -202,7 +202,9 @@ func TestCandidatesOnCloudRunExcludeBlockVolumesAndSayWhy(t *testing.T) {
 	}
 	// A database as large as the instance's memory (512 MiB) fits none of them: Cloud Run keeps
 	// its disk, and gcsfuse's staged writes, in memory.
-	for _, c := range Candidates(app, run, 50, 512<<20, 0) {
+	pragmas := app
+	pragmas.Pragmas = true // its -sync-full variants too
+	for _, c := range Candidates(pragmas, run, 50, 512<<20, 0) {
 		if c.Excluded == "" || (c.Backend != "volume" && c.Backend != "mysql" && !strings.Contains(c.Excluded, "memory")) {
 			t.Errorf("a 512 MiB database on a 512 MiB instance: %s excluded %q, want it excluded for memory", c.Name, c.Excluded)
 		}
@@ -504,10 +506,21 @@ func TestABoundedBillIsJudgedWhereBothEndsAgree(t *testing.T) {
 	for _, c := range []struct {
 		budget        string
 		meets, judged bool
-	}{{"usd_per_month < 60", true, true}, {"usd_per_month < 40", false, true}, {"usd_per_month < 52", false, false}} {
+		missedBy      string // the figure a miss names: the end nearer the bound
+	}{
+		{"usd_per_month < 60", true, true, ""},
+		{"usd_per_month < 40", false, true, "at least $50.00"},
+		{"usd_per_month < 52", false, false, ""},
+		{"usd_per_month > 45", true, true, ""},
+		{"usd_per_month > 60", false, true, "at most $54.00"},
+		{"usd_per_month == 54", false, false, ""},
+	} {
 		v := Judge(Candidate{Name: "gcsfuse"}, f, mustRequire(t, c.budget))
 		if v.Meets != c.meets || (len(v.Unjudged) == 0) != c.judged {
 			t.Errorf("%s on $50 plus at most $4: meets %v, unjudged %v", c.budget, v.Meets, v.Unjudged)
+		}
+		if c.missedBy != "" && (len(v.Fails) != 1 || v.Fails[0].figure() != c.missedBy) {
+			t.Errorf("%s on $50 plus at most $4: fails %+v, want it missed by %s", c.budget, v.Fails, c.missedBy)
 		}
 	}
 	if got := usdCell(f); got != "<= 54.00" {

@@ -39,9 +39,6 @@ func ParsePlatform(name string, cpus float64, memory int64) (Platform, error) {
 		if cpus == 0 {
 			cpus = CloudRunDefaultCPUs
 		}
-		if memory == 0 {
-			memory = CloudRunDefaultMemory
-		}
 		// Cloud Run takes 0.08 to 1 vCPU, or whole vCPUs up to 8; below 1 it requires
 		// request-based billing, concurrency 1 and the first-generation environment
 		// (cloud.google.com/run/docs/configuring/services/cpu, read 2026-12-01), which the
@@ -49,8 +46,12 @@ func ParsePlatform(name string, cpus float64, memory int64) (Platform, error) {
 		if math.IsNaN(cpus) || cpus < 1 || cpus > CloudRunMaxCPUs || cpus != math.Trunc(cpus) {
 			return Platform{}, &param.FieldError{Field: "--cpus", Value: fmt.Sprint(cpus), Allowed: fmt.Sprintf("whole vCPUs, 1 to %g (below 1 vCPU Cloud Run requires request-based billing and concurrency 1, which advise does not model)", CloudRunMaxCPUs)}
 		}
-		if memory < 128<<20 || memory > CloudRunMaxMemory {
-			return Platform{}, &param.FieldError{Field: "--memory", Value: fmt.Sprint(memory), Allowed: "Cloud Run's memory, 128MiB to 32GiB"}
+		least, most := cloudRunMemory(cpus)
+		if memory == 0 {
+			memory = max(CloudRunDefaultMemory, least)
+		}
+		if memory < least || memory > most {
+			return Platform{}, &param.FieldError{Field: "--memory", Value: fmt.Sprint(memory), Allowed: fmt.Sprintf("Cloud Run's memory for %g vCPU, %s to %s", cpus, sizeText(least), sizeText(most))}
 		}
 		return Platform{Kind: "cloudrun", CPUs: cpus, Memory: memory}, nil
 	case slices.Contains(vms, name):
@@ -65,6 +66,21 @@ func ParsePlatform(name string, cpus float64, memory int64) (Platform, error) {
 		return Platform{Kind: kind, Instance: name, CPUs: vmCPUs(name), Memory: volume.Instances[in].MemoryBytes}, nil
 	}
 	return Platform{}, &param.FieldError{Field: "--platform", Value: name, Allowed: allowed}
+}
+
+// cloudRunMemory is the memory Cloud Run allows an instance of cpus whole vCPUs: up to 4 GiB a
+// vCPU, and at least 2 GiB from 4 vCPUs, 4 GiB from 6 (the services page's vCPU and memory
+// table: 1 vCPU up to 4 GiB, 2 up to 8, 4 from 2 to 16, 6 from 4 to 24, 8 from 4 to 32;
+// cloud.google.com/run/docs/configuring/services/cpu, read 2026-12-01 in a stored copy).
+func cloudRunMemory(cpus float64) (least, most int64) {
+	least = 128 << 20
+	switch {
+	case cpus >= 6:
+		least = 4 << 30
+	case cpus >= 4:
+		least = 2 << 30
+	}
+	return least, min(CloudRunMaxMemory, int64(cpus)*4<<30)
 }
 
 // VMTypes are the VM types a platform may name: the volume catalogue's instances.

@@ -108,6 +108,9 @@ func (p *Plan) pooledBucketRates(c Candidate, atRate *results.Aggregate, steady 
 		ops = atRate.Bucket.ClassAOps + atRate.Bucket.ClassBOps
 	}
 	alone := fmt.Sprintf("the run at the rate counted %.0f bucket operations, too few to price alone (at least %d)", ops, report.MinPricedOps)
+	if steady == nil {
+		return 0, 0, alone + ", and no steady run to pool: not priced", false, false
+	}
 	pooled, ok := report.PooledBucketOf(steady, c.Name, requestsServed)
 	if !ok || pooled.Seconds <= 0 || pooled.Units <= 0 {
 		return 0, 0, alone + ", and no steady run counted any: not priced", false, false

@@ -62,7 +62,9 @@ type Shortfall struct {
 	Requirement string  `json:"requirement"`
 	Metric      string  `json:"metric"`
 	Value       float64 `json:"value"`
-	Text        string  `json:"text"` // "p95_ms 130 ms (wants < 100ms)"
+	// Bound is "at least " or "at most " where Value is one end of a bill with a bound in it.
+	Bound string `json:"bound,omitempty"`
+	Text  string `json:"text"` // "p95_ms 130 ms (wants < 100ms)"
 	// By is how far the figure is from the bound, as a share of the bound (0.3: 30% over); +Inf
 	// where the bound is 0 (JSON: null).
 	By float64 `json:"-"`
@@ -98,14 +100,21 @@ func Judge(c Candidate, f Figures, reqs []Requirement) Verdict {
 	v := Verdict{Candidate: c, Figures: f}
 	for _, r := range reqs {
 		x, ok := f.Value(r)
+		bound := ""
 		if ok && r.Where == Bill && f.AtMostUSD > 0 {
-			// A bill with a bound in it: judged where the bound and the rest agree.
+			// A bill somewhere between the rest and the whole: an order judged where both ends
+			// agree, and missed by the end nearer the bound; an equality never told.
 			low := x - f.AtMostUSD
+			ordered := r.Op == "<" || r.Op == "<=" || r.Op == ">" || r.Op == ">="
 			switch {
-			case r.Holds(x) && r.Holds(low):
+			case ordered && r.Holds(x) && r.Holds(low):
 				continue
-			case !r.Holds(x) && !r.Holds(low):
-				x = low // missed even without the bounded lines
+			case ordered && !r.Holds(x) && !r.Holds(low):
+				if r.Op == "<" || r.Op == "<=" {
+					x, bound = low, "at least "
+				} else {
+					bound = "at most "
+				}
 			default:
 				v.Unjudged = append(v.Unjudged, r.Text)
 				continue
@@ -115,7 +124,7 @@ func Judge(c Candidate, f Figures, reqs []Requirement) Verdict {
 		case !ok:
 			v.Unjudged = append(v.Unjudged, r.Text)
 		case !r.Holds(x):
-			v.Fails = append(v.Fails, Shortfall{Requirement: r.Text, Metric: r.Metric, Value: x, By: shortBy(r, x), Text: shortfallText(r, x, f.Crashes)})
+			v.Fails = append(v.Fails, Shortfall{Requirement: r.Text, Metric: r.Metric, Value: x, Bound: bound, By: shortBy(r, x), Text: shortfallText(r, bound, x, f.Crashes)})
 		}
 	}
 	v.Meets = len(v.Fails) == 0 && len(v.Unjudged) == 0
@@ -123,14 +132,14 @@ func Judge(c Candidate, f Figures, reqs []Requirement) Verdict {
 }
 
 // shortfallText says a missed requirement in words: what the figure was, and what was wanted.
-func shortfallText(r Requirement, x float64, crashes int) string {
+func shortfallText(r Requirement, bound string, x float64, crashes int) string {
 	switch r.Metric {
 	case MetricLostAcked:
 		return fmt.Sprintf("a crash lost %.0f acknowledged writes (of %d crashes, the worst; wants %s)", x, crashes, r.Text)
 	case MetricLostWindow:
 		return fmt.Sprintf("a crash lost a write acknowledged %s before it (wants %s)", fmtMs(x), r.Text)
 	}
-	return fmt.Sprintf("%s is %s (wants %s)", r.Metric, formatValue(r.Metric, x), r.Text)
+	return fmt.Sprintf("%s is %s%s (wants %s)", r.Metric, bound, formatValue(r.Metric, x), r.Text)
 }
 
 // figure is the shortfall's figure, short, for a table's cell: "130 ms", "192 lost", "$25.10".
@@ -144,7 +153,7 @@ func (s Shortfall) figure() string {
 		}
 		return "lost one acked " + fmtMs(s.Value) + " before"
 	}
-	return formatValue(s.Metric, s.Value)
+	return s.Bound + formatValue(s.Metric, s.Value)
 }
 
 // shortBy is how far x misses r's bound, relative to the bound.

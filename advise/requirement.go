@@ -109,8 +109,8 @@ func formatValue(metric string, v float64) string {
 		return fmtMs(v)
 	case v == math.Trunc(v):
 		return fmt.Sprintf("%.0f", v)
-	case math.Abs(v) >= 1:
-		return fmt.Sprintf("%.1f", v) // a pace, as the tables print it
+	case math.Abs(v) >= 0.05:
+		return fmt.Sprintf("%.1f", v) // a pace, as the ranking's cells print it
 	}
 	return fmt.Sprintf("%.3g", v)
 }

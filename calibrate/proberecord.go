@@ -3,8 +3,10 @@ package calibrate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,6 +90,9 @@ func HoldProbeRecord(path string, rec ProbeRecord) (*HeldProbeRecord, error) {
 		return fail(err)
 	}
 	if err := os.Link(writing, path); err != nil { // never over another's
+		if errors.Is(err, fs.ErrExist) {
+			err = fmt.Errorf("%s exists: another probe's", path)
+		}
 		return fail(err)
 	}
 	os.Remove(writing)

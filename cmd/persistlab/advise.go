@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"persistlab/advise"
+	"persistlab/internal/proc"
 	"persistlab/param"
 	"persistlab/results"
 	"persistlab/runner"
@@ -270,9 +271,13 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The app runs pinned to as many of this machine's CPUs as the platform has vCPUs (git runs
-	// unpinned): more than the machine has cannot run here.
-	if here := runtime.NumCPU(); app.Kind != advise.KindChanges && platform.CPUs > float64(here) {
+	// The app runs pinned to as many of this machine's online CPUs as the platform has vCPUs, as
+	// the runner places it (git runs unpinned): more than the machine has cannot run here.
+	here := runtime.NumCPU()
+	if online, err := proc.OnlineCPUs(); err == nil {
+		here = len(online)
+	}
+	if app.Kind != advise.KindChanges && platform.CPUs > float64(here) {
 		field, value := "--platform", f.platform
 		if f.cpus != 0 {
 			field, value = "--cpus", fmt.Sprint(f.cpus)

@@ -192,7 +192,15 @@ func TestAdviseReusesARunOnlyUnderItsOwnProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	used := &profile.Use{Path: mine, Profile: *p}
+	// As a results file keeps it: the profile's figures through JSON.
+	data, err := json.Marshal(&profile.Use{Path: mine, Profile: *p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := &profile.Use{}
+	if err := json.Unmarshal(data, used); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		used *profile.Use
 		path string

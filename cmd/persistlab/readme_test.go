@@ -180,3 +180,39 @@ func shellWords(t *testing.T, line string) []string {
 	}
 	return words
 }
+
+// README.md's paragraphs that quote an advise answer in prose (each after an advise-prose marker
+// naming its directory) quote what advise says from that directory: every figure with a decimal
+// point and every number of three digits or more is in its output, and the exit status stated is
+// its own.
+func TestREADMEAdviseProseIsWhatAdviseSays(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paragraphs := regexp.MustCompile("(?s)<!-- advise-prose: (docs/runs/[^ ]+) -->\n(.*?)\n\n").FindAllSubmatch(data, -1)
+	if len(paragraphs) == 0 {
+		t.Fatal("README.md holds no paragraph after <!-- advise-prose: DIR -->")
+	}
+	for _, m := range paragraphs {
+		dir, text := string(m[1]), strings.Join(strings.Fields(string(m[2])), " ")
+		command := regexp.MustCompile("`(advise [^`]+)`").FindStringSubmatch(text)
+		if command == nil {
+			t.Fatalf("the paragraph of %s names no `advise ...` command:\n%s", dir, text)
+		}
+		args := append(shellWords(t, command[1]), "--dir", filepath.Join("../..", dir), "--no-run")
+		stdout, stderr, err := persistlab(t, args...)
+		code := exitCode(err)
+		if code != 0 && code != 4 || strings.Contains(stderr, "not measured") {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+		if said := regexp.MustCompile(`\b[Ee]xit (\d)\b`).FindStringSubmatch(text); said == nil || said[1] != strconv.Itoa(code) {
+			t.Errorf("the paragraph of %s states exit %v; advise exits %d", dir, said, code)
+		}
+		for _, figure := range regexp.MustCompile(`\$?\b(\d+\.\d+|[1-9]\d{2,})\b`).FindAllString(text, -1) {
+			if !strings.Contains(stdout, figure) {
+				t.Errorf("the paragraph of %s quotes %s, which advise does not say:\n%s", dir, figure, stdout)
+			}
+		}
+	}
+}

@@ -73,8 +73,8 @@ func TestDocsHoldTheSeedScoreboards(t *testing.T) {
 			t.Errorf("docs/fidelity.md: %v", err)
 			continue
 		}
-		// The same check must catch a table one figure off the command's output: the first digit
-		// of this block's table, changed.
+		// The same check must catch a block one figure off the command's output: its first digit
+		// (in its title or its table), changed.
 		at := strings.Index(doc, m[0]) + len(m[0])
 		digit := at + strings.IndexAny(doc[at:], "0123456789")
 		changed := doc[:digit] + string('0'+(doc[digit]-'0'+1)%10) + doc[digit+1:]
