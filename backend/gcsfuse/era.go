@@ -3,8 +3,6 @@ package gcsfuse
 import (
 	"strconv"
 	"strings"
-
-	"persistlab/param"
 )
 
 // OldestVersion is the oldest gcsfuse the Go module proxy serves that this machine's Go builds
@@ -21,7 +19,7 @@ const EraV24 = "v2.4"
 // v3.2.8 and v3.11.4 and the release notes between them. What flags cannot restore: v3.10's
 // ESTALE on a file changed by another writer (v3.2.8 still has --precondition-errors), and code
 // changes behind no flag.
-func v24Flags(version string, options map[string]string) []string {
+func v24Flags(version string, s settings) []string {
 	flags := []string{
 		// v3.0.0 streams new files to the bucket and turns FUSE's writeback cache off; v2.4 staged
 		// every write in --temp-dir and uploaded the whole file on fsync and close.
@@ -41,8 +39,6 @@ func v24Flags(version string, options map[string]string) []string {
 		// v3.0.0 sets defaults by the machine type it reads from GCE's metadata server.
 		"--disable-autoconfig=true",
 	}
-	var s settings
-	_ = param.Decode(Options, options, &s) // New has read these options: they decode
 	// v2.8.0 keeps "not found" 5 s; before, as long as the metadata cache's TTL (60 s by default).
 	ttl := int64(60)
 	if s.MetadataTTL != nil {

@@ -10,14 +10,19 @@ import (
 	"testing"
 
 	"persistlab/backend"
+	"persistlab/param"
 )
 
 // v2.4's flags differ by version: v3.2.8 refuses the flags of later releases and still has
 // --precondition-errors; the negative TTL follows the metadata TTL as v2.4's did, and an option
 // that sets the stat cache's size is not overridden.
 func TestV24FlagsFollowTheVersionAndTheOptions(t *testing.T) {
-	current := v24Flags("3.11.4", map[string]string{})
-	oldest := v24Flags(OldestVersion, map[string]string{"metadata_cache_ttl_secs": "3600", "stat_cache_max_size_mb": "64"})
+	current := v24Flags("3.11.4", settings{})
+	var s settings
+	if err := param.Decode(Options, map[string]string{"metadata_cache_ttl_secs": "3600", "stat_cache_max_size_mb": "64"}, &s); err != nil {
+		t.Fatal(err)
+	}
+	oldest := v24Flags(OldestVersion, s)
 	for _, f := range []string{"--enable-streaming-writes=false", "--file-cache-enable-parallel-downloads=false", "--enable-new-reader=false", "--disable-autoconfig=true"} {
 		if !slices.Contains(current, f) || !slices.Contains(oldest, f) {
 			t.Errorf("%s missing: current %v, oldest %v", f, current, oldest)

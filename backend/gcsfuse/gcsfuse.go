@@ -118,7 +118,7 @@ func New(env backend.Env) (backend.Backend, error) {
 			Name, v, OldestVersion, OldestVersion, versionNumber(g.version))
 	}
 	if s.Defaults == EraV24 {
-		g.eraArgs = v24Flags(versionNumber(g.version), env.Options)
+		g.eraArgs = v24Flags(versionNumber(g.version), s)
 	}
 	g.flags = strings.Fields(s.Flags)
 	for _, f := range g.flags {

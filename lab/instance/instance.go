@@ -124,22 +124,17 @@ func (e Emulation) QuotaText() string { return strconv.FormatFloat(e.Quota, 'f',
 // EmulationOf is the emulation an instance profile's figures ask for. A target faster than this
 // machine (factor 1 or less) is never emulated by speeding anything up: nothing is done.
 func EmulationOf(figures map[string]string) (Emulation, error) {
-	num := func(name string) (float64, error) {
-		o, _ := param.Find(Options, name)
-		x, err := o.Number(figures[name])
-		if err != nil {
-			return 0, fmt.Errorf("%s %q: want %s", name, figures[name], o.Accepts())
-		}
-		return x, nil
+	var read struct {
+		Factor float64  `param:"cpu_factor"`
+		CPUs   *float64 `param:"effective_cpus"` // no default: a profile must hold it
 	}
-	f, err := num(CPUFactorOption)
-	if err != nil {
+	if err := param.Decode(Options, figures, &read); err != nil {
 		return Emulation{}, err
 	}
-	cpus, err := num(EffectiveCPUsOption)
-	if err != nil {
-		return Emulation{}, err
+	if read.CPUs == nil {
+		return Emulation{}, fmt.Errorf("no %s: an instance profile holds %s and %s", EffectiveCPUsOption, CPUFactorOption, EffectiveCPUsOption)
 	}
+	f, cpus := read.Factor, *read.CPUs
 	e := Emulation{Factor: f, CPUs: cpus}
 	switch {
 	case f == 1:
