@@ -164,7 +164,7 @@ func TestCalibrateInstanceRefusesBadInput(t *testing.T) {
 
 // The probe run under a CPU limit of half a CPU (the period a run uses for that quota) is about
 // twice as slow as the same probe without: calibrate instance recovers a factor of at least 1.6,
-// and the quota a run would apply within 15% of the limit the probe ran under. The machine is
+// and the quota a run would apply within quotaSlack (30%) of the limit the probe ran under. The machine is
 // shared: each try probes here, under the limit, and here again, and counts only when the two
 // probes here agree within 10% at every unit size and the probe under the limit had at least 90%
 // of its limit's CPU time (the machine held still, and gave it the known limit); without such a
