@@ -143,28 +143,37 @@ func TestREADMEAdviseBlockIsWhatAdviseSays(t *testing.T) {
 	}
 	for _, m := range blocks {
 		dir, want := string(m[1]), string(m[3])
-		args := append(shellWords(t, string(m[2])), "--dir", filepath.Join("../..", dir), "--no-run")
-		stdout, stderr, err := persistlab(t, args...)
-		code := exitCode(err)
-		if code != 0 && code != 4 {
-			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
-		}
-		stated := ""
-		if said := regexp.MustCompile(`\b[Ee]xit (\d)\b`).FindSubmatch(m[4]); said != nil {
-			stated = string(said[1])
-		}
-		if stated != strconv.Itoa(code) {
-			t.Errorf("README.md's paragraph under the advise block of %s states exit %q; advise exits %d:\n%s", dir, stated, code, m[4])
-		}
-		if strings.Contains(stderr, "not measured") {
-			t.Fatalf("%s no longer holds what advise would run (its scenarios changed): run the README's command again into a new docs/runs directory\n%s", dir, stderr)
-		}
+		stdout := adviseAsREADMESays(t, dir, string(m[2]), string(m[4]))
 		got := strings.Split(stdout, "\n")
 		wantLines := strings.Split(want, "\n")
 		if len(got) < len(wantLines) || strings.Join(got[:len(wantLines)], "\n") != want {
 			t.Errorf("README.md's advise block of %s differs from what advise says now; its first %d lines are:\n%s", dir, len(wantLines), strings.Join(got[:min(len(got), len(wantLines))], "\n"))
 		}
 	}
+}
+
+// adviseAsREADMESays runs a README advise command with --no-run on the directory it names, and
+// returns what it prints; the run must find every cell measured there, and said, the text beside
+// the command, must state its exit status ("Exit 0").
+func adviseAsREADMESays(t *testing.T, dir, command, said string) string {
+	t.Helper()
+	args := append(shellWords(t, command), "--dir", filepath.Join("../..", dir), "--no-run")
+	stdout, stderr, err := persistlab(t, args...)
+	code := exitCode(err)
+	if code != 0 && code != 4 {
+		t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
+	}
+	if strings.Contains(stderr, "not measured") {
+		t.Fatalf("%s no longer holds what advise would run (its scenarios changed): run the README's command again into a new docs/runs directory\n%s", dir, stderr)
+	}
+	stated := ""
+	if m := regexp.MustCompile(`\b[Ee]xit (\d)\b`).FindStringSubmatch(said); m != nil {
+		stated = m[1]
+	}
+	if stated != strconv.Itoa(code) {
+		t.Errorf("README.md beside the advise command of %s states exit %q; advise exits %d:\n%s", dir, stated, code, said)
+	}
+	return stdout
 }
 
 // shellWords splits a command line of plain and single-quoted words.
@@ -200,15 +209,7 @@ func TestREADMEAdviseProseIsWhatAdviseSays(t *testing.T) {
 		if command == nil {
 			t.Fatalf("the paragraph of %s names no `advise ...` command:\n%s", dir, text)
 		}
-		args := append(shellWords(t, command[1]), "--dir", filepath.Join("../..", dir), "--no-run")
-		stdout, stderr, err := persistlab(t, args...)
-		code := exitCode(err)
-		if code != 0 && code != 4 || strings.Contains(stderr, "not measured") {
-			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
-		}
-		if said := regexp.MustCompile(`\b[Ee]xit (\d)\b`).FindStringSubmatch(text); said == nil || said[1] != strconv.Itoa(code) {
-			t.Errorf("the paragraph of %s states exit %v; advise exits %d", dir, said, code)
-		}
+		stdout := adviseAsREADMESays(t, dir, command[1], text)
 		for _, figure := range regexp.MustCompile(`\$?\b(\d+\.\d+|[1-9]\d{2,})\b`).FindAllString(text, -1) {
 			if !strings.Contains(stdout, figure) {
 				t.Errorf("the paragraph of %s quotes %s, which advise does not say:\n%s", dir, figure, stdout)
