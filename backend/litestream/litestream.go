@@ -34,6 +34,13 @@ const LegacyVersion = "0.3.13"
 // DefaultSyncInterval is Litestream's own default replica sync-interval (litestream.io/reference/config).
 const DefaultSyncInterval = time.Second
 
+// DefaultMonitorInterval is Litestream's own default db monitor-interval, in 0.3.13 and 0.5 alike
+// (DefaultMonitorInterval in db.go of both, read 2026-12-01 at v0.3.13 and v0.5.16). In 0.5 each
+// monitor tick with changes cuts one level-0 LTX file, and a replica's sync uploads every one
+// since its last as its own object (Replica.Sync, replica.go of v0.5.16): a longer sync-interval
+// delays uploads without cutting their number; a longer monitor-interval cuts it.
+const DefaultMonitorInterval = time.Second
+
 // The optional capabilities the runner finds by type assertion, checked at compile time.
 var (
 	_ backend.Crasher     = (*Backend)(nil)
@@ -46,6 +53,8 @@ var (
 var Options = []param.Param{
 	{Name: "sync_interval", Kind: param.KindDuration, Default: DefaultSyncInterval.String(), Min: 1e-9, Max: math.Inf(1),
 		Help: "how often Litestream uploads what the database wrote since (its replica's sync-interval; its own default)"},
+	{Name: "monitor_interval", Kind: param.KindDuration, Default: DefaultMonitorInterval.String(), Min: 1e-9, Max: math.Inf(1),
+		Help: "how often Litestream checks the database's WAL (its db's monitor-interval; its own default). Litestream 0.5 cuts a file at each check with changes and uploads each as an object: its bucket operations follow this, not sync_interval"},
 	{Name: "version", Kind: param.KindString,
 		Help: LegacyVersion + " (the last release before the LTX format, installed beside the current one by scripts/setup) or the installed litestream's own version; unset: the installed litestream"},
 }
@@ -58,8 +67,9 @@ func init() {
 
 // settings are the backend's own options, read.
 type settings struct {
-	SyncInterval time.Duration `param:"sync_interval"`
-	Version      string        `param:"version"`
+	SyncInterval    time.Duration `param:"sync_interval"`
+	MonitorInterval time.Duration `param:"monitor_interval"`
+	Version         string        `param:"version"`
 }
 
 // Backend is a local database replicated to a bucket by a litestream process.
@@ -68,8 +78,11 @@ type Backend struct {
 	bin          string
 	model        bucket.Model
 	syncInterval time.Duration
-	dir          string
-	legacy       bool // Litestream 0.3: gcs:// URLs, generations/ objects
+	// monitorInterval is the db's monitor-interval where the entry sets one (0: Litestream's own,
+	// left out of its config as before the option was offered).
+	monitorInterval time.Duration
+	dir             string
+	legacy          bool // Litestream 0.3: gcs:// URLs, generations/ objects
 
 	lab     *bucket.Server
 	child   *proc.Child
@@ -89,6 +102,9 @@ func New(env backend.Env) (backend.Backend, error) {
 		return nil, fmt.Errorf("backend %q: %w", Name, err)
 	}
 	l := &Backend{env: env, syncInterval: s.SyncInterval, dir: filepath.Join(env.WorkDir, "data")}
+	if _, set := env.Options["monitor_interval"]; set {
+		l.monitorInterval = s.MonitorInterval
+	}
 	var err error
 	program := "litestream"
 	if s.Version == LegacyVersion {
@@ -134,9 +150,7 @@ func (l *Backend) Start(ctx context.Context) (backend.Target, error) {
 // startReplicate runs `litestream replicate` for the database file in l.dir.
 func (l *Backend) startReplicate(ctx context.Context) (backend.Target, error) {
 	config := filepath.Join(l.env.WorkDir, "litestream.yml")
-	yml := fmt.Sprintf("dbs:\n  - path: %s\n    replicas:\n      - url: %s\n        sync-interval: %s\n",
-		filepath.Join(l.dir, l.env.Needs.SQLite), l.replicaURL(bucket.LabBucket), l.syncInterval)
-	if err := os.WriteFile(config, []byte(yml), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(l.configYAML()), 0o644); err != nil {
 		return backend.Target{}, err
 	}
 	child, _, err := proc.StartAndWaitFor("litestream", filepath.Join(l.env.WorkDir, "litestream.log"), l.environ(), "replicating to", 30*time.Second,
@@ -146,6 +160,15 @@ func (l *Backend) startReplicate(ctx context.Context) (backend.Target, error) {
 	}
 	l.child = child
 	return backend.Target{Dir: l.dir}, ctx.Err()
+}
+
+// configYAML is litestream replicate's configuration: the database and its one replica.
+func (l *Backend) configYAML() string {
+	db := fmt.Sprintf("  - path: %s\n", filepath.Join(l.dir, l.env.Needs.SQLite))
+	if l.monitorInterval > 0 {
+		db += fmt.Sprintf("    monitor-interval: %s\n", l.monitorInterval)
+	}
+	return fmt.Sprintf("dbs:\n%s    replicas:\n      - url: %s\n        sync-interval: %s\n", db, l.replicaURL(bucket.LabBucket), l.syncInterval)
 }
 
 // environ points Litestream at the lab bucket. AWS_CA_BUNDLE in a user's shell breaks Litestream's
@@ -208,8 +231,9 @@ func (l *Backend) replicaURL(bucketName string) string {
 }
 
 // WritesSince implements backend.Timeline: Litestream's uploads by kind. Litestream 0.5 writes
-// LTX files under ltx/LEVEL/: level 0 at each sync interval, higher levels when it compacts them,
-// level 9 its snapshots. Litestream 0.3 writes WAL segments and snapshots of a generation.
+// LTX files under ltx/LEVEL/: level 0 one per monitor tick with changes (uploaded at each sync
+// interval), higher levels when it compacts them, level 9 its snapshots. Litestream 0.3 writes WAL
+// segments and snapshots of a generation.
 func (l *Backend) WritesSince(t time.Time) []backend.Write {
 	if l.lab == nil {
 		return nil

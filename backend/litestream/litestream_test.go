@@ -92,7 +92,7 @@ func commitRows(t *testing.T, b backend.Backend, n int) {
 }
 
 func TestBadOptions(t *testing.T) {
-	for opt, want := range map[string]string{"sync_interval=soon": "options.sync_interval", "sync_interval=0s": "options.sync_interval", "model=s3": "options.model", "syncinterval=1s": "options.syncinterval"} {
+	for opt, want := range map[string]string{"sync_interval=soon": "options.sync_interval", "sync_interval=0s": "options.sync_interval", "monitor_interval=0s": "options.monitor_interval", "model=s3": "options.model", "syncinterval=1s": "options.syncinterval"} {
 		k, v, _ := strings.Cut(opt, "=")
 		if _, err := backend.New(Name, backend.Env{WorkDir: t.TempDir(), Options: map[string]string{k: v}, Needs: needs}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v", opt, err)
@@ -185,5 +185,67 @@ func TestLTXKindNamesLevels(t *testing.T) {
 		if got := ltxKind(object); got != want {
 			t.Errorf("%s: %q, want %q", object, got, want)
 		}
+	}
+}
+
+// Litestream 0.5 cuts a level-0 file at each monitor tick with changes and uploads each as its own
+// object: the same writes over the same seconds make fewer uploads with a longer monitor_interval,
+// whatever sync_interval is; and the option reaches its config only where an entry sets it.
+func TestMonitorIntervalSetsLitestream05sUploads(t *testing.T) {
+	uploads := func(monitor string) int {
+		opts := map[string]string{"model": "no-delay", "sync_interval": "2s"}
+		if monitor != "" {
+			opts["monitor_interval"] = monitor
+		}
+		b, err := New(backend.Env{WorkDir: t.TempDir(), Options: opts, Needs: needs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Stop(context.Background())
+		l := b.(*Backend)
+		if got := strings.Contains(l.configYAML(), "monitor-interval: "+monitor); got != (monitor != "") || (monitor == "" && strings.Contains(l.configYAML(), "monitor-interval")) {
+			t.Fatalf("monitor_interval %q, config:\n%s", monitor, l.configYAML())
+		}
+		target, err := b.Start(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite3", "file:"+filepath.Join(target.Dir, needs.SQLite)+"?_journal_mode=WAL")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(`CREATE TABLE t (n INTEGER)`); err != nil {
+			t.Fatal(err)
+		}
+		for i, end := 1, time.Now().Add(5*time.Second); time.Now().Before(end); i++ {
+			if _, err := db.Exec(`INSERT INTO t VALUES (?)`, i); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err := l.child.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, w := range l.WritesSince(time.Time{}) {
+			if w.What == "sync (ltx L0)" {
+				n++
+			}
+		}
+		return n
+	}
+	b, err := New(backend.Env{WorkDir: t.TempDir(), Needs: needs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := strings.TrimPrefix(b.(*Backend).version, "v"); !strings.HasPrefix(v, "0.5") {
+		t.Skipf("the installed litestream is %s, not 0.5", v)
+	}
+	// Five seconds of writes: a file a second by default; with a 10 s tick, the start's and the
+	// stop's alone.
+	every, once := uploads(""), uploads("10s")
+	if every < 4 || 2*once > every {
+		t.Errorf("level-0 uploads: %d with the default monitor-interval, %d with 10s; want at least 4, and at most half as many", every, once)
 	}
 }
