@@ -75,6 +75,10 @@ type Figure struct {
 	Measurement *Measurement `json:"measurement,omitempty"`
 }
 
+// MovesNothing opens the Moves of a figure a run records without applying (an instance's file
+// system factors): it changes no result, only the reader's judgement.
+const MovesNothing = "nothing a run measures"
+
 // Check says what a figure lacks for its kind.
 func (f Figure) Check() error {
 	var errs []error

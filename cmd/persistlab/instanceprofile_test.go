@@ -366,3 +366,45 @@ warmup: 1s
 		}
 	}
 }
+
+// An instance profile's figures are shown as measured: by lab model instance, and by scenarios
+// show --provenance under the instance the scenario's entries run on, with what the run does with
+// them; the file system factors it records are said not to be emulated.
+func TestProvenanceShowsAnInstanceProfilesFigures(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "instance.yaml")
+	writeInstanceProfile(t, path, "3.7", "1")
+	var out bytes.Buffer
+	if err := cmdLabModel([]string{"instance", "--profile", path}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"3.7 x", "measured on probe-vm", "2026-11-25T10:00:00Z"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("lab model instance --profile lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := cmdScenariosShow([]string{"cloudrun-sqlite-rails", "--provenance", "--profile", path}, &out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	at := strings.Index(text, "\ninstance: the instance model, from profile "+path)
+	if at < 0 {
+		t.Fatalf("scenarios show --provenance names no instance section:\n%s", text)
+	}
+	section := text[at:]
+	section = section[:strings.Index(section, "\n(every figure")]
+	lines := map[string]string{}
+	for _, l := range strings.Split(section, "\n") {
+		for _, option := range []string{"CPU time per unit of work", "fsync call time in the probed directory"} {
+			if strings.Contains(l, option) {
+				lines[option] = l
+			}
+		}
+	}
+	if l := lines["CPU time per unit of work"]; !strings.Contains(l, "3.7 x") || !strings.Contains(l, "measured on probe-vm") || strings.Contains(l, "not emulated") {
+		t.Errorf("the CPU factor's line: %q\n%s", l, section)
+	}
+	if l := lines["fsync call time in the probed directory"]; !strings.Contains(l, "3 x") || !strings.Contains(l, "recorded, not emulated") {
+		t.Errorf("the fsync factor's line: %q\n%s", l, section)
+	}
+}

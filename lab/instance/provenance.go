@@ -41,7 +41,7 @@ func Figures() []provenance.Figure {
 		for _, call := range FSCalls {
 			figs = append(figs, provenance.Figure{Name: fmt.Sprintf("%s call time %s, the target's over this machine's", call, place), Go: "DefaultFSFactor",
 				Value: fmt.Sprintf("%g (recorded, not emulated)", DefaultFSFactor), Kind: provenance.Assumed, Option: FSFactorOption(where, call), Source: whyNoFS,
-				Moves: "nothing a run measures: the reader's judgement of how the target's file system compares"})
+				Moves: provenance.MovesNothing + ": the reader's judgement of how the target's file system compares"})
 		}
 	}
 	for i := range figs {

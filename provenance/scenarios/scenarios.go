@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"persistlab/backend"
+	"persistlab/profile"
 	"persistlab/provenance"
 	"persistlab/scenario"
 )
@@ -40,6 +41,18 @@ type Scenario struct {
 	Seed    string  `json:"seed,omitempty"`
 	Entries []Entry `json:"entries"`
 	Tables  []Table `json:"tables,omitempty"`
+	// Instance is the CPU the instances run on where an instance profile sets it (nil otherwise):
+	// no backend's model holds those figures, the runner applies them to the system under test.
+	Instance *Instance `json:"instance,omitempty"`
+}
+
+// Instance is an instance profile's figures as the scenario takes them.
+type Instance struct {
+	Profile string `json:"profile"`
+	Effect  string `json:"effect,omitempty"` // what the run does with them (its CPU limit, or why none)
+	// Took are the entries whose instances run under them.
+	Took    []string         `json:"took,omitempty"`
+	Figures []provenance.Use `json:"figures"`
 }
 
 // ForScenario lists the figures each backend entry of s runs with (its model's, as its options
@@ -56,6 +69,9 @@ func ForScenario(s *scenario.Spec) (*Scenario, error) {
 		if measured, err = u.Profile.Provenance(u.Path); err != nil {
 			return nil, err
 		}
+	}
+	if u := s.ProfileUsed; u != nil && u.Profile.Kind == instanceModel {
+		out.Instance = instanceUse(u, measured)
 	}
 	for _, b := range s.Backends {
 		e := Entry{ID: b.ID(), Backend: b.Name}
@@ -118,6 +134,32 @@ func ForScenario(s *scenario.Spec) (*Scenario, error) {
 	return out, nil
 }
 
+// instanceModel names the model an instance profile's figures are of.
+const instanceModel = "instance"
+
+// instanceUse is the instance profile's figures, in its order, each measured; one a run records
+// without applying (its model says it moves nothing a run measures) is marked so.
+func instanceUse(u *profile.Use, measured map[string]provenance.Figure) *Instance {
+	in := &Instance{Profile: u.Path, Effect: u.Effect}
+	for _, e := range u.Entries {
+		if len(e.Took) > 0 {
+			in.Took = append(in.Took, e.Entry)
+		}
+	}
+	for _, name := range u.Profile.OptionNames() {
+		f, ok := measured[name]
+		if !ok {
+			continue
+		}
+		note := "profile " + u.Path
+		if strings.HasPrefix(f.Moves, provenance.MovesNothing) {
+			note += "; recorded, not emulated"
+		}
+		in.Figures = append(in.Figures, provenance.Use{Figure: f, Note: note})
+	}
+	return in
+}
+
 // Print writes the scenario's provenance: the figures of each entry (a model's figures once for
 // entries that use them alike), then the verdict for each seed table.
 func (sc *Scenario) Print(w io.Writer) error {
@@ -157,6 +199,17 @@ func (sc *Scenario) Print(w io.Writer) error {
 				io.WriteString(w, text)
 			}
 		}
+	}
+	if in := sc.Instance; in != nil {
+		took := "no entry runs under them"
+		if len(in.Took) > 0 {
+			took = "the instances of " + strings.Join(in.Took, ", ") + " run under them"
+		}
+		fmt.Fprintf(w, "\ninstance: the instance model, from profile %s (%s)\n", in.Profile, took)
+		if in.Effect != "" {
+			fmt.Fprintf(w, "  %s\n", in.Effect)
+		}
+		io.WriteString(w, renderUses(in.Figures, "  "))
 	}
 	fmt.Fprintln(w, "\n(every figure's source and what it moves: persistlab lab model all)")
 	if sc.Seed == "" {
