@@ -324,6 +324,9 @@ func TestThePageOpensWithTheAnswerAndDrawsEveryCandidateWithALatency(t *testing.
 		"litestream-1s": figures(50, 60, 12, 3, 13),
 		"<b>odd</b>":    {Crash: map[string]float64{}}, // no latency: not drawn
 	}
+	bounded := figs["gcsfuse"] // $2 of its $12 a bound: drawn at $12, a bar down to $10
+	bounded.AtMostUSD = 2
+	figs["gcsfuse"] = bounded
 	p := &Plan{App: App{Name: "counter"}, Platform: Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}, Rate: 50,
 		Requirements: mustRequire(t, "p95 < 100ms"), Candidates: cands, Crashes: 3, Duration: 30 * time.Second}
 	a := p.Advise(figs, []string{"a trust line"})
@@ -348,6 +351,9 @@ func TestThePageOpensWithTheAnswerAndDrawsEveryCandidateWithALatency(t *testing.
 	}
 	if got := strings.Count(page, `r="10"`); got != frontier {
 		t.Errorf("%d rings, want the %d frontier candidates with a latency", got, frontier)
+	}
+	if strings.Count(page, `stroke-width="3"`) != 1 || !strings.Contains(page, "gcsfuse (at most)") {
+		t.Errorf("the bounded bill is not drawn as one bar labelled at most")
 	}
 	if strings.Contains(page, "<b>odd</b>") {
 		t.Error("a candidate's name reached the page unescaped")
@@ -410,7 +416,7 @@ func TestGcsfuseIsBilledTheCheaperWay(t *testing.T) {
 		p.Rate = c.rate
 		at := &results.Aggregate{Median: map[string]float64{"service_avg_ms": 5},
 			Bucket: &results.BucketUse{ClassAPerS: c.rate / 100, ClassBPerS: c.rate / 10}}
-		lines, priced, _, notes := p.bill(Candidate{Name: "gcsfuse", Backend: "gcsfuse"}, at, nil)
+		lines, priced, _, notes := p.bill(Candidate{Name: "gcsfuse", Backend: "gcsfuse", Bucket: BucketData}, at, nil)
 		if !priced || len(notes) != 1 {
 			t.Fatalf("at %g/s: priced %v, notes %q", c.rate, priced, notes)
 		}
@@ -453,7 +459,7 @@ func TestTooFewOperationsAtTheRateArePricedFromTheSteadyRunsPooled(t *testing.T)
 		return 0
 	}
 	perMonth := func(perS float64) float64 { return perS * cost.SecondsPerMonth / 1000 * cost.GCSClassAPer1000USD }
-	gcsfuse := Candidate{Name: "gcsfuse", Backend: "gcsfuse"}
+	gcsfuse := Candidate{Name: "gcsfuse", Backend: "gcsfuse", Bucket: BucketData}
 
 	// Uploads that come with writes (a checkpoint per so many): 0 in 32 s at 20/s, 30 at 40/s.
 	// Per second pooled: 30/64 s; per request: 30/1920 x 20/s, less: the higher is billed.
@@ -542,5 +548,165 @@ func TestTheFailsColumnGivesEachMissedFigure(t *testing.T) {
 	f.Priced = false
 	if got := failText(Judge(Candidate{Name: "local"}, f, mustRequire(t, "usd_per_month < 80")), false); got != "usd_per_month < 80 (cannot tell)" {
 		t.Errorf("an unpriced bill: %q", got)
+	}
+}
+
+// twiceFigures are figures with a bill at twice the rate too.
+func twiceFigures(p95, p95Double, usd, usdDouble float64) Figures {
+	f := figures(p95, p95Double, 0, 3, usd)
+	f.DoubleBill, f.DoublePriced = []cost.Line{{Item: "all", USDPerMonth: usdDouble}}, true
+	return f
+}
+
+// The answer is ranked again from the runs at twice the rate: where the price alone changes it,
+// the rate between the two at which the bills cross is said; where the top's latency does, the
+// new answer is named; where nothing ran there, nothing is said.
+func TestTheAnswerAtTwiceTheRateSaysWhereTheRankingFlips(t *testing.T) {
+	cands := []Candidate{{Name: "gcsfuse"}, {Name: "litestream-1s"}, {Name: "local"}}
+	p := &Plan{App: App{Name: "counter"}, Platform: Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}, Rate: 20,
+		Requirements: mustRequire(t, "p95 < 100ms", "usd_per_month < 100"), Candidates: cands, Crashes: 3, Duration: 30 * time.Second}
+	figs := map[string]Figures{
+		"gcsfuse":       twiceFigures(10, 12, 50, 70), // its operations grow with the rate
+		"litestream-1s": twiceFigures(8, 9, 60, 62),
+		"local":         twiceFigures(5, 6, 65, 65),
+	}
+	a := p.Advise(figs, nil)
+	if a.Ranked[0].Candidate.Name != "gcsfuse" || a.Twice == nil || a.Twice.Top != "litestream-1s" || !a.Twice.Meets {
+		t.Fatalf("top %s, at twice the rate %+v: want gcsfuse, then litestream-1s", a.Ranked[0].Candidate.Name, a.Twice)
+	}
+	// $50 + 20t = $60 + 2t at t = 10/18 of the way from 20/s to 40/s: 31.1/s.
+	if want := 20 * (1 + 10.0/18); math.Abs(a.Twice.FlipsAt-want) > 1e-9 {
+		t.Errorf("the bills cross at %g/s, want %g", a.Twice.FlipsAt, want)
+	}
+	if got := strings.Join(a.Changes, "\n"); !strings.Contains(got, "becomes litestream-1s") || !strings.Contains(got, "31.1/s") {
+		t.Errorf("what would change the answer does not say it flips at 31.1/s:\n%s", got)
+	}
+
+	// gcsfuse too slow at 40/s: the answer there is the next that meets, and no crossing is said.
+	figs["gcsfuse"] = twiceFigures(10, 150, 50, 50)
+	a = p.Advise(figs, nil)
+	if a.Twice == nil || a.Twice.Top != "litestream-1s" || a.Twice.FlipsAt != 0 {
+		t.Errorf("at twice the rate %+v: want litestream-1s, with no crossing (gcsfuse fails on latency there)", a.Twice)
+	}
+	if got := strings.Join(a.Changes, "\n"); !strings.Contains(got, "no longer meets p95 < 100ms") || strings.Contains(got, "falls below") {
+		t.Errorf("what would change the answer:\n%s", got)
+	}
+
+	// Every candidate too slow there: none meets, the closest named.
+	for name, f := range figs {
+		f.AtDouble["p95_ms"] = 200
+		figs[name] = f
+	}
+	if a = p.Advise(figs, nil); a.Twice == nil || a.Twice.Meets || !strings.Contains(strings.Join(a.Changes, "\n"), "no candidate meets every requirement; the closest is") {
+		t.Errorf("every candidate at 200 ms at twice the rate: %+v, %q", a.Twice, a.Changes)
+	}
+
+	// No run at twice the rate: no answer there.
+	for name, f := range figs {
+		f.AtDouble, f.DoubleBill, f.DoublePriced = nil, nil, false
+		figs[name] = f
+	}
+	if a = p.Advise(figs, nil); a.Twice != nil {
+		t.Errorf("no run at twice the rate, yet an answer there: %+v", a.Twice)
+	}
+}
+
+// At twice the rate a crash is taken to lose twice the writes it lost at the rate, and a pace to
+// need twice the rate: keeping up with it meets the requirement keeping up with the rate does.
+func TestFiguresAtTwiceTheRateDoubleTheLossAndHalveThePace(t *testing.T) {
+	f := figures(5, 9, 12, 3, 10)
+	f.AtDouble[PaceMetric] = 40
+	twice := f.AtTwice(PaceMetric)
+	if twice.Crash[MetricLostAcked] != 24 || twice.Crash[MetricLostWindow] != f.Crash[MetricLostWindow] {
+		t.Errorf("at twice the rate: lost %g (want 24), window %g (want %g, kept)", twice.Crash[MetricLostAcked], twice.Crash[MetricLostWindow], f.Crash[MetricLostWindow])
+	}
+	if twice.AtRate[PaceMetric] != 20 || twice.AtRate["p95_ms"] != 9 || f.Crash[MetricLostAcked] != 12 || f.AtDouble[PaceMetric] != 40 {
+		t.Errorf("pace %g (want 20), p95 %g (want 9); the figures themselves changed: %v, %v", twice.AtRate[PaceMetric], twice.AtRate["p95_ms"], f.Crash, f.AtDouble)
+	}
+}
+
+// A Litestream candidate's cells shorter than two of its sync intervals count the uploads of its
+// start, not of its syncs: its bucket operations are not priced, and the bill says why; cells
+// holding several syncs are priced.
+func TestLitestreamCellsShorterThanTwoSyncsAreNotPriced(t *testing.T) {
+	p := &Plan{Platform: Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}, DBBytes: 100 << 20, Rate: 20, Duration: 32 * time.Second}
+	at := &results.Aggregate{Median: map[string]float64{"service_avg_ms": 5}, Bucket: &results.BucketUse{ClassAOps: 30, ClassAPerS: 1}}
+	for iv, want := range map[string]bool{"1s": true, "10s": true, "16s": true, "17s": false, "60s": false} {
+		c := Candidate{Name: "litestream-" + iv, Backend: "litestream", Bucket: BucketReplica, Options: map[string]string{"sync_interval": iv}}
+		_, priced, _, notes := p.bill(c, at, nil)
+		said := strings.Contains(strings.Join(notes, " "), "shorter than two of its sync intervals")
+		if priced != want || said == want {
+			t.Errorf("sync interval %s in 32 s cells: priced %v, notes %q; want priced %v", iv, priced, notes, want)
+		}
+	}
+}
+
+// --bucket picks the object store a bucket design is billed on: the platform's own cloud's by
+// default; gcsfuse, which mounts GCS alone, is excluded on another; a Litestream replica on
+// another cloud's bucket pays the egress of the bytes its run moved, both ways, at each
+// network's price (R2's own is free; Cloud Run's uploads to it are not).
+func TestTheBucketIsBilledOnItsOwnListWithTheEgressBetweenClouds(t *testing.T) {
+	run, _ := ParsePlatform("cloudrun", 0, 0)
+	ec2, _ := ParsePlatform("c4.large", 0, 0)
+	for _, c := range []struct {
+		p    Platform
+		word string
+		want string
+	}{{run, "", "GCS"}, {ec2, "", "S3"}, {run, "S3", "S3"}, {run, "r2", "R2"}} {
+		got, err := c.p.WithBucket(c.word)
+		if err != nil || got.Bucket != c.want {
+			t.Errorf("%s with --bucket %q: %q, %v; want %s", c.p, c.word, got.Bucket, err, c.want)
+		}
+	}
+	var fe *param.FieldError
+	if _, err := run.WithBucket("azure"); !errors.As(err, &fe) || fe.Field != "--bucket" || !strings.Contains(fe.Allowed, "r2") {
+		t.Errorf("--bucket azure: %v", err)
+	}
+	app := App{Name: "counter", SQLite: true}
+	onS3, _ := run.WithBucket("s3")
+	for _, c := range Candidates(app, onS3, 50, 100<<20, 0) {
+		if c.Backend == "gcsfuse" && !strings.Contains(c.Excluded, "Cloud Storage buckets only") {
+			t.Errorf("gcsfuse on an S3 bucket: excluded %q", c.Excluded)
+		}
+		if c.Backend == "litestream" && (c.Excluded != "" || !strings.Contains(c.What, "an S3 bucket")) {
+			t.Errorf("%s on an S3 bucket: excluded %q, %q", c.Name, c.Excluded, c.What)
+		}
+	}
+
+	litestream := Candidate{Name: "litestream-1s", Backend: "litestream", Bucket: BucketReplica, Options: map[string]string{"sync_interval": "1s"}}
+	at := &results.Aggregate{Median: map[string]float64{"service_avg_ms": 5},
+		Bucket: &results.BucketUse{Unit: requestsServed.Name, ClassAOps: 40, ClassAPerS: 1.25, BytesIn: 1000, BytesOut: 100}}
+	line := func(lines []cost.Line, prefix string) (cost.Line, bool) {
+		for _, l := range lines {
+			if strings.HasPrefix(l.Item, prefix) {
+				return l, true
+			}
+		}
+		return cost.Line{}, false
+	}
+	month := func(bytesPerS, perGiB float64) float64 { return bytesPerS * cost.SecondsPerMonth / cost.GiB * perGiB }
+	for _, c := range []struct {
+		word         string
+		ops          string
+		upUSD, inUSD float64 // egress of the uploads (Cloud Run's) and of the reads (the bucket's)
+	}{
+		{"gcs", "GCS class A", 0, 0},
+		{"s3", "S3 class A", month(20*1000, cost.GCPInternetEgressPerGiBUSD), month(20*100, cost.AWSInternetEgressPerGiBUSD)},
+		{"r2", "R2 class A", month(20*1000, cost.GCPInternetEgressPerGiBUSD), 0},
+	} {
+		pl, _ := run.WithBucket(c.word)
+		p := &Plan{Platform: pl, DBBytes: 100 << 20, Rate: 20, Duration: 32 * time.Second}
+		lines, priced, _, notes := p.bill(litestream, at, nil)
+		if _, ok := line(lines, c.ops); !priced || !ok {
+			t.Errorf("--bucket %s: priced %v, no %q line: %+v %q", c.word, priced, c.ops, lines, notes)
+		}
+		up, upOK := line(lines, "GCP egress: uploads")
+		if (c.upUSD > 0) != upOK || math.Abs(up.USDPerMonth-c.upUSD) > 1e-9 {
+			t.Errorf("--bucket %s: the uploads' egress %+v, want $%.4f", c.word, up, c.upUSD)
+		}
+		back, backOK := line(lines, string(pl.bucketNetwork())+" egress: reads")
+		if c.word == "gcs" && backOK || c.word != "gcs" && (!backOK || math.Abs(back.USDPerMonth-c.inUSD) > 1e-9) {
+			t.Errorf("--bucket %s: the reads' egress %+v (found %v), want $%.4f", c.word, back, backOK, c.inUSD)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"persistlab/cost"
 	"persistlab/lab/volume"
 	"persistlab/param"
 	"persistlab/scenario"
@@ -17,6 +18,50 @@ type Platform struct {
 	Instance string // the VM type ("" on Cloud Run)
 	CPUs     float64
 	Memory   int64 // bytes
+	// Bucket is the object store a bucket design writes to, a price list of package cost (GCS, S3
+	// or R2): the platform's own cloud's unless --bucket names another ("": GCS).
+	Bucket string
+}
+
+// Buckets are the object stores --bucket may name, by the flag's word.
+var Buckets = map[string]string{"gcs": "GCS", "s3": "S3", "r2": "R2"}
+
+// WithBucket sets the bucket a bucket design writes to, by --bucket's word ("": the platform's
+// own cloud's: S3 on EC2, else GCS).
+func (p Platform) WithBucket(word string) (Platform, error) {
+	if word == "" {
+		p.Bucket = "GCS"
+		if p.Kind == "ec2" {
+			p.Bucket = "S3"
+		}
+		return p, nil
+	}
+	name, ok := Buckets[strings.ToLower(word)]
+	if !ok {
+		return p, &param.FieldError{Field: "--bucket", Value: word, Allowed: "gcs, s3 or r2 (unset: the platform's own cloud's)"}
+	}
+	p.Bucket = name
+	return p, nil
+}
+
+// bucket is the platform's bucket's price list.
+func (p Platform) bucket() string {
+	if p.Bucket == "" {
+		return "GCS"
+	}
+	return p.Bucket
+}
+
+// network is whose network the platform's traffic leaves, and bucketNetwork the bucket's.
+func (p Platform) network() cost.Network {
+	if p.Kind == "ec2" {
+		return cost.NetworkAWS
+	}
+	return cost.NetworkGCP
+}
+
+func (p Platform) bucketNetwork() cost.Network {
+	return map[string]cost.Network{"GCS": cost.NetworkGCP, "S3": cost.NetworkAWS, "R2": cost.NetworkR2}[p.bucket()]
 }
 
 // Cloud Run's defaults and bounds (cloud.google.com/run/docs/configuring/services/cpu and
@@ -153,7 +198,20 @@ type Candidate struct {
 	Dominated string `json:"dominated,omitempty"`
 	// CrashFrom names the candidate whose crash runs stand for this one's ("": its own).
 	CrashFrom string `json:"crash_from,omitempty"`
+	// Bucket is what the design keeps in a bucket, which its bill prices: BucketNone, BucketData or
+	// BucketReplica.
+	Bucket string `json:"bucket,omitempty"`
 }
+
+// What a design keeps in a bucket.
+const (
+	BucketNone = ""
+	// BucketData: the data itself (gcsfuse): the instance holds none of it, so it may be billed
+	// only while it serves.
+	BucketData = "data"
+	// BucketReplica: a copy (Litestream): the data lives on the instance, which must stay up.
+	BucketReplica = "replica"
+)
 
 // runnable says whether the candidate is measured: not excluded, and not dominated.
 func (c Candidate) runnable() bool { return c.Excluded == "" && c.Dominated == "" }
@@ -183,6 +241,15 @@ func withSyncFull(c Candidate) Candidate {
 		c.What += ", and gcsfuse stages writes (" + StagedWrites + ") so that an fsync uploads the file"
 	}
 	return c
+}
+
+// bucketWords names a bucket of a price list in a sentence: "a bucket" on GCS, as before other
+// stores were offered.
+func bucketWords(list string) string {
+	if list == "GCS" {
+		return "a bucket"
+	}
+	return "an " + list + " bucket"
 }
 
 // LitestreamIntervals are the sync intervals offered: what a lost instance can cost, against
@@ -218,19 +285,22 @@ func Candidates(app App, p Platform, rate float64, dbBytes int64, maxUSD float64
 		// re-read).
 		local.Excluded = "a " + p.Instance + " has no instance store (EBS only)"
 	}
-	gcsfuse := Candidate{Name: "gcsfuse", Backend: "gcsfuse", What: "SQLite on a Cloud Storage FUSE mount of a bucket (gcsfuse, as Cloud Run mounts one)"}
+	gcsfuse := Candidate{Name: "gcsfuse", Backend: "gcsfuse", Bucket: BucketData, What: "SQLite on a Cloud Storage FUSE mount of a bucket (gcsfuse, as Cloud Run mounts one)"}
 	inMemory := memoryExcluded(p, dbBytes)
 	if local.Excluded == "" {
 		local.Excluded = inMemory
 	}
 	gcsfuse.Excluded = inMemory
+	if p.bucket() != "GCS" {
+		gcsfuse.Excluded = "gcsfuse mounts Cloud Storage buckets only (--bucket " + strings.ToLower(p.bucket()) + "): a FUSE mount of " + p.bucket() + " is another program, not measured here"
+	}
 	out = append(out, local, gcsfuse)
 	if app.Pragmas {
 		out = append(out, withSyncFull(gcsfuse))
 	}
 	for _, iv := range LitestreamIntervals {
-		c := Candidate{Name: "litestream-" + iv, Backend: "litestream", Options: map[string]string{"sync_interval": iv},
-			What: "SQLite on the instance's disk, replicated by Litestream to a bucket every " + iv}
+		c := Candidate{Name: "litestream-" + iv, Backend: "litestream", Bucket: BucketReplica, Options: map[string]string{"sync_interval": iv},
+			What: "SQLite on the instance's disk, replicated by Litestream to " + bucketWords(p.bucket()) + " every " + iv}
 		if !app.SQLite {
 			c.Excluded = "Litestream replicates one SQLite database; this app keeps none"
 		} else {

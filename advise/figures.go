@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"persistlab/cost"
 	"persistlab/report"
@@ -15,7 +16,7 @@ import (
 // it) and crash (nil where the crash runs did not run); files name them in the evidence.
 func (p *Plan) Measured(c Candidate, steady *results.Results, steadyFile string, crash *results.Results, crashFile string) Figures {
 	f := Figures{AtRate: map[string]float64{}, AtDouble: map[string]float64{}, Crash: map[string]float64{}}
-	var atRate *results.Aggregate
+	var atRate, atDouble *results.Aggregate
 	if steady != nil {
 		for i, a := range steady.Aggregates {
 			if a.Backend != c.Name {
@@ -27,7 +28,7 @@ func (p *Plan) Measured(c Candidate, steady *results.Results, steadyFile string,
 			case p.Rate:
 				atRate = &steady.Aggregates[i]
 			case 2 * p.Rate:
-				into = f.AtDouble
+				into, atDouble = f.AtDouble, &steady.Aggregates[i]
 			default:
 				continue
 			}
@@ -68,6 +69,12 @@ func (p *Plan) Measured(c Candidate, steady *results.Results, steadyFile string,
 	var billNotes []string
 	f.Bill, f.Priced, f.AtMostUSD, billNotes = p.bill(c, atRate, steady)
 	f.Notes = append(f.Notes, billNotes...)
+	if atDouble != nil {
+		// The bill at twice the rate, from the run there: what the ranking there is judged by.
+		twice := *p
+		twice.Rate = 2 * p.Rate
+		f.DoubleBill, f.DoublePriced, f.DoubleAtMostUSD, _ = twice.bill(c, atDouble, steady)
+	}
 	if c.Sizing != "" {
 		f.Notes = append(f.Notes, c.Sizing)
 	}
@@ -120,8 +127,9 @@ func (p *Plan) pooledBucketRates(c Candidate, atRate *results.Aggregate, steady 
 		classA, classB, atMost = poissonUpper(classA), poissonUpper(classB), true
 		how = fmt.Sprintf("too few even so: billed at most, each count at its 95%% upper bound (%.1f and %.1f),", classA, classB)
 	}
-	perS := cost.Usage{ClassAPerS: classA / pooled.Seconds, ClassBPerS: classB / pooled.Seconds}
-	perRequest := cost.Usage{ClassAPerS: classA / pooled.Units * p.Rate, ClassBPerS: classB / pooled.Units * p.Rate}
+	list := p.Platform.bucket()
+	perS := cost.Usage{Bucket: list, ClassAPerS: classA / pooled.Seconds, ClassBPerS: classB / pooled.Seconds}
+	perRequest := cost.Usage{Bucket: list, ClassAPerS: classA / pooled.Units * p.Rate, ClassBPerS: classB / pooled.Units * p.Rate}
 	basis := "per second"
 	if bucketUSD(perRequest) > bucketUSD(perS) {
 		perS, basis = perRequest, "per request at the rate"
@@ -142,9 +150,27 @@ func poissonUpper(k float64) float64 {
 	return n * math.Pow(1-1/(9*n)+z/(3*math.Sqrt(n)), 3)
 }
 
-// bucketUSD is what operations at u's rates cost a month on GCS.
+// egress is the traffic between the platform and a bucket of another cloud, at the rate: what
+// the run at the rate uploaded per request leaves the platform's network, what it read back
+// leaves the bucket's. None where both are one cloud's, or the run counted no bytes.
+func (p *Plan) egress(atRate *results.Aggregate) []cost.Egress {
+	from, to := p.Platform.network(), p.Platform.bucketNetwork()
+	if from == to || atRate == nil || atRate.Bucket == nil || atRate.Bucket.Unit != requestsServed.Name {
+		return nil
+	}
+	b := atRate.Bucket
+	return []cost.Egress{
+		{What: fmt.Sprintf("uploads to the %s bucket (%.0f bytes a request, measured)", p.Platform.bucket(), b.BytesIn), From: from, BytesPerS: b.BytesIn * p.Rate},
+		{What: fmt.Sprintf("reads from the %s bucket (%.0f bytes a request, measured)", p.Platform.bucket(), b.BytesOut), From: to, BytesPerS: b.BytesOut * p.Rate},
+	}
+}
+
+// bucketUSD is what operations at u's rates cost a month on u's bucket (GCS where unset).
 func bucketUSD(u cost.Usage) float64 {
-	u.Bucket = "GCS"
+	if u.Bucket == "" {
+		u.Bucket = "GCS"
+	}
+	u.Egress, u.StoredBytes = nil, 0
 	b, err := u.Bill()
 	if err != nil {
 		return 0
@@ -167,6 +193,13 @@ func busyShare(rate float64, atRate *results.Aggregate) (float64, bool) {
 		return 0, false
 	}
 	return min(1, 1-math.Exp(-rate*mean/1000)), true
+}
+
+// syncsUncounted says whether cells of length d are too short to count the syncs of a candidate
+// that replicates at a sync interval (Litestream's sync_interval): shorter than two of them.
+func syncsUncounted(c Candidate, d time.Duration) bool {
+	iv, err := time.ParseDuration(c.Options["sync_interval"])
+	return c.Bucket == BucketReplica && err == nil && d < 2*iv
 }
 
 // MinServedShare is the share of the asked rate a run must answer to count as keeping up: an open
@@ -194,9 +227,16 @@ func (p *Plan) bill(c Candidate, atRate *results.Aggregate, steady *results.Resu
 		usd, how := c.Volume.MonthlyUSD()
 		u.Priced = append(u.Priced, cost.Line{Item: "volume " + c.Volume.Type, USDPerMonth: usd, How: how, Source: "persistlab lab model volume"})
 	}
-	if c.Backend == "gcsfuse" || c.Backend == "litestream" {
-		u.Bucket, u.StoredBytes = "GCS", float64(p.DBBytes)
+	if c.Bucket != BucketNone {
+		u.Bucket, u.StoredBytes = p.Platform.bucket(), float64(p.DBBytes)
+		u.Egress = p.egress(atRate)
 		switch {
+		case syncsUncounted(c, p.Duration):
+			// Litestream uploads at each sync: a cell that holds fewer than two counts its start's
+			// uploads (the first snapshot), not the rate of its syncs.
+			priced = false
+			notes = append(notes, fmt.Sprintf("its cells (%s) are shorter than two of its sync intervals (%s): they count the uploads of its start, not those of its syncs, so its bucket operations are not priced; a longer --time runs longer cells (at most %s)",
+				p.Duration, c.Options["sync_interval"], MaxDuration))
 		case atRate == nil:
 			priced = false
 			notes = append(notes, "no steady run at the rate: the bucket's operations are not priced")
@@ -214,7 +254,7 @@ func (p *Plan) bill(c Candidate, atRate *results.Aggregate, steady *results.Resu
 	}
 	// On gcsfuse the data is in the bucket, so request-based billing (while a request is in flight)
 	// is open too: the cheaper of the two is billed, and the other said.
-	if p.Platform.Kind == "cloudrun" && c.Backend == "gcsfuse" {
+	if p.Platform.Kind == "cloudrun" && c.Bucket == BucketData {
 		if share, ok := busyShare(p.Rate, atRate); ok {
 			r := u
 			r.Billing, r.BusyShare = cost.RequestBased, share

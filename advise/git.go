@@ -96,9 +96,9 @@ func gitCandidates(p Platform, rate float64, dbBytes int64, maxUSD float64) []Ca
 		// gcsfuse's semantics page (cloud.google.com/storage/docs/gcsfuse-file-semantics, as
 		// recorded, not re-read here): a rename on a bucket without hierarchical namespace is a
 		// copy and a delete, not atomic; git commits by renaming lock files over refs and the index.
-		{Name: "gcsfuse", Backend: "gcsfuse", What: "git's repositories on a Cloud Storage FUSE mount",
+		{Name: "gcsfuse", Backend: "gcsfuse", Bucket: BucketData, What: "git's repositories on a Cloud Storage FUSE mount",
 			Excluded: "git makes each commit by renaming lock files over its refs and index, which gcsfuse does as a copy and a delete, not atomically: not measured here"},
-		{Name: "litestream", Backend: "litestream", What: "a SQLite database replicated by Litestream", Excluded: "Litestream replicates one SQLite database; git keeps none"},
+		{Name: "litestream", Backend: "litestream", Bucket: BucketReplica, What: "a SQLite database replicated by Litestream", Excluded: "Litestream replicates one SQLite database; git keeps none"},
 	}
 	for _, t := range gitVolumeTypes {
 		base := Candidate{Name: t.name, Backend: "volume", What: t.what, Excluded: volumeExcluded(p, t.cloud)}

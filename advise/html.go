@@ -37,7 +37,7 @@ pre { background: #f7f7f7; padding: 10px; overflow-x: auto; font-size: 12px; } .
 <div class="answer"><p>{{.Answer}}.</p>{{range .Notes}}<p>{{.}}</p>{{end}}<p>Requirements: {{range $i, $r := .Requirements}}{{if $i}}; {{end}}<code>{{$r}}</code>{{end}}</p></div>
 <h2>Latency against the bill</h2>
 {{.Chart}}
-<p class="note">Each candidate at the rate: its {{.Latency}} across, its bill for a month up; red where a crash lost acknowledged writes, green where none did, grey where its crash runs tell nothing; ringed: on the frontier (no other is at least as good on latency, lost writes and cost, and better on one). A candidate whose bill cannot be told sits at the top edge.</p>
+<p class="note">Each candidate at the rate: its {{.Latency}} across, its bill for a month up; red where a crash lost acknowledged writes, green where none did, grey where its crash runs tell nothing; ringed: on the frontier (no other is at least as good on latency, lost writes and cost, and better on one). A candidate whose bill cannot be told sits at the top edge; one whose bill holds a bound (bucket operations too few to count) is drawn at the bound, a bar down to the rest of its bill.</p>
 <h2>The ranking, and how far to trust it</h2>
 <pre>{{.Text}}</pre>
 </body></html>
@@ -50,6 +50,7 @@ func frontierSVG(a Advice) template.HTML {
 	type pt struct {
 		name          string
 		x, y          float64
+		low           float64 // a bounded bill's lower end (y its upper); y where the bill is priced whole
 		priced, front bool
 		colour        string
 	}
@@ -63,6 +64,7 @@ func frontierSVG(a Advice) template.HTML {
 		p := pt{name: v.Candidate.Name, x: x, priced: v.Figures.Priced, front: v.Frontier, colour: "#999"}
 		if p.priced {
 			p.y = v.Figures.USD()
+			p.low = p.y - v.Figures.AtMostUSD
 			maxY = max(maxY, p.y)
 		}
 		if v.Figures.Crashes > 0 {
@@ -113,8 +115,13 @@ func frontierSVG(a Advice) template.HTML {
 			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="10" fill="none" stroke="#1f77b4" stroke-width="2"/>`, x, y)
 		}
 		label := p.name
-		if !p.priced {
+		switch {
+		case !p.priced:
 			label += " (bill untold)"
+		case p.low < p.y:
+			// A bill with a bound in it: the bar from what is priced to the bound, the point at the bound.
+			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="3"/>`, x, sy(p.low), x, y, p.colour)
+			label += " (at most)"
 		}
 		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="6" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, x, y, p.colour, x+12, y+4, template.HTMLEscapeString(label))
 	}

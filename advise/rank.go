@@ -26,8 +26,13 @@ type Figures struct {
 	// few to count even over every steady run, billed at their counts' 95% upper bounds. A budget
 	// the whole bill meets is met; one the rest of the bill already misses is missed; between, the
 	// bill cannot tell.
-	AtMostUSD float64  `json:"at_most_usd,omitempty"`
-	Evidence  []string `json:"evidence,omitempty"` // results file and row of each figure
+	AtMostUSD float64 `json:"at_most_usd,omitempty"`
+	// DoubleBill, DoublePriced and DoubleAtMostUSD are the bill at twice the rate, from the run
+	// there (nil where none ran), as Bill, Priced and AtMostUSD are at the rate.
+	DoubleBill      []cost.Line `json:"bill_at_double,omitempty"`
+	DoublePriced    bool        `json:"priced_at_double"`
+	DoubleAtMostUSD float64     `json:"at_most_usd_at_double,omitempty"`
+	Evidence        []string    `json:"evidence,omitempty"` // results file and row of each figure
 	// Notes are what the figures cannot support or what bounds them (a row bound by this machine).
 	Notes []string `json:"notes,omitempty"`
 }
@@ -39,6 +44,32 @@ func (f Figures) USD() float64 {
 		t += l.USDPerMonth
 	}
 	return t
+}
+
+// AtTwice is the figures as the runs at twice the rate give them, to judge the candidate there:
+// its latency and bill there; its pace (where the app has one) halved, so that keeping up with
+// twice the rate meets the requirement keeping up with the rate does; and its crash runs', which
+// ran at the rate alone, with the acknowledged writes lost doubled (assumed: a crash loses the
+// writes of the window since the last sync, which twice the rate fills twice as fast; how long
+// before the crash the earliest was acknowledged, MetricLostWindow, is kept).
+func (f Figures) AtTwice(pace string) Figures {
+	at := make(map[string]float64, len(f.AtDouble))
+	for k, v := range f.AtDouble {
+		at[k] = v
+	}
+	if x, ok := at[pace]; ok && pace != "" {
+		at[pace] = x / 2
+	}
+	crash := make(map[string]float64, len(f.Crash))
+	for k, v := range f.Crash {
+		crash[k] = v
+	}
+	for _, k := range []string{MetricLostAcked, "lost_acked_median"} {
+		if x, ok := crash[k]; ok {
+			crash[k] = 2 * x
+		}
+	}
+	return Figures{AtRate: at, Crash: crash, Crashes: f.Crashes, Bill: f.DoubleBill, Priced: f.DoublePriced, AtMostUSD: f.DoubleAtMostUSD}
 }
 
 // Value is the candidate's figure for a requirement; ok is false where its runs have none.

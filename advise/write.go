@@ -26,8 +26,22 @@ type Advice struct {
 	Excluded  []Candidate `json:"excluded,omitempty"`
 	Dominated []Candidate `json:"dominated,omitempty"` // not run unless named: another does as much for less
 	Changes   []string    `json:"what_would_change_it,omitempty"`
-	Trust     []string    `json:"trust"`
-	Plan      string      `json:"plan"`
+	// Twice is the answer at twice the rate, judged from the runs there (nil where none ran).
+	Twice *TwiceAnswer `json:"at_twice_the_rate,omitempty"`
+	Trust []string     `json:"trust"`
+	Plan  string       `json:"plan"`
+}
+
+// TwiceAnswer is the ranking's top at twice the rate, every candidate judged by its runs there
+// (Figures.AtTwice).
+type TwiceAnswer struct {
+	Rate  float64 `json:"rate"`
+	Top   string  `json:"top"`
+	Meets bool    `json:"meets"` // whether Top meets every requirement there
+	// FlipsAt is where the answer changes on price alone (the top at the rate still meets every
+	// requirement at twice it, and Top did at the rate too): the rate at which the two bills
+	// cross, each joined by a straight line between its two measured rates; 0 otherwise.
+	FlipsAt float64 `json:"flips_at,omitempty"`
 }
 
 // ExitNoneMeets is the exit status when no candidate meets every requirement, as a crossed
@@ -83,8 +97,65 @@ func (p *Plan) Advise(figs map[string]Figures, trust []string) Advice {
 	if note := sameLatency(a); note != "" {
 		a.Notes = append(a.Notes, note)
 	}
+	a.Twice = twiceAnswer(a, p)
 	a.Changes = changes(a, p)
 	return a
+}
+
+// twiceAnswer ranks the candidates again by their runs at twice the rate; nil where none has a
+// figure there.
+func twiceAnswer(a Advice, p *Plan) *TwiceAnswer {
+	figs := map[string]Figures{}
+	cands := make([]Candidate, 0, len(a.Ranked))
+	ran := false
+	for _, v := range a.Ranked {
+		figs[v.Candidate.Name] = v.Figures.AtTwice(a.Pace)
+		cands = append(cands, v.Candidate)
+		ran = ran || len(v.Figures.AtDouble) > 0
+	}
+	if !ran {
+		return nil
+	}
+	twice := Rank(cands, figs, p.Requirements, a.Latency)
+	t := &TwiceAnswer{Rate: 2 * p.Rate, Top: twice[0].Candidate.Name, Meets: twice[0].Meets}
+	was := a.Ranked[0]
+	if !was.Meets || !t.Meets || t.Top == was.Candidate.Name {
+		return t
+	}
+	var now, wasThere Verdict
+	for _, v := range a.Ranked {
+		if v.Candidate.Name == t.Top {
+			now = v
+		}
+	}
+	for _, v := range twice {
+		if v.Candidate.Name == was.Candidate.Name {
+			wasThere = v
+		}
+	}
+	if !now.Meets || !wasThere.Meets {
+		return t
+	}
+	t.FlipsAt = crossing(p.Rate, was.Figures, now.Figures)
+	return t
+}
+
+// crossing is the rate between r and 2r at which b's bill falls to a's, each bill joined by a
+// straight line between its figures at the two rates; 0 where they do not cross there, or where
+// either end of either is unpriced or a bound.
+func crossing(r float64, a, b Figures) float64 {
+	exact := func(f Figures) bool {
+		return f.Priced && f.AtMostUSD == 0 && f.DoublePriced && f.DoubleAtMostUSD == 0 && len(f.DoubleBill) > 0
+	}
+	if !exact(a) || !exact(b) {
+		return 0
+	}
+	a1, a2, b1, b2 := a.USD(), a.AtTwice("").USD(), b.USD(), b.AtTwice("").USD()
+	gap, closing := b1-a1, (a2-a1)-(b2-b1)
+	if gap < 0 || closing <= 0 || gap > closing {
+		return 0
+	}
+	return r * (1 + gap/closing)
 }
 
 // answer is the ranking in one sentence.
@@ -178,7 +249,26 @@ func changes(a Advice, p *Plan) []string {
 		}
 		break
 	}
+	if t := a.Twice; t != nil && a.Met() {
+		out = append(out, twiceText(a, t))
+	}
 	return out
+}
+
+// twiceText says the answer at twice the rate, and where between the two it changes when it is
+// the price that changes it.
+func twiceText(a Advice, t *TwiceAnswer) string {
+	top := a.Ranked[0].Candidate.Name
+	head := fmt.Sprintf("ranked by the runs at twice the rate (%s/s), ", rateText(t.Rate))
+	switch {
+	case !t.Meets:
+		return head + fmt.Sprintf("no candidate meets every requirement; the closest is %s", t.Top)
+	case t.Top == top:
+		return head + fmt.Sprintf("the answer is still %s", top)
+	case t.FlipsAt > 0:
+		return head + fmt.Sprintf("the answer becomes %s: its bill falls below %s's at about %s/s (each bill a straight line between its two measured rates)", t.Top, top, rateText(math.Round(10*t.FlipsAt)/10))
+	}
+	return head + fmt.Sprintf("the answer becomes %s", t.Top)
 }
 
 func crashesText(n int) string {
@@ -412,6 +502,9 @@ func (a Advice) WriteMarkdown(w io.Writer) error {
 			not = append(not, c.Name+" ("+c.Dominated+")")
 		}
 		fmt.Fprintf(w, "\nNot run (name one in `--candidates` to run it): %s.\n", strings.Join(not, "; "))
+	}
+	if len(a.Changes) > 0 {
+		fmt.Fprintf(w, "\nWhat would change the answer: %s.\n", strings.Join(a.Changes, "; "))
 	}
 	fmt.Fprintf(w, "\nHow far to trust it: %s\n", strings.Join(a.Trust, " "))
 	return nil

@@ -16,6 +16,7 @@ import (
 	"persistlab/advise"
 	"persistlab/internal/proc"
 	"persistlab/param"
+	"persistlab/profile"
 	"persistlab/results"
 	"persistlab/runner"
 	"persistlab/scenario"
@@ -33,7 +34,7 @@ var adviseApps = map[string]string{
 
 type adviseFlags struct {
 	app, platform, memory, db, dir, format, profile, candidates string
-	html                                                        string
+	html, bucket                                                string
 	force                                                       bool
 	cpus, rate                                                  float64
 	crashes, connections, files                                 int
@@ -104,6 +105,7 @@ func parseAdviseFlags(args []string) (*adviseFlags, error) {
 	fs.IntVar(&f.files, "files", 0, "git: the files the crawler keeps, a repository each (default the seed's 5,000)")
 	fs.Float64Var(&f.cpus, "cpus", 0, "Cloud Run's vCPUs, whole, 1 to 8 (default 1)")
 	fs.StringVar(&f.memory, "memory", "", "Cloud Run's memory, like 512MiB (default 512MiB)")
+	fs.StringVar(&f.bucket, "bucket", "", "the object store a bucket design writes to, for its bill: gcs, s3 or r2 (default: the platform's own cloud's, S3 on EC2, else GCS); gcsfuse mounts GCS alone, and every bucket runs on the lab's GCS model")
 	fs.Float64Var(&f.rate, "rate", 0, "the request rate to serve, requests/s; for git, the changes committed per second (required)")
 	fs.StringVar(&f.db, "db-size", "100MiB", "the database's size, for the storage bill, a volume's size and whether it fits a Cloud Run instance's memory")
 	fs.Var(&f.require, "require", `a requirement, like "p95 < 100ms", "lost_acked == 0", "lost_acked <= 1s" (no acknowledged write older than that lost), "usd_per_month < 30" (repeatable)`)
@@ -269,6 +271,9 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 	}
 	platform, err := advise.ParsePlatform(f.platform, f.cpus, memory)
 	if err != nil {
+		return nil, err
+	}
+	if platform, err = platform.WithBucket(f.bucket); err != nil {
 		return nil, err
 	}
 	// The app runs pinned to as many of this machine's online CPUs as the platform has vCPUs, as
@@ -454,13 +459,26 @@ func adviseTrust(p *advise.Plan, profilePath string) []string {
 	if p.App.Kind == advise.KindChanges {
 		return gitTrust(p)
 	}
-	out := []string{
-		"latency and CPU are this machine's: the app's CPU per request runs on this machine's CPU, not the target's (seed 000's Cloud Run instance took about 3.7 times as long per request as this lab: docs/fidelity.md); ratios between candidates carry over better than absolute levels",
-	}
+	cpu := "latency and CPU are this machine's: the app's CPU per request runs on this machine's CPU, not the target's (seed 000's Cloud Run instance took about 3.7 times as long per request as this lab: docs/fidelity.md); ratios between candidates carry over better than absolute levels; persistlab calibrate instance measures the target's, and --profile slows the app to it"
+	var instance *profile.Profile
 	if profilePath != "" {
+		if prof, err := profile.Load(profilePath); err == nil && prof.Kind == "instance" {
+			instance = prof
+		}
+	}
+	if instance != nil {
+		cpu = fmt.Sprintf("the app's CPU is slowed to the target's measured speed (the instance profile %s, measured on %s at %s): its latencies stand for the target's as far as the CPU sets them", profilePath, instance.Measured.Target, instance.Measured.When)
+	}
+	out := []string{cpu}
+	if instance != nil {
+		out = append(out, "the bucket's latencies are the lab's assumptions (GCS publishes none); persistlab calibrate bucket measures yours")
+	} else if profilePath != "" {
 		out = append(out, "the bucket's and volumes' figures the profile "+profilePath+" measured replace the model's (persistlab lab model --profile "+profilePath+" lists them)")
 	} else {
 		out = append(out, "the bucket's latencies are the lab's assumptions (GCS publishes none); persistlab calibrate bucket measures yours, and --profile uses it")
+	}
+	if b := p.Platform.Bucket; b != "" && b != "GCS" {
+		out = append(out, "the "+b+" bucket is emulated by the lab's GCS model (its latencies, its limits and its API, which Litestream writes to as it would to "+b+"'s): its bill is "+b+"'s list prices, with the egress between clouds at the bytes the runs moved")
 	}
 	out = append(out,
 		"volumes follow the providers' published IOPS, throughput and burst rules; prices are list prices with their dated sources in persistlab lab model prices (buckets, Cloud Run) and persistlab lab model volume (disks)",

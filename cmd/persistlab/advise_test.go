@@ -219,3 +219,23 @@ func TestAdviseReusesARunOnlyUnderItsOwnProfile(t *testing.T) {
 		}
 	}
 }
+
+// With an instance profile the trust statement says the app's CPU ran at the target's measured
+// speed, naming the profile; without one, that the latencies are this machine's and how to
+// measure the target's.
+func TestAdviseTrustSaysWhatAnInstanceProfileDoes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "instance.yaml")
+	writeInstanceProfile(t, path, "3.7", "1")
+	p := &advise.Plan{App: advise.App{Name: "counter"}, Platform: advise.Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20},
+		Rate: 20, Connections: 4, Crashes: 3, DBBytes: 100 << 20}
+	without, with := adviseTrust(p, ""), adviseTrust(p, path)
+	if !strings.Contains(without[0], "this machine's") || !strings.Contains(without[0], "calibrate instance") {
+		t.Errorf("without a profile: %q", without[0])
+	}
+	if !strings.Contains(with[0], "slowed to the target's measured speed") || !strings.Contains(with[0], path) || !strings.Contains(with[0], "probe-vm") {
+		t.Errorf("with the instance profile %s: %q", path, with[0])
+	}
+	if strings.Contains(strings.Join(with, " "), "measured replace the model's") {
+		t.Errorf("an instance profile is said to replace the bucket's and volumes' figures: %q", with)
+	}
+}
