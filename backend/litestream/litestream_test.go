@@ -33,7 +33,7 @@ func TestReplicatesAndRestores(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Stop(context.Background())
-	commitRows(t, b, 50)
+	commitRows(t, b, 50, 0)
 	lastCommit := time.Now()
 	lag, err := b.(*Backend).ReplicationLag(context.Background(), lastCommit)
 	if err != nil {
@@ -69,8 +69,9 @@ func TestReplicatesAndRestores(t *testing.T) {
 	}
 }
 
-// commitRows starts the backend and commits rows 1..n into table t of its database, in WAL mode.
-func commitRows(t *testing.T, b backend.Backend, n int) {
+// commitRows starts the backend and commits rows 1..n into table t of its database, in WAL mode,
+// pausing between commits (0: none).
+func commitRows(t *testing.T, b backend.Backend, n int, pause time.Duration) {
 	t.Helper()
 	target, err := b.Start(context.Background())
 	if err != nil {
@@ -88,6 +89,7 @@ func commitRows(t *testing.T, b backend.Backend, n int) {
 		if _, err := db.Exec(`INSERT INTO t VALUES (?)`, i); err != nil {
 			t.Fatal(err)
 		}
+		time.Sleep(pause)
 	}
 }
 
@@ -126,7 +128,7 @@ func TestLegacyVersionReplicatesAndRestores(t *testing.T) {
 		t.Fatalf("version %q, want v%s", got, LegacyVersion)
 	}
 	started := time.Now()
-	commitRows(t, b, 20)
+	commitRows(t, b, 20, 0)
 	if _, err := l.ReplicationLag(context.Background(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -203,27 +205,11 @@ func TestMonitorIntervalSetsLitestream05sUploads(t *testing.T) {
 		}
 		defer b.Stop(context.Background())
 		l := b.(*Backend)
-		if got := strings.Contains(l.configYAML(), "monitor-interval: "+monitor); got != (monitor != "") || (monitor == "" && strings.Contains(l.configYAML(), "monitor-interval")) {
-			t.Fatalf("monitor_interval %q, config:\n%s", monitor, l.configYAML())
+		cfg := l.configYAML()
+		if set := monitor != ""; strings.Contains(cfg, "monitor-interval") != set || set && !strings.Contains(cfg, "monitor-interval: "+monitor) {
+			t.Fatalf("monitor_interval %q, config:\n%s", monitor, cfg)
 		}
-		target, err := b.Start(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		db, err := sql.Open("sqlite3", "file:"+filepath.Join(target.Dir, needs.SQLite)+"?_journal_mode=WAL")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		if _, err := db.Exec(`CREATE TABLE t (n INTEGER)`); err != nil {
-			t.Fatal(err)
-		}
-		for i, end := 1, time.Now().Add(5*time.Second); time.Now().Before(end); i++ {
-			if _, err := db.Exec(`INSERT INTO t VALUES (?)`, i); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		commitRows(t, b, 100, 50*time.Millisecond) // about 5 s of writes
 		if err := l.child.Stop(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -242,8 +228,8 @@ func TestMonitorIntervalSetsLitestream05sUploads(t *testing.T) {
 	if v := strings.TrimPrefix(b.(*Backend).version, "v"); !strings.HasPrefix(v, "0.5") {
 		t.Skipf("the installed litestream is %s, not 0.5", v)
 	}
-	// Five seconds of writes: a file a second by default; with a 10 s tick, the start's and the
-	// stop's alone.
+	// About five seconds of writes: a file a second by default; with a 10 s tick, the start's and
+	// the stop's alone.
 	every, once := uploads(""), uploads("10s")
 	if every < 4 || 2*once > every {
 		t.Errorf("level-0 uploads: %d with the default monitor-interval, %d with 10s; want at least 4, and at most half as many", every, once)
