@@ -2,6 +2,7 @@ package cgroup
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -117,6 +118,34 @@ func (g *Group) Wrap() []string {
 // Members lists the processes in the group (at most maxMembers).
 func (g *Group) Members() ([]int, error) {
 	return members(g.Dir)
+}
+
+// WaitEmpty waits until the group holds no process (what its first process left running, a
+// daemon, has ended by itself), at most wait or until ctx ends. It returns how long it waited and
+// whether the group emptied; a group whose members cannot be read counts as not empty, no group
+// (nil) as empty.
+func (g *Group) WaitEmpty(ctx context.Context, wait time.Duration) (time.Duration, bool) {
+	if g == nil {
+		return 0, true
+	}
+	start := time.Now()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		pids, err := g.Members()
+		if errors.Is(err, fs.ErrNotExist) || (err == nil && len(pids) == 0) {
+			return time.Since(start), true
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), false
+		case <-timer.C:
+			return time.Since(start), false
+		case <-tick.C:
+		}
+	}
 }
 
 // Kill sends SIGKILL to every process in the group, without waiting (a crash).

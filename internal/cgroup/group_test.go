@@ -2,6 +2,7 @@ package cgroup
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -123,6 +124,38 @@ func TestGroupKillEndsEveryMember(t *testing.T) {
 	}
 	if running(pids[1]) {
 		t.Errorf("the daemon %d outlived Kill", pids[1])
+	}
+}
+
+// WaitEmpty waits for a daemon the app left running to end by itself, and no longer than it is
+// told to: a daemon that outlives the wait is reported, still running, until Close.
+func TestWaitEmptyWaitsForWhatTheAppLeftRunning(t *testing.T) {
+	work := t.TempDir()
+	g, err := NewGroup(work, nil)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer g.Close(GroupWait)
+	cmd, pids := startIn(t, g.Wrap(), "setsid sleep 0.3 & echo $$ $!")
+	cmd.Wait() // the app ended; its daemon runs on
+	waited, empty := g.WaitEmpty(context.Background(), time.Minute)
+	if !empty || running(pids[1]) {
+		t.Fatalf("WaitEmpty: empty %v after %v, daemon %d running %v", empty, waited, pids[1], running(pids[1]))
+	}
+
+	cmd, pids = startIn(t, g.Wrap(), "setsid sleep 600 & echo $$ $!")
+	cmd.Wait()
+	const wait = 100 * time.Millisecond
+	if waited, empty := g.WaitEmpty(context.Background(), wait); empty || waited < wait || !running(pids[1]) {
+		t.Errorf("a daemon outliving the wait: empty %v after %v (want false after %v at least), daemon running %v", empty, waited, wait, running(pids[1]))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, empty := g.WaitEmpty(ctx, time.Minute); empty {
+		t.Error("an ended context: WaitEmpty says empty while the daemon runs")
+	}
+	if err := g.Close(GroupWait); err != nil || running(pids[1]) {
+		t.Errorf("Close: %v; daemon running %v", err, running(pids[1]))
 	}
 }
 

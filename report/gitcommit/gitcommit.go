@@ -56,8 +56,43 @@ func gitcommitTables(w io.Writer, r *results.Results) {
 	fmt.Fprintln(w, "  changes/s counts every change, as the seed did (a change that left its file as it was makes no commit);")
 	fmt.Fprintln(w, "  a window is the run's `window` changes; git cpu is the driver's and every git's CPU as a share of one CPU.")
 	writeGitcommitRatios(w, r)
+	writeGitGC(w, r)
 	writeVolumeUnits(w, r)
 	writeVolumePrices(w, r)
+}
+
+// writeGitGC shows git's automatic gc where a run counted it (files from before have no
+// auto_gcs): how many began, whether detached (gc.autoDetach), how long the last ran on after the
+// changes, and the disk use as the last change ended beside the disk use after it.
+func writeGitGC(w io.Writer, r *results.Results) {
+	var tw *report.LineTable
+	for _, b := range r.BackendOrder() {
+		for _, a := range r.AggregatesOf(b) {
+			m := a.Median
+			detached := a.Resolved["gc_auto_detach"] == "true"
+			if gcs, ok := m["auto_gcs"]; !ok || (gcs == 0 && !detached) {
+				continue
+			}
+			if tw == nil {
+				fmt.Fprintln(w, "\ngit's automatic gc (detached: git's default, in the background while the changes go on; inline: inside the commit that begins it):")
+				tw = report.NewTable(w, tabwriter.AlignRight)
+				fmt.Fprintln(tw, "backend\tlayout\tgc\tgcs begun\tran on after the changes s\tdisk MiB at the last change\tdisk MiB after the gc\t")
+			}
+			mode, after, atEnd := "inline", "-", "-"
+			if detached {
+				mode = "detached"
+				after = fmt.Sprintf("%.1f", m["gc_after_s"])
+			}
+			if v, ok := m["disk_at_end_mib"]; ok {
+				atEnd = fmt.Sprintf("%.1f", v)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%s\t%s\t%.1f\t\n", b, a.Resolved["layout"], mode, m["auto_gcs"], after, atEnd, m["disk_mib"])
+		}
+	}
+	if tw != nil {
+		tw.Flush()
+		fmt.Fprintln(w, "  disk MiB at the last change is read only on a volume of the cell's own (statfs, at once); the seed's du ran after its script ended.")
+	}
 }
 
 func volumePrice(r *results.Results, b string) string {

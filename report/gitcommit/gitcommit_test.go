@@ -90,3 +90,42 @@ func TestVolumeUnitsPerChangeByWindow(t *testing.T) {
 		t.Errorf("want the units per change row in:\n%s", text)
 	}
 }
+
+// git's automatic gc is shown where a run counted it: detached beside inline, how long the
+// detached one ran on, and disk use at the last change beside after the gc; a file without the
+// count (from before it) shows no such table.
+func TestGitGCTableShowsDetachedBesideInline(t *testing.T) {
+	mono := func(label, detach string) scenario.BackendSpec {
+		return scenario.BackendSpec{Name: "volume", Label: label, Options: map[string]string{"type": "io1", "size": "500GiB", "iops": "25000"},
+			Params: map[string]string{"layout": "monolithic", "gc_auto_detach": detach}}
+	}
+	spec := &scenario.Spec{Name: "t", Workload: scenario.Workload{Type: "gitcommit", Params: map[string]string{"files": "5000", "changes": "20000"}},
+		Backends: []scenario.BackendSpec{mono("detached", "true"), mono("inline", "false")}, Repeat: 1}
+	build := func(counted bool) string {
+		r := &results.Results{Schema: results.Schema, Scenario: spec, Defaults: map[string]string{"layout": "distributed", "gc_auto_detach": "false"}}
+		for _, c := range spec.Plan() {
+			m := map[string]float64{"total_s": 200, "changes_per_s": 100, "disk_mib": 40}
+			if counted {
+				m["auto_gcs"] = 9
+				if c.Backend == "detached" {
+					m["gc_after_s"], m["disk_at_end_mib"], m["auto_gcs"] = 12.5, 210, 8
+				}
+			}
+			r.Cells = append(r.Cells, results.Cell{Cell: c, Metrics: m})
+		}
+		report.Summarize(r)
+		var out bytes.Buffer
+		report.WriteTables(&out, r)
+		return out.String()
+	}
+	text := build(true)
+	for _, want := range []string{"git's automatic gc", "detached  monolithic  detached          8                        12.5                        210.0                   40.0",
+		"inline  monolithic    inline          9                           -                            -                   40.0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("want %q in:\n%s", want, text)
+		}
+	}
+	if text := build(false); strings.Contains(text, "git's automatic gc") {
+		t.Errorf("a file without auto_gcs shows a gc table:\n%s", text)
+	}
+}

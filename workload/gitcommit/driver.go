@@ -26,15 +26,21 @@ import (
 // --all` and `git commit` in its repository, one git process each (in the distributed layout a
 // new file's repository is made first with `git init`). It runs as its own process (`persistlab
 // app gitcommit`) so that it and every git it starts live in the emulated instance, and it
-// reports each change on its output as one line: "<change> <commits so far> <unix ns> <c|n>
-// <inits>", c when git committed, n when there was nothing to commit, and the git inits the
-// change needed first (the monolithic layout's one counts with the first change).
+// reports each change on its output as one line: "<change> <commits so far> <unix ns> <c|g|n>
+// <inits>", c when git committed, g when it committed and began an automatic gc, n when there was
+// nothing to commit, and the git inits the change needed first (the monolithic layout's one
+// counts with the first change).
 
 // Outcomes of a change, as the driver reports them.
 const (
-	Committed = 'c'
-	Unchanged = 'n' // the file already held this content: `git commit` had nothing to commit
+	Committed   = 'c'
+	CommittedGC = 'g' // committed, and the commit began git's automatic gc (detached or not)
+	Unchanged   = 'n' // the file already held this content: `git commit` had nothing to commit
 )
+
+// autoGCMessage begins what git prints on stderr when a command begins its automatic gc, in the
+// background or not (builtin/gc.c; LC_ALL=C keeps it in English).
+var autoGCMessage = []byte("Auto packing the repository")
 
 // CommitMessage is the seed's.
 const CommitMessage = "git bench"
@@ -63,8 +69,10 @@ type DriverConfig struct {
 // gitRunner runs git in a repository, confined to it; its error is a *gitError.
 type gitRunner func(dir string, args ...string) error
 
-func newGitRunner(ctx context.Context, gitPath string) gitRunner {
-	// git's output is only read for its error: its first lines are enough ("nothing to commit").
+// newGitRunner returns the runner and what the last git it ran printed on stderr (its first
+// maxGitStderr bytes).
+func newGitRunner(ctx context.Context, gitPath string) (gitRunner, func() []byte) {
+	// git's output is only read for its error and its gc notice: its first lines are enough.
 	stdout, stderr := proc.NewLimitedBuffer("git", maxGitStderr), proc.NewLimitedBuffer("git", maxGitStderr)
 	return func(dir string, args ...string) error {
 		stdout.Reset()
@@ -75,7 +83,7 @@ func newGitRunner(ctx context.Context, gitPath string) gitRunner {
 			return &gitError{args: args, dir: dir, err: err, stdout: stdout.String(), stderr: stderr.String()}
 		}
 		return nil
-	}
+	}, stderr.Bytes
 }
 
 // Drive runs the plan's changes and reports each on out. Cancelling ctx stops it between git
@@ -94,7 +102,7 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 	}
 	w := bufio.NewWriter(out)
 	changes := cfg.Plan.Iterate()
-	git := newGitRunner(ctx, cfg.Git)
+	git, lastStderr := newGitRunner(ctx, cfg.Git)
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, Root), 0o755); err != nil {
 		return err
 	}
@@ -153,6 +161,9 @@ func Drive(ctx context.Context, cfg DriverConfig, out io.Writer) error {
 			outcome = Unchanged
 		} else {
 			commits++
+			if bytes.Contains(lastStderr(), autoGCMessage) {
+				outcome = CommittedGC
+			}
 		}
 		line = strconv.AppendInt(line[:0], int64(i+1), 10)
 		line = append(line, ' ')
@@ -197,7 +208,7 @@ func Prefill(ctx context.Context, cfg DriverConfig, files []int) (int, error) {
 	if err := cfg.Plan.Validate(); err != nil {
 		return 0, err
 	}
-	git := newGitRunner(ctx, cfg.Git)
+	git, _ := newGitRunner(ctx, cfg.Git)
 	content := cfg.Plan.PrefillContent()
 	commit := func(repo string, files []int) error {
 		if _, err := os.Stat(filepath.Join(repo, ".git")); errors.Is(err, os.ErrNotExist) {
@@ -433,7 +444,8 @@ type Report struct {
 	Change, Commits int
 	At              time.Time
 	Committed       bool
-	Inits           int // git inits the change needed first
+	AutoGC          bool // the commit began git's automatic gc
+	Inits           int  // git inits the change needed first
 }
 
 // ParseReport reads one line of the driver's output.
@@ -444,9 +456,12 @@ func ParseReport(line string) (Report, error) {
 	if _, err := fmt.Sscanf(line, "%d %d %d %s %d", &r.Change, &r.Commits, &ns, &outcome, &r.Inits); err != nil {
 		return r, fmt.Errorf("driver line %q: %w", line, err)
 	}
-	if outcome != string(rune(Committed)) && outcome != string(rune(Unchanged)) {
-		return r, fmt.Errorf("driver line %q: outcome %q, want c or n", line, outcome)
+	switch outcome {
+	case string(rune(Committed)), string(rune(CommittedGC)), string(rune(Unchanged)):
+	default:
+		return r, fmt.Errorf("driver line %q: outcome %q, want c, g or n", line, outcome)
 	}
-	r.At, r.Committed = time.Unix(0, ns), outcome == string(rune(Committed))
+	r.At, r.Committed = time.Unix(0, ns), outcome != string(rune(Unchanged))
+	r.AutoGC = outcome == string(rune(CommittedGC))
 	return r, nil
 }

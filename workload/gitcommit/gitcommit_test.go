@@ -357,13 +357,78 @@ func TestAGitErrorKeepsItsCause(t *testing.T) {
 	if err != nil {
 		t.Skip("no git")
 	}
-	err = newGitRunner(context.Background(), gitBin)(t.TempDir(), "rev-parse", "HEAD") // not a repository
+	run, _ := newGitRunner(context.Background(), gitBin)
+	err = run(t.TempDir(), "rev-parse", "HEAD") // not a repository
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
 		t.Fatalf("git in no repository: %v, want its exit status through errors.As", err)
 	}
-	err = newGitRunner(context.Background(), filepath.Join(t.TempDir(), "no-git"))(t.TempDir(), "status")
+	run, _ = newGitRunner(context.Background(), filepath.Join(t.TempDir(), "no-git"))
+	err = run(t.TempDir(), "status")
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a git that is not there: %v, want os.ErrNotExist through errors.Is", err)
+	}
+}
+
+// With git's default gc.autoDetach, git's automatic gc runs in the background in a session of its
+// own: the run waits for it before it reads disk use, the driver's cgroup holds it, and nothing
+// of it outlives the run. Without it, the gc runs inside the commit that triggers it.
+func TestADetachedGCIsWaitedForAndOwned(t *testing.T) {
+	w := newWorkload(t)
+	// gc.auto=1: git's automatic gc runs once objects/17 holds two loose objects, a few hundred
+	// objects in, where the default 6,700 would take thousands of changes.
+	t.Setenv("GIT_CONFIG_COUNT", "1")
+	t.Setenv("GIT_CONFIG_KEY_0", "gc.auto")
+	t.Setenv("GIT_CONFIG_VALUE_0", "1")
+	for _, detach := range []string{"false", "true"} {
+		dir := t.TempDir()
+		in := start(t, w, dir, map[string]string{"layout": LayoutMonolithic, "files": "20", "changes": "400", "gc_auto_detach": detach})
+		res, err := in.Drive(context.Background(), 0)
+		if err != nil {
+			t.Fatalf("gc_auto_detach %s: %v", detach, err)
+		}
+		if in.group == nil {
+			t.Fatalf("gc_auto_detach %s: the driver ran without a cgroup: %s", detach, in.noGroup)
+		}
+		if left, err := in.group.Members(); err != nil || len(left) != 0 {
+			t.Errorf("gc_auto_detach %s: processes %v (%v) still in the driver's cgroup when the run returned", detach, left, err)
+		}
+		gitDir := filepath.Join(dir, Root, ".git")
+		packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.pack"))
+		if res.Metrics["auto_gcs"] < 1 || len(packs) == 0 {
+			t.Errorf("gc_auto_detach %s: %v automatic gcs begun, %d packs in %s: want one at least, and its pack", detach, res.Metrics["auto_gcs"], len(packs), gitDir)
+		}
+		if _, err := os.Stat(filepath.Join(gitDir, "gc.pid")); err == nil {
+			t.Errorf("gc_auto_detach %s: a gc still held its lock when disk use was read", detach)
+		}
+		if res.Facts["gc_auto_detach"] != detach || res.Facts["gc_log"] != "" {
+			t.Errorf("gc_auto_detach %s: facts %q, gc_log %q", detach, res.Facts["gc_auto_detach"], res.Facts["gc_log"])
+		}
+		if _, waited := res.Metrics["gc_after_s"]; waited != (detach == "true") {
+			t.Errorf("gc_auto_detach %s: gc_after_s reported %v", detach, waited)
+		}
+		groupDir := in.group.Dir
+		if err := in.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(groupDir); !os.IsNotExist(err) {
+			t.Errorf("gc_auto_detach %s: the driver's cgroup %s after Stop: %v", detach, groupDir, err)
+		}
+	}
+}
+
+// Each outcome the driver reports reads back as it was meant; another is refused, named.
+func TestParseReportReadsEachOutcome(t *testing.T) {
+	for _, c := range []struct {
+		line              string
+		committed, autoGC bool
+	}{{"3 2 1000 c 0", true, false}, {"4 3 2000 g 1", true, true}, {"5 3 3000 n 0", false, false}} {
+		r, err := ParseReport(c.line)
+		if err != nil || r.Committed != c.committed || r.AutoGC != c.autoGC {
+			t.Errorf("%q: %+v, %v; want committed %v, auto gc %v", c.line, r, err, c.committed, c.autoGC)
+		}
+	}
+	if _, err := ParseReport("6 3 1 x 0"); err == nil || !strings.Contains(err.Error(), `"x"`) {
+		t.Errorf("an unknown outcome: %v, want an error naming it", err)
 	}
 }

@@ -53,11 +53,11 @@ func (in *instance) prefill(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	env, err := in.driverEnv()
+	env, err := in.driverEnv(false) // the prefill's gc, if one runs, ends with it: nothing detached
 	if err != nil {
 		return err
 	}
-	args := append(in.driverArgs(), "--prefill", in.s.Prefill, "--prefill-only")
+	args := append(in.driverArgs(nil), "--prefill", in.s.Prefill, "--prefill-only")
 	if in.s.Rate > 0 {
 		args = append(args, "--rate", strconv.FormatFloat(in.s.Rate, 'g', -1, 64))
 	}

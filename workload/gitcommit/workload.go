@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"persistlab/backend"
+	"persistlab/internal/cgroup"
 	"persistlab/internal/proc"
 	"persistlab/measure"
 	"persistlab/param"
@@ -56,6 +58,8 @@ var Params = []param.Param{
 		Help: "before the measured changes, unmetered (a volume's model off, then written back), make the repositories (monolithic: the files) of the files the first ceil(rate·time_limit) changes write (touched: needs both) or of every file (all), one commit each; it counts in no metric but disk use"},
 	{Name: "writeback", Kind: param.KindBool, Default: "false",
 		Help: "after the changes, time a syncfs of the target, waited for at most twice time_limit (10 min without one): writeback_s and sustained_per_s"},
+	{Name: "gc_auto_detach", Kind: param.KindBool, Default: "false",
+		Help: "git's gc.autoDetach: true is git's default and the seed's, an automatic gc running in the background while the changes go on, waited for (at most 10 min) before disk use is read: gc_after_s; false runs it inside the commit that triggers it"},
 }
 
 // Metrics are what a gitcommit cell reports.
@@ -79,6 +83,9 @@ var Metrics = []workload.Metric{
 	{Name: "writeback_s", Unit: "s", Help: "writeback: the syncfs of the target after the changes, or its cap when it took longer (a fact says so)"},
 	{Name: "sustained_per_s", Unit: "changes/s", HigherBetter: true,
 		Help: "writeback: changes_per_s × min(1, total_s / writeback_s), the pace the volume keeps once it must also write back what the page cache absorbed"},
+	{Name: "auto_gcs", Unit: "count", Help: "commits that began git's automatic gc (about one per 6,700 loose objects, gc.auto)"},
+	{Name: "gc_after_s", Unit: "s", Help: "gc_auto_detach: how long git's detached gc ran on after the last change"},
+	{Name: "disk_at_end_mib", Unit: "MiB", Help: "gc_auto_detach, on a volume of the cell's own: disk use as the last change ended, a detached gc perhaps still running (disk_mib is after it)"},
 }
 
 func init() {
@@ -170,6 +177,9 @@ type settings struct {
 	Rate      float64       `param:"rate"`
 	Prefill   string        `param:"prefill"`
 	Writeback bool          `param:"writeback"`
+	// GCAutoDetach lets git's automatic gc detach (git's default): it leaves the driver's process
+	// group and session, so the driver runs in a cgroup of its own that holds it.
+	GCAutoDetach bool `param:"gc_auto_detach"`
 }
 
 func read(p workload.Params) (settings, error) {
@@ -264,12 +274,12 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	return in, nil
 }
 
-// driverArgs run the driver in the instance, with the plan's flags.
-func (in *instance) driverArgs() []string {
+// driverArgs run the driver in the instance, in group (nil: none), with the plan's flags.
+func (in *instance) driverArgs(group *cgroup.Group) []string {
 	p := in.s.Plan
-	args := append(append([]string{}, in.env.Target.Wrap...), in.env.Self, "app", "gitcommit", "--git", in.w.git, "--dir", in.env.Target.Dir,
+	args := slices.Concat(in.env.Target.Wrap, group.Wrap(), []string{in.env.Self, "app", "gitcommit", "--git", in.w.git, "--dir", in.env.Target.Dir,
 		"--files", strconv.Itoa(p.Files), "--changes", strconv.Itoa(p.Changes), "--file-bytes", strconv.Itoa(p.FileBytes),
-		"--layout", p.Layout, "--seed", strconv.FormatUint(p.Seed, 10))
+		"--layout", p.Layout, "--seed", strconv.FormatUint(p.Seed, 10)})
 	if len(in.env.CPUs) > 0 {
 		args = append(args, "--cpu-list", cpuList(in.env.CPUs))
 	}
@@ -289,12 +299,12 @@ func readEnv() []string {
 const SeedDate = "2018-02-04T12:00:00+0000"
 
 // driverEnv is the driver's and its git's environment: a configuration of the cell's own (identity,
-// branch name, core.fsync), fixed dates, messages in English.
-func (in *instance) driverEnv() ([]string, error) {
+// branch name, core.fsync, gc.autoDetach), fixed dates, messages in English. detach lets an
+// automatic gc run in the background, as git's default does; without it the gc runs in the commit
+// that triggers it.
+func (in *instance) driverEnv(detach bool) ([]string, error) {
 	cfg := "[user]\n\tname = persistlab\n\temail = persistlab@localhost\n[init]\n\tdefaultBranch = master\n" +
-		// The seed's git detached its automatic gc into the background; here it runs in the commit
-		// that triggers it, so that it ends with the driver (a detached gc outlives its process group).
-		"[gc]\n\tautoDetach = false\n"
+		"[gc]\n\tautoDetach = " + strconv.FormatBool(detach) + "\n"
 	if in.s.Fsync != FsyncDefault {
 		cfg += "[core]\n\tfsync = " + in.s.Fsync + "\n"
 	}
@@ -311,7 +321,11 @@ type instance struct {
 	s      settings
 	env    workload.Env
 	driver *proc.Child
-	method string // how disk use was measured
+	// group holds the driver and every git it starts, a detached gc too; nil where no cgroup
+	// could be made (noGroup says why): then the driver's process group alone is stopped.
+	group   *cgroup.Group
+	noGroup string
+	method  string // how disk use was measured
 	// The prefill's files and commits, and the target's use before it (what disk use counts from).
 	prefillDone    bool
 	prefilled      []int
@@ -338,12 +352,15 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 	if !in.prefillDone && holdsRepositories(in.env.Target.Dir) {
 		return nil, nil, fmt.Errorf("%s already holds repositories: a run starts on an empty target", filepath.Join(in.env.Target.Dir, Root))
 	}
-	env, err := in.driverEnv()
+	env, err := in.driverEnv(in.s.GCAutoDetach)
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := in.makeGroup(); err != nil {
+		return nil, nil, err
+	}
 	p := in.s.Plan
-	args := in.driverArgs()
+	args := in.driverArgs(in.group)
 	log := filepath.Join(in.env.CellDir, "gitcommit.log")
 	usedBefore := in.usedBefore
 	if !in.prefillDone {
@@ -375,7 +392,7 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 	var acks []measure.Ack
 	var windows, done []measure.Point
 	last, windowStart := start, start
-	var commits, unchanged, lastChange, inits int
+	var commits, unchanged, lastChange, inits, autoGCs int
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		r, err := ParseReport(sc.Text())
@@ -390,6 +407,9 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 		}
 		last, lastChange = r.At, r.Change
 		inits += r.Inits
+		if r.AutoGC {
+			autoGCs++
+		}
 		if r.Committed {
 			commits = r.Commits
 			if crash { // the prefill's commits, synced before the run, are reachable too
@@ -436,6 +456,7 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 	}
 	m := res.Metrics
 	m["changes"], m["ok"], m["unchanged"], m["inits"] = float64(lastChange), float64(commits), float64(unchanged), float64(inits)
+	m["auto_gcs"] = float64(autoGCs)
 	m["total_s"] = res.Elapsed.Seconds()
 	if res.Elapsed > 0 {
 		m["changes_per_s"] = float64(lastChange) / res.Elapsed.Seconds()
@@ -454,12 +475,20 @@ func (in *instance) run(ctx context.Context, crash bool) (*workload.Result, *mea
 	res.Facts["git_version"] = in.w.version
 	res.Facts["core_fsync"] = in.s.Fsync
 	res.Facts["init_fsync"] = strconv.FormatBool(in.s.InitFsync)
-	res.Facts["gc_auto_detach"] = "false"
+	res.Facts["gc_auto_detach"] = strconv.FormatBool(in.s.GCAutoDetach)
+	if in.noGroup != "" {
+		res.Facts[cgroupFact] = "none (" + in.noGroup + "): only the driver's process group is stopped at the end"
+	}
 	if in.prefillDone {
 		res.Facts["prefill"] = fmt.Sprintf("%s: %d files' repositories made before the changes, %d commits, not measured", in.s.Prefill, len(in.prefilled), in.prefillCommits)
 	}
 	if killed {
 		return res, measure.NewAckLog(acks), nil
+	}
+	if in.s.GCAutoDetach { // not killed: a crash's kill ends the gc too
+		if err := in.waitDetachedGC(ctx, res, usedBefore); err != nil {
+			return nil, nil, err
+		}
 	}
 	if in.s.Writeback && !crash {
 		if err := in.timeWriteBack(ctx, res); err != nil {
@@ -504,29 +533,6 @@ func tail(path string) string {
 	return s
 }
 
-// Kill implements workload.Acknowledged: SIGKILL to the driver and the git it runs.
-func (in *instance) Kill() {
-	if in.driver != nil {
-		in.driver.SignalKill()
-	}
-}
-
-var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
-// Exited implements workload.Acknowledged.
-func (in *instance) Exited() <-chan struct{} {
-	if in.driver == nil {
-		return closed
-	}
-	return in.driver.Done()
-}
-
-// Count implements workload.Acknowledged: the commits reachable from the repositories' HEADs.
-func (in *instance) Count(ctx context.Context) (int64, error) {
-	t, err := countCommits(ctx, in.w.git, readEnv(), in.env.Target.Dir)
-	return t.Commits, err
-}
-
 // Stop implements workload.Instance: the driver, if it still runs, and the write-back after the
 // changes, if it outlived its cap. It holds the target busy (a volume cannot unmount under it), so
 // Stop waits for it, with the volume's model off where the backend can turn it off (what is left
@@ -536,6 +542,7 @@ func (in *instance) Stop(ctx context.Context) error {
 	if in.driver != nil {
 		err = in.driver.Stop(ctx)
 	}
+	err = errors.Join(err, in.group.Close(cgroup.GroupWait)) // a detached gc still running
 	if in.writingBack == nil {
 		return err
 	}
@@ -557,27 +564,4 @@ func (in *instance) Stop(ctx context.Context) error {
 		}
 	}
 	return err
-}
-
-// Inspect implements workload.Inspector: the commits git still reaches after a crash, and what
-// `git fsck --full` says of each repository.
-func (w *Workload) Inspect(dir, _ string) workload.Survivor {
-	ctx := context.Background()
-	if _, err := os.Stat(filepath.Join(dir, Root)); err != nil {
-		return workload.Survivor{Integrity: "no repositories: " + err.Error()}
-	}
-	t, err := countCommits(ctx, w.git, readEnv(), dir)
-	if err != nil {
-		return workload.Survivor{Exists: true, Integrity: err.Error()}
-	}
-	failed, err := fsck(ctx, w.git, readEnv(), dir)
-	if err != nil {
-		return workload.Survivor{Exists: true, Count: t.Commits, Integrity: err.Error()}
-	}
-	if len(failed) == 0 {
-		return workload.Survivor{Exists: true, Count: t.Commits, Integrity: "ok"}
-	}
-	report := fmt.Sprintf("%d of %d repositories fail git fsck --full (%d with an unreadable HEAD): %s",
-		len(failed), t.Repos, len(t.Broken), strings.Join(failed[:min(3, len(failed))], "; "))
-	return workload.Survivor{Exists: true, Count: t.Commits, Integrity: report}
 }
