@@ -16,7 +16,7 @@ import (
 // slope of average latency against VUs, seed 000's headline), or at the heaviest load where VUs
 // are not swept; what instances sharing a database lost; and whether crashes were measured.
 func counterAnswer(r *results.Results, a *report.Answer) {
-	mode, _ := r.Scenario.Workload.Param("mode")
+	mode := report.FixedParams(r)["mode"]
 	slopes := slopesByRun(r)
 	switch {
 	case instancesRun(r):

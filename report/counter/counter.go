@@ -39,8 +39,8 @@ var counterPresenter = report.Presenter{
 // counterTables prints, per backend, the seed's table (vus, med, avg, p(90), p(95), min, max in ms)
 // with rate, errors and the app's CPU use, then the slope of avg against VUs with the seed's own.
 func counterTables(w io.Writer, r *results.Results) {
-	mode, _ := r.Scenario.Workload.Param("mode")
-	if mode == "" {
+	mode := report.FixedParams(r)["mode"]
+	if mode == "" { // a file from before results recorded the declared defaults
 		mode = "closed"
 	}
 	fmt.Fprintf(w, "%s loop, %s per run, %d run(s) per row, each column the median over runs; latency in ms\n",

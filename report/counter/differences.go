@@ -20,6 +20,7 @@ func counterDifferences(w io.Writer, r *results.Results) {
 	if r.Scenario == nil || len(r.Scenario.Published) == 0 {
 		return // nothing published to differ from
 	}
+	fixed := report.FixedParams(r)
 	var parts []string
 	var slopes []results.Fit
 	for _, f := range r.Fits {
@@ -50,7 +51,7 @@ func counterDifferences(w io.Writer, r *results.Results) {
 	}
 	if len(floors) > 0 {
 		lo, hi := minMax(floors)
-		rtt, _ := r.Scenario.Workload.Param("network_rtt")
+		rtt := fixed["network_rtt"]
 		why := "the seed's client reached Cloud Run across the internet through its front end, a path this run does not model (network_rtt 0; no published figure), a constant that shifts both backends alike"
 		if d, err := time.ParseDuration(rtt); err == nil && d > 0 {
 			why = fmt.Sprintf("this run adds a network round trip of %s to every request (network_rtt)", rtt)
@@ -62,7 +63,7 @@ func counterDifferences(w io.Writer, r *results.Results) {
 			parts = append(parts, s)
 		}
 	}
-	if quota, ok := r.Scenario.Workload.Param("cpu_quota"); ok && quota != "0" && quota != "" {
+	if quota := fixed["cpu_quota"]; quota != "0" && quota != "" {
 		var shares []float64
 		for _, c := range r.Cells {
 			if v, ok := c.Metrics["cpu_throttled_share"]; ok && c.Failure == "" {
@@ -74,7 +75,7 @@ func counterDifferences(w io.Writer, r *results.Results) {
 			parts = append(parts, fmt.Sprintf("the instance's CPU limit (cpu_quota %s, app and %s together) ran out in %.0f-%.0f%% of its periods; each time every thread waits for the next period, which lengthens the tails of both backends",
 				quota, strings.Join(r.BackendOrder(), " or "), 100*lo, 100*hi))
 		}
-	} else if cpus, _ := r.Scenario.Workload.Param("cpus"); cpus != "" && cpus != "0" && r.WorkloadType() == "counter" {
+	} else if cpus := fixed["cpus"]; cpus != "" && cpus != "0" && r.WorkloadType() == "counter" {
 		parts = append(parts, fmt.Sprintf("the app is pinned to %s core(s) (cpus) for the seed's 1 vCPU; a CPU quota instead (cpu_quota) was tried and moves nothing toward the seed (docs/design.md)", cpus))
 	}
 	if len(parts) == 0 {
