@@ -83,7 +83,7 @@ var Metrics = []workload.Metric{
 	{Name: "writeback_s", Unit: "s", Help: "writeback: the syncfs of the target after the changes, or its cap when it took longer (a fact says so)"},
 	{Name: "sustained_per_s", Unit: "changes/s", HigherBetter: true,
 		Help: "writeback: changes_per_s × min(1, total_s / writeback_s), the pace the volume keeps once it must also write back what the page cache absorbed"},
-	{Name: "auto_gcs", Unit: "count", Help: "commits that began git's automatic gc (about one per 6,700 loose objects, gc.auto)"},
+	{Name: "auto_gcs", Unit: "count", Help: "commits that printed git's auto-packing notice: each found a gc needed (about 6,700 loose objects, gc.auto); with a detached gc still running, git starts no second one"},
 	{Name: "gc_after_s", Unit: "s", Help: "gc_auto_detach: how long git's detached gc ran on after the last change"},
 	{Name: "disk_at_end_mib", Unit: "MiB", Help: "gc_auto_detach, on a volume of the cell's own: disk use as the last change ended, a detached gc perhaps still running (disk_mib is after it)"},
 }
