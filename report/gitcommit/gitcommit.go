@@ -76,7 +76,7 @@ func writeGitGC(w io.Writer, r *results.Results) {
 			if tw == nil {
 				fmt.Fprintln(w, "\ngit's automatic gc (detached: git's default, in the background while the changes go on; inline: inside the commit that begins it):")
 				tw = report.NewTable(w, tabwriter.AlignRight)
-				fmt.Fprintln(tw, "backend\tlayout\tgc\tgcs begun\tran on after the changes s\tdisk MiB at the last change\tdisk MiB after the gc\t")
+				fmt.Fprintln(tw, "backend\tlayout\tgc\tgc notices\tran on after the changes s\tdisk MiB at the last change\tdisk MiB after the gc\t")
 			}
 			mode, after, atEnd := "inline", "-", "-"
 			if detached {

@@ -119,8 +119,8 @@ func TestGitGCTableShowsDetachedBesideInline(t *testing.T) {
 		return out.String()
 	}
 	text := build(true)
-	for _, want := range []string{"git's automatic gc", "detached  monolithic  detached          8                        12.5                        210.0                   40.0",
-		"inline  monolithic    inline          9                           -                            -                   40.0"} {
+	for _, want := range []string{"git's automatic gc", "detached  monolithic  detached           8                        12.5                        210.0                   40.0",
+		"inline  monolithic    inline           9                           -                            -                   40.0"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("want %q in:\n%s", want, text)
 		}
