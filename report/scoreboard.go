@@ -24,7 +24,8 @@ type Score struct {
 	Calibration string  `json:"calibration,omitempty"` // the figure fitted from this seed that sets it
 	Note        string  `json:"note,omitempty"`        // where the seed's value comes from, when not its table
 	// Reported says why a measured figure is shown beside the seed's but kept out of the tally: an
-	// absolute level set by the target's speed, which this machine does not share.
+	// absolute level set by the target's speed, which this machine does not share, or a run that
+	// differs from the seed's configuration where the figure depends on it.
 	Reported string `json:"reported,omitempty"`
 	// DependsOn names the model figures (provenance's Go names) that set the figure's level; one
 	// fitted from this seed and in effect in the run makes it calibration.

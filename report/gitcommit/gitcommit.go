@@ -123,6 +123,7 @@ func writeVolumePrices(w io.Writer, r *results.Results) {
 type gitRow struct {
 	backend, typ string
 	m            map[string]float64
+	resolved     map[string]string
 }
 
 func gitRows(r *results.Results, layout string) []gitRow {
@@ -136,7 +137,7 @@ func gitRows(r *results.Results, layout string) []gitRow {
 			if m, ok := report.VolumeModel(r, b); ok {
 				typ = m.Type
 			}
-			out = append(out, gitRow{backend: b, typ: typ, m: a.Median})
+			out = append(out, gitRow{backend: b, typ: typ, m: a.Median, resolved: a.Resolved})
 		}
 	}
 	return out

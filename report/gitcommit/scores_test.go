@@ -149,3 +149,34 @@ func TestSeed004EndPaceIsTheMedianOfTheLastFiveWindows(t *testing.T) {
 		t.Errorf("io1 and gp2: want the median of their last five windows together, %.1f, got %+v", want, pooled)
 	}
 }
+
+// The seed's 460 MB is scored against a monolithic row run as the seed ran git, its gc detached,
+// at the volume's use as the last change ended; a run whose gc ran inline is reported beside it,
+// not tallied.
+func TestSeed004MonolithicSizeIsScoredWithGitsDefaultsAlone(t *testing.T) {
+	monolithic := func(rows ...map[string]string) *results.Results {
+		r := &results.Results{Schema: results.Schema, Scenario: &scenario.Spec{Name: "ebs-git-gc", Seed: "004", Workload: scenario.Workload{Type: "gitcommit", Params: map[string]string{"layout": "monolithic"}}}}
+		for i, resolved := range rows {
+			label := []string{"first", "second"}[i]
+			r.Scenario.Backends = append(r.Scenario.Backends, scenario.BackendSpec{Name: "volume", Label: label, Options: map[string]string{"type": "io1", "size": "500GiB", "iops": "25000"}})
+			r.Aggregates = append(r.Aggregates, results.Aggregate{Backend: label, Resolved: resolved, Median: map[string]float64{"disk_mib": 37.6 + float64(i), "disk_at_end_mib": 400 + float64(i)}})
+		}
+		return r
+	}
+	inline := map[string]string{"layout": "monolithic", "gc_auto_detach": "false"}
+	detached := map[string]string{"layout": "monolithic", "gc_auto_detach": "true"}
+	var mono report.Score
+	for _, s := range report.Scoreboard(monolithic(inline, detached)) {
+		if strings.HasPrefix(s.Figure, "monolithic") {
+			mono = s
+		}
+	}
+	if mono.Ours != 401 || !mono.Prediction() || !mono.Within() || !strings.Contains(mono.Figure, "detached") || !strings.Contains(mono.Note, "second's repository settled to 38.6 MiB") {
+		t.Errorf("with a detached row: %+v; want the second row's 401 MiB at the end, tallied", mono)
+	}
+	for _, s := range report.Scoreboard(monolithic(inline)) {
+		if strings.HasPrefix(s.Figure, "monolithic") && (s.Ours != 37.6 || s.Prediction() || !strings.Contains(s.Reported, "gc ran inline") || s.Judged() != "reported") {
+			t.Errorf("inline alone: %+v; want its 37.6 MiB reported, not tallied", s)
+		}
+	}
+}
