@@ -710,3 +710,68 @@ func TestTheBucketIsBilledOnItsOwnListWithTheEgressBetweenClouds(t *testing.T) {
 		}
 	}
 }
+
+// A k6 script drives the steady runs (its iterations at the rate, no list of requests beside
+// it), the crash runs keep persistlab's driver; the bill is at the requests the script's
+// iterations made, and falling behind is read from the iterations k6 could not start.
+func TestAK6ScriptDrivesTheSteadyRunsAndItsRequestsSetTheBill(t *testing.T) {
+	run, _ := ParsePlatform("cloudrun", 0, 0)
+	onS3, _ := run.WithBucket("s3")
+	w := scenario.Workload{Type: "http", Params: map[string]string{"method": "POST", "path": "/count_up", "ack": "count", "recover": "/count"},
+		Sections: map[string]any{"requests": []any{map[string]any{"path": "/count_up"}}}}
+	app := App{Name: "mine", Workload: w, SQLite: true, Crashable: true, K6Script: "/scripts/mix.js"}
+	litestream := Candidate{Name: "litestream-1s", Backend: "litestream", Bucket: BucketReplica, Options: map[string]string{"sync_interval": "1s"}}
+	p := &Plan{App: app, Platform: onS3, Rate: 10, DBBytes: 100 << 20, Duration: 30 * time.Second, Crashes: 1, Connections: 2, Candidates: []Candidate{litestream}}
+
+	steady, crash := p.spec(litestream, "steady"), p.spec(litestream, "crash")
+	if got := steady.Workload.Params["k6_script"]; got != app.K6Script {
+		t.Errorf("steady k6_script %q, want %q", got, app.K6Script)
+	}
+	if _, ok := steady.Workload.Params["method"]; ok {
+		t.Errorf("steady runs keep the driver's method beside the script: %v", steady.Workload.Params)
+	}
+	if crash.Workload.Params["method"] != "POST" || crash.Workload.Params["path"] != "/count_up" {
+		t.Errorf("crash runs lost the driver's request: %v", crash.Workload.Params)
+	}
+	if _, ok := steady.Workload.Sections["requests"]; ok {
+		t.Errorf("steady runs keep the list of requests beside the script: %v", steady.Workload.Sections)
+	}
+	if _, ok := crash.Workload.Params["k6_script"]; ok || crash.Workload.Sections["requests"] == nil {
+		t.Errorf("crash runs: params %v, sections %v: want persistlab's driver and the app's requests", crash.Workload.Params, crash.Workload.Sections)
+	}
+	if _, ok := app.Workload.Sections["requests"]; !ok {
+		t.Errorf("the app's own workload lost its requests")
+	}
+
+	agg := func(rate string, answered, dropped float64) results.Aggregate {
+		return results.Aggregate{Backend: litestream.Name, Point: "rate=" + rate, Params: map[string]string{"rate": rate},
+			Median: map[string]float64{"rate": answered, "dropped": dropped, "service_avg_ms": 5},
+			Bucket: &results.BucketUse{Unit: requestsServed.Name, ClassAOps: 40, ClassAPerS: 1.25, BytesIn: 1000, BytesOut: 100}}
+	}
+	res := &results.Results{Aggregates: []results.Aggregate{agg("10", 30, 0), agg("20", 55, 12)}}
+	f := p.Measured(litestream, res, "steady.json", nil, "")
+	notes := strings.Join(f.Notes, "\n")
+	if !strings.Contains(notes, "at 20/s k6 could not start 12 iterations") || strings.Contains(notes, "at 10/s k6") || strings.Contains(notes, "it answered") {
+		t.Errorf("notes %q: want the 12 iterations not started at 20/s alone", notes)
+	}
+	if !strings.Contains(notes, "30.0 requests/s answered (3.00 an iteration)") {
+		t.Errorf("notes %q: want the requests an iteration made", notes)
+	}
+	uploads := func(p *Plan) float64 {
+		for _, l := range p.Measured(litestream, res, "steady.json", nil, "").Bill {
+			if strings.HasPrefix(l.Item, "GCP egress: uploads") {
+				return l.USDPerMonth
+			}
+		}
+		return 0
+	}
+	byRequest := *p
+	byRequest.App.K6Script = ""
+	if script, plain := uploads(p), uploads(&byRequest); plain <= 0 || math.Abs(script/plain-3) > 1e-9 {
+		t.Errorf("the uploads' egress $%.4f with the script, $%.4f at one request an iteration: want 3 times", script, plain)
+	}
+	a := p.Advise(map[string]Figures{litestream.Name: f}, nil)
+	if !strings.Contains(a.Question, "10 iterations/s of its k6 script mix.js") || !strings.Contains(a.Plan, "persistlab's driver (the workload's list of requests)") {
+		t.Errorf("question %q, plan %q", a.Question, a.Plan)
+	}
+}

@@ -175,7 +175,31 @@ type App struct {
 	MySQL     bool              // can use a MySQL server instead
 	Metrics   map[string]string // the workload's metrics, by unit
 	Kind      string            // KindRequests or KindChanges
+	// K6Script is the user's k6 script that drives the steady runs (its own mix of requests, each
+	// iteration of its default function started at the rate); the crash runs keep persistlab's
+	// driver, which reads every acknowledgement. "" for persistlab's driver throughout.
+	K6Script string
 }
+
+// CrashRequest is the request persistlab's driver sends in crash runs: the workload's method and
+// path (a list of requests, where it has one, is said as such).
+func (a App) CrashRequest() string {
+	if _, ok := a.Workload.Sections["requests"]; ok {
+		return "the workload's list of requests"
+	}
+	method, path := a.Workload.Params["method"], a.Workload.Params["path"]
+	if method == "" {
+		method = "GET"
+	}
+	if path == "" {
+		path = "/"
+	}
+	return method + " " + path
+}
+
+// perIteration says what one unit of the rate is: a request, or an iteration of the user's k6
+// script, which may make several.
+func (a App) perIteration() bool { return a.K6Script != "" }
 
 // Candidate is one storage design: a backend entry, in plain words, or why the app or the
 // platform cannot use it.

@@ -92,11 +92,35 @@ func (p *Plan) Measured(c Candidate, steady *results.Results, steadyFile string,
 		m    map[string]float64
 		rate float64
 	}{{f.AtRate, p.Rate}, {f.AtDouble, 2 * p.Rate}} {
-		if got, ok := at.m["rate"]; ok && p.App.Kind != KindChanges && got < MinServedShare*at.rate {
+		got, answered := at.m["rate"]
+		switch dropped := at.m["dropped"]; {
+		case p.App.Kind == KindChanges:
+		case p.App.perIteration():
+			// An iteration may make several requests: k6 says it fell behind by the iterations it
+			// could not start, every VU busy.
+			if dropped > 0 {
+				f.Notes = append(f.Notes, fmt.Sprintf("at %s/s k6 could not start %.0f iterations of the script, every connection busy: it fell behind, and its latency there includes the queue", rateText(at.rate), dropped))
+			}
+		case answered && got < MinServedShare*at.rate:
 			f.Notes = append(f.Notes, fmt.Sprintf("at %s/s it answered %.1f/s: it fell behind, and its latency there includes the queue", rateText(at.rate), got))
 		}
 	}
+	if p.App.perIteration() && atRate != nil {
+		f.Notes = append(f.Notes, fmt.Sprintf("the script's iterations at %s/s made %.1f requests/s answered (%.2f an iteration): the bill is at those", rateText(p.Rate), p.requestsPerS(atRate), p.requestsPerS(atRate)/p.Rate))
+	}
 	return f
+}
+
+// requestsPerS is the requests the app answers a second at the rate: the rate itself, or, where a
+// k6 script's iterations are the rate's unit, the 200 answers a second the run at the rate counted.
+func (p *Plan) requestsPerS(atRate *results.Aggregate) float64 {
+	if !p.App.perIteration() || atRate == nil {
+		return p.Rate
+	}
+	if got := atRate.Median["rate"]; got > 0 && !math.IsInf(got, 0) {
+		return got
+	}
+	return p.Rate
 }
 
 // requestsServed is the unit an HTTP app's bucket use is pooled over: its 200 answers.
@@ -129,7 +153,7 @@ func (p *Plan) pooledBucketRates(c Candidate, atRate *results.Aggregate, steady 
 	}
 	list := p.Platform.bucket()
 	perS := cost.Usage{Bucket: list, ClassAPerS: classA / pooled.Seconds, ClassBPerS: classB / pooled.Seconds}
-	perRequest := cost.Usage{Bucket: list, ClassAPerS: classA / pooled.Units * p.Rate, ClassBPerS: classB / pooled.Units * p.Rate}
+	perRequest := cost.Usage{Bucket: list, ClassAPerS: classA / pooled.Units * p.requestsPerS(atRate), ClassBPerS: classB / pooled.Units * p.requestsPerS(atRate)}
 	basis := "per second"
 	if bucketUSD(perRequest) > bucketUSD(perS) {
 		perS, basis = perRequest, "per request at the rate"
@@ -160,8 +184,8 @@ func (p *Plan) egress(atRate *results.Aggregate) []cost.Egress {
 	}
 	b := atRate.Bucket
 	return []cost.Egress{
-		{What: fmt.Sprintf("uploads to the %s bucket (%.0f bytes a request, measured)", p.Platform.bucket(), b.BytesIn), From: from, BytesPerS: b.BytesIn * p.Rate},
-		{What: fmt.Sprintf("reads from the %s bucket (%.0f bytes a request, measured)", p.Platform.bucket(), b.BytesOut), From: to, BytesPerS: b.BytesOut * p.Rate},
+		{What: fmt.Sprintf("uploads to the %s bucket (%.0f bytes a request, measured)", p.Platform.bucket(), b.BytesIn), From: from, BytesPerS: b.BytesIn * p.requestsPerS(atRate)},
+		{What: fmt.Sprintf("reads from the %s bucket (%.0f bytes a request, measured)", p.Platform.bucket(), b.BytesOut), From: to, BytesPerS: b.BytesOut * p.requestsPerS(atRate)},
 	}
 }
 
@@ -221,7 +245,7 @@ func (p *Plan) bill(c Candidate, atRate *results.Aggregate, steady *results.Resu
 		// SQLite writer must stay up (scaling to zero throws the instance's disk away), and Litestream
 		// replicates between requests, which request-based billing's CPU throttling would stall.
 		u.Billing, u.Instances = cost.InstanceBased, 1
-		u.VCPUs, u.GiB, u.RequestsPerS = p.Platform.CPUs, float64(p.Platform.Memory)/(1<<30), p.Rate
+		u.VCPUs, u.GiB, u.RequestsPerS = p.Platform.CPUs, float64(p.Platform.Memory)/(1<<30), p.requestsPerS(atRate)
 	}
 	if c.Volume != nil {
 		usd, how := c.Volume.MonthlyUSD()
@@ -255,7 +279,7 @@ func (p *Plan) bill(c Candidate, atRate *results.Aggregate, steady *results.Resu
 	// On gcsfuse the data is in the bucket, so request-based billing (while a request is in flight)
 	// is open too: the cheaper of the two is billed, and the other said.
 	if p.Platform.Kind == "cloudrun" && c.Bucket == BucketData {
-		if share, ok := busyShare(p.Rate, atRate); ok {
+		if share, ok := busyShare(p.requestsPerS(atRate), atRate); ok {
 			r := u
 			r.Billing, r.BusyShare = cost.RequestBased, share
 			if rb, err := r.Bill(); err == nil && rb.Total() < b.Total() {

@@ -192,6 +192,17 @@ func (p *Plan) spec(c Candidate, kind string) *scenario.Spec {
 	if len(c.Pragmas) > 0 {
 		w.Sections = withPragmas(w.Sections, c.Pragmas)
 	}
+	switch {
+	case kind == "crash":
+		// A crash run counts what the app acknowledged, which persistlab's own driver reads.
+		delete(w.Params, "k6_script")
+	case p.App.K6Script != "":
+		// The script says what it requests: the driver's method and path are the crash runs'.
+		w.Params["k6_script"] = p.App.K6Script
+		delete(w.Params, "method")
+		delete(w.Params, "path")
+		w.Sections = withoutRequests(w.Sections)
+	}
 	w.Params["mode"] = "open"
 	w.Params["cpus"] = strconv.FormatFloat(p.Platform.CPUs, 'f', -1, 64)
 	delete(w.Params, "rate")
@@ -215,6 +226,20 @@ func (p *Plan) spec(c Candidate, kind string) *scenario.Spec {
 		s.Crash = &scenario.Crash{Count: p.Crashes, After: scenario.DurRange{From: CrashAfterFrom, To: CrashAfterFrom + p.Duration/2}, Seed: 1}
 	}
 	return s
+}
+
+// withoutRequests is sections without a list of requests, which a k6 script replaces.
+func withoutRequests(sections map[string]any) map[string]any {
+	if _, ok := sections["requests"]; !ok {
+		return sections
+	}
+	out := map[string]any{}
+	for k, v := range sections {
+		if k != "requests" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // withPragmas is sections with the pragmas list's entries of the same names replaced (the rest kept).

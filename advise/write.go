@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 )
@@ -73,6 +74,13 @@ func (p *Plan) Advise(figs map[string]Figures, trust []string) Advice {
 		Trust:  trust,
 		Plan: fmt.Sprintf("each candidate: %s of open loop at %s/s and at %s/s over %d connections, then %d crash runs at %s/s",
 			p.Duration, rateText(p.Rate), rateText(2*p.Rate), p.Connections, p.Crashes, rateText(p.Rate)),
+	}
+	if p.App.perIteration() {
+		script := filepath.Base(p.App.K6Script)
+		a.Question = fmt.Sprintf("where should %s's data live at %s iterations/s of its k6 script %s on %s?", p.App.Name, rateText(p.Rate), script, p.Platform)
+		a.Unit = "iterations"
+		a.Plan = fmt.Sprintf("each candidate: %s of open loop, the k6 script %s's iterations started at %s/s and at %s/s over %d VUs, then %d crash runs at %s requests/s from persistlab's driver (%s), which reads every acknowledgement",
+			p.Duration, script, rateText(p.Rate), rateText(2*p.Rate), p.Connections, p.Crashes, rateText(p.Rate), p.App.CrashRequest())
 	}
 	if p.App.Kind == KindChanges {
 		lat = latencyMetric(p.Requirements, GitLatencyMetric)

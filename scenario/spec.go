@@ -73,6 +73,8 @@ type Spec struct {
 	Profile string `yaml:"profile,omitempty" json:"profile,omitempty"`
 	// ProfileUsed is the profile the run took, as read, and what each entry took from it.
 	ProfileUsed *profile.Use `yaml:"-" json:"profile_used,omitempty"`
+	// Advise is persistlab advise's question for this scenario's app; a run ignores it.
+	Advise *Advise `yaml:"advise,omitempty" json:"-"`
 }
 
 // DefaultMaxErrorRate is the error share a run tolerates unless the scenario says otherwise.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"persistlab/results"
 	"persistlab/runner"
 	"persistlab/scenario"
+	"persistlab/workload/httpapp"
 )
 
 // adviseApps are the built-in apps: the scenario whose workload each is.
@@ -34,13 +36,17 @@ var adviseApps = map[string]string{
 
 type adviseFlags struct {
 	app, platform, memory, db, dir, format, profile, candidates string
-	html, bucket                                                string
+	html, bucket, k6Script                                      string
 	force                                                       bool
 	cpus, rate                                                  float64
 	crashes, connections, files                                 int
 	budget                                                      time.Duration
 	require                                                     listFlag
 	dryRun, noRun                                               bool
+	// section names the flags whose values came from the app file's advise: section, and file
+	// that file, so an error names the field where the value was written.
+	section map[string]string
+	file    string
 }
 
 func cmdAdvise(ctx context.Context, args []string) error {
@@ -50,7 +56,7 @@ func cmdAdvise(ctx context.Context, args []string) error {
 	}
 	plan, err := f.plan()
 	if err != nil {
-		return err
+		return f.inSection(err)
 	}
 	if f.html != "" {
 		if _, err := os.Lstat(f.html); err == nil && !f.force {
@@ -59,6 +65,14 @@ func cmdAdvise(ctx context.Context, args []string) error {
 	}
 	if f.dir == "" {
 		f.dir = filepath.Join("out", fmt.Sprintf("advise-%s-%s", safeName(plan.App.Name), strings.ReplaceAll(fmt.Sprint(plan.Rate), ".", "_")))
+	}
+	if len(f.section) > 0 {
+		var from []string
+		for _, field := range f.section {
+			from = append(from, field)
+		}
+		slices.Sort(from)
+		fmt.Fprintf(os.Stderr, "from %s's advise section: %s (a flag replaces any)\n", f.file, strings.Join(from, ", "))
 	}
 	writeAdvisePlan(os.Stderr, plan, f.dir)
 	if f.dryRun {
@@ -106,6 +120,7 @@ func parseAdviseFlags(args []string) (*adviseFlags, error) {
 	fs.Float64Var(&f.cpus, "cpus", 0, "Cloud Run's vCPUs, whole, 1 to 8 (default 1)")
 	fs.StringVar(&f.memory, "memory", "", "Cloud Run's memory, like 512MiB (default 512MiB)")
 	fs.StringVar(&f.bucket, "bucket", "", "the object store a bucket design writes to, for its bill: gcs, s3 or r2 (default: the platform's own cloud's, S3 on EC2, else GCS); gcsfuse mounts GCS alone, and every bucket runs on the lab's GCS model")
+	fs.StringVar(&f.k6Script, "k6-script", "", "your own k6 script as the steady runs' load: its default function's iterations start at --rate a second (k6's constant-arrival-rate, --connections its VUs), with the app's URL in __ENV."+httpapp.URLVariable+"; the crash runs keep persistlab's driver, which reads every acknowledgement (an http app: rails, python or your scenario's)")
 	fs.Float64Var(&f.rate, "rate", 0, "the request rate to serve, requests/s; for git, the changes committed per second (required)")
 	fs.StringVar(&f.db, "db-size", "100MiB", "the database's size, for the storage bill, a volume's size and whether it fits a Cloud Run instance's memory")
 	fs.Var(&f.require, "require", `a requirement, like "p95 < 100ms", "lost_acked == 0", "lost_acked <= 1s" (no acknowledged write older than that lost), "usd_per_month < 30" (repeatable)`)
@@ -130,7 +145,62 @@ func parseAdviseFlags(args []string) (*adviseFlags, error) {
 	if !slices.Contains([]string{"text", "markdown", "json"}, f.format) {
 		return nil, &param.FieldError{Field: "--format", Value: f.format, Allowed: "text, markdown or json"}
 	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	f.fromSection(set)
 	return f, nil
+}
+
+// fromSection takes, for each flag the command line left unset, the value the app file's advise:
+// section gives it (paths there relative to the file).
+func (f *adviseFlags) fromSection(set map[string]bool) {
+	if _, builtin := adviseApps[f.app]; builtin {
+		return
+	}
+	spec, err := scenario.Load(f.app)
+	if err != nil || spec.Advise == nil {
+		return // adviseApp says what is wrong with the file
+	}
+	a, dir := spec.Advise, filepath.Dir(f.app)
+	f.section, f.file = map[string]string{}, f.app
+	take := func(flag, field string, given bool, apply func()) {
+		if given && !set[flag] {
+			apply()
+			f.section["--"+flag] = field
+		}
+	}
+	rel := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	take("platform", "platform", a.Platform != "", func() { f.platform = a.Platform })
+	take("cpus", "cpus", a.CPUs != 0, func() { f.cpus = a.CPUs })
+	take("memory", "memory", a.Memory != "", func() { f.memory = a.Memory })
+	take("bucket", "bucket", a.Bucket != "", func() { f.bucket = a.Bucket })
+	take("rate", "rate", a.Rate != 0, func() { f.rate = a.Rate })
+	take("require", "require", len(a.Require) > 0, func() { f.require = append(listFlag(nil), a.Require...) })
+	take("db-size", "db_size", a.DBSize != "", func() { f.db = a.DBSize })
+	take("time", "time", a.Time != 0, func() { f.budget = time.Duration(a.Time) })
+	take("crashes", "crashes", a.Crashes != 0, func() { f.crashes = a.Crashes })
+	take("connections", "connections", a.Connections != 0, func() { f.connections = a.Connections })
+	take("candidates", "candidates", len(a.Candidates) > 0, func() { f.candidates = strings.Join(a.Candidates, ",") })
+	take("files", "files", a.Files != 0, func() { f.files = a.Files })
+	take("k6-script", "k6_script", a.K6Script != "", func() { f.k6Script = rel(a.K6Script) })
+	take("profile", "profile", a.Profile != "", func() { f.profile = rel(a.Profile) })
+}
+
+// inSection names the field of the advise: section an input error's value came from, where it
+// came from there rather than the command line.
+func (f *adviseFlags) inSection(err error) error {
+	var fe *param.FieldError
+	if errors.As(err, &fe) {
+		if field, ok := f.section[fe.Field]; ok {
+			fe.Field = "advise." + field + " (" + f.file + ")"
+		}
+	}
+	return err
 }
 
 // measureAll measures every runnable candidate, or reuses what --dir holds, until interrupted.
@@ -262,6 +332,11 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 	app, err := adviseApp(f.app)
 	if err != nil {
 		return nil, err
+	}
+	if f.k6Script != "" {
+		if app, err = withK6Script(app, f.k6Script); err != nil {
+			return nil, err
+		}
 	}
 	if f.platform == "" {
 		f.platform = "cloudrun"
@@ -400,10 +475,28 @@ func adviseApp(name string) (advise.App, error) {
 	}
 	_, keepsSQLite := w.Params["sqlite"]
 	app := advise.App{Name: name, Workload: w, SQLite: w.Type == "counter" || keepsSQLite, Pragmas: w.Type == "counter", Metrics: runner.Known().Metrics[w.Type],
-		Crashable: w.Type == "counter" || (w.Params["ack"] != "" && w.Params["recover"] != "")}
+		Crashable: w.Type == "counter" || (w.Params["ack"] != "" && w.Params["recover"] != ""), K6Script: w.Params["k6_script"]}
 	if !builtin {
 		app.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 	}
+	return app, nil
+}
+
+// withK6Script has the user's k6 script drive app's steady runs: an http app's, read as k6
+// reads it before anything runs, its path made absolute so that the scenarios advise writes
+// run it from anywhere.
+func withK6Script(app advise.App, path string) (advise.App, error) {
+	if app.Workload.Type != "http" {
+		return app, &param.FieldError{Field: "--k6-script", Value: path, Allowed: "a script for an http app (rails, python or a scenario whose workload is http): " + app.Name + "'s workload is " + app.Workload.Type + ", driven by persistlab alone"}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return app, &param.FieldError{Field: "--k6-script", Value: path, Allowed: "a path: " + err.Error()}
+	}
+	if err := httpapp.CheckScript(context.Background(), abs); err != nil {
+		return app, &param.FieldError{Field: "--k6-script", Value: path, Allowed: "a k6 script k6 can read: " + err.Error()}
+	}
+	app.K6Script = abs
 	return app, nil
 }
 
@@ -413,7 +506,11 @@ func writeAdvisePlan(w *os.File, p *advise.Plan, dir string) {
 	if p.App.Kind == advise.KindChanges {
 		unit = "changes"
 	}
-	fmt.Fprintf(w, "advise: %s at %g %s/s on %s; requirements: ", p.App.Name, p.Rate, unit, p.Platform)
+	of := ""
+	if p.App.K6Script != "" {
+		unit, of = "iterations", " of "+filepath.Base(p.App.K6Script)
+	}
+	fmt.Fprintf(w, "advise: %s at %g %s/s%s on %s; requirements: ", p.App.Name, p.Rate, unit, of, p.Platform)
 	var rs []string
 	for _, r := range p.Requirements {
 		rs = append(rs, r.Text)
@@ -450,8 +547,15 @@ func writeAdvisePlan(w *os.File, p *advise.Plan, dir string) {
 	if p.Crashes == 0 {
 		crashes = "no crash runs (the app's workload has no ack and recover)"
 	}
-	fmt.Fprintf(w, "\nplan: per candidate %s of open loop at %g/s and %g/s over %d connections, %s; about %s in all (budget %s); scenarios and results in %s\n",
-		p.Duration, p.Rate, 2*p.Rate, p.Connections, crashes, p.Estimate().Round(time.Minute), p.Budget, dir)
+	load := "open loop"
+	if p.App.K6Script != "" {
+		load = "the k6 script " + p.App.K6Script + "'s iterations started"
+		if p.Crashes > 0 {
+			crashes += " from persistlab's driver (" + p.App.CrashRequest() + ")"
+		}
+	}
+	fmt.Fprintf(w, "\nplan: per candidate %s of %s at %g/s and %g/s over %d connections, %s; about %s in all (budget %s); scenarios and results in %s\n",
+		p.Duration, load, p.Rate, 2*p.Rate, p.Connections, crashes, p.Estimate().Round(time.Minute), p.Budget, dir)
 }
 
 // adviseTrust says how far to trust the answer: where each kind of figure comes from.
@@ -479,6 +583,9 @@ func adviseTrust(p *advise.Plan, profilePath string) []string {
 	}
 	if b := p.Platform.Bucket; b != "" && b != "GCS" {
 		out = append(out, "the "+b+" bucket is emulated by the lab's GCS model (its latencies, its limits and its API, which Litestream writes to as it would to "+b+"'s): its bill is "+b+"'s list prices, with the egress between clouds at the bytes the runs moved")
+	}
+	if p.App.K6Script != "" {
+		out = append(out, "the steady runs' load is your k6 script "+p.App.K6Script+", its iterations started at the rate (each may make several requests: the bill is at the requests they made); the crash runs' is persistlab's driver ("+p.App.CrashRequest()+"), which reads every acknowledgement: the loss is measured under that load, not the script's mix")
 	}
 	out = append(out,
 		"volumes follow the providers' published IOPS, throughput and burst rules; prices are list prices with their dated sources in persistlab lab model prices (buckets, Cloud Run) and persistlab lab model volume (disks)",

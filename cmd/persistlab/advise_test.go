@@ -12,6 +12,7 @@ import (
 
 	"persistlab/advise"
 	"persistlab/profile"
+	"persistlab/report"
 )
 
 // TestAdviseRanksMeasuredCandidatesAndReusesThem runs a short advise (cells of 200 requests at
@@ -99,6 +100,8 @@ func TestAdviseRefusesBadInputBeforeAnythingRuns(t *testing.T) {
 		{[]string{"--rate", "20", "--require", "p95 < 1s", "--platform", "m5.large"}, []string{"--platform", "m5.large", "cloudrun", "n1-standard-2"}},
 		{[]string{"--rate", "20"}, []string{"--require", "at least one requirement"}},
 		{[]string{"--rate", "20", "--require", "p95 < 1s", "--cpus", "0.5"}, []string{"--cpus", "0.5", "whole vCPUs"}},
+		{[]string{"--rate", "20", "--require", "p95 < 1s", "--k6-script", "../../examples/k6/seed-000.js"}, []string{"--k6-script", "seed-000.js", "http app", "counter"}},
+		{[]string{"--app", "python", "--rate", "20", "--require", "p95 < 1s", "--k6-script", "no-such.js"}, []string{"--k6-script", "no-such.js", "k6 can read"}},
 	}
 	if runtime.NumCPU() < advise.CloudRunMaxCPUs { // more vCPUs than this machine has, which Cloud Run offers
 		cases = append(cases, struct {
@@ -237,5 +240,124 @@ func TestAdviseTrustSaysWhatAnInstanceProfileDoes(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(with, " "), "measured replace the model's") {
 		t.Errorf("an instance profile is said to replace the bucket's and volumes' figures: %q", with)
+	}
+}
+
+// TestAdviseDrivesTheSteadyRunsWithTheUsersK6Script: the user's k6 script (two requests an
+// iteration, each checked) is the steady runs' load, where every 200 answer k6 counted passed
+// its check; the crash runs keep persistlab's driver, which counts what was acknowledged and
+// lost, and run no k6.
+func TestAdviseDrivesTheSteadyRunsWithTheUsersK6Script(t *testing.T) {
+	work := t.TempDir()
+	app, script, dir := filepath.Join(work, "own.yaml"), filepath.Join(work, "mix.js"), filepath.Join(work, "advise")
+	os.WriteFile(app, []byte(`name: own
+workload:
+  type: http
+  command: [`+binary+`, app, counter, --db, "{dir}/app.db", --listen, "{host}:{port}"]
+  ready: /count
+  method: POST
+  path: /count_up
+  sqlite: app.db
+  ack: count
+  recover: /count
+backends: [{name: local}]
+sweep: {vus: 2}
+duration: 2s
+`), 0o644)
+	os.WriteFile(script, []byte(`import http from 'k6/http';
+import { check } from 'k6';
+export default function() {
+  check(http.post(__ENV.BASE_URL + '/count_up'), { 'counted': (r) => r.status === 200 });
+  check(http.get(__ENV.BASE_URL + '/count'), { 'read': (r) => r.status === 200 });
+}
+`), 0o644)
+	stdout, stderr, err := persistlab(t, "advise", "--app", app, "--k6-script", script, "--platform", "n1-standard-2", "--candidates", "local",
+		"--rate", "40", "--require", "p95 < 1s", "--time", "1m", "--crashes", "1", "--dir", dir, "--format", "json")
+	if err != nil && exitCode(err) != advise.ExitNoneMeets {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	var a advise.Advice
+	if err := json.Unmarshal([]byte(stdout), &a); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if !strings.Contains(a.Question, "iterations/s of its k6 script mix.js") || len(a.Ranked) != 1 {
+		t.Fatalf("question %q, ranked %+v", a.Question, a.Ranked)
+	}
+	if notes := strings.Join(a.Ranked[0].Figures.Notes, "\n"); !strings.Contains(notes, "an iteration): the bill is at those") {
+		t.Errorf("notes %q: want the requests an iteration made", notes)
+	}
+	steady, err := report.Load(filepath.Join(dir, "local.steady.json"))
+	if err != nil || len(steady.Cells) != 2 {
+		t.Fatalf("steady results: %v, %+v", err, steady)
+	}
+	for _, c := range steady.Cells {
+		if c.Failure != "" || c.M("ok") < 1 || c.M("checks_passed") != c.M("ok") || c.M("checks_failed") != 0 || c.Resolved["k6_script"] != script {
+			t.Errorf("steady cell %d: failure %q, ok %v, checks passed %v failed %v, script %q: want k6 to have checked every answer",
+				c.Index, c.Failure, c.M("ok"), c.M("checks_passed"), c.M("checks_failed"), c.Resolved["k6_script"])
+		}
+	}
+	crash, err := report.Load(filepath.Join(dir, "local.crash.json"))
+	if err != nil || len(crash.Crashes) != 1 {
+		t.Fatalf("crash results: %v, %+v", err, crash)
+	}
+	if cr := crash.Crashes[0]; cr.Failure != "" || cr.MaxAcked < 1 || cr.Resolved["k6_script"] != "" {
+		t.Errorf("the crash run: failure %q, %d acknowledged, script %q: want persistlab's driver to have counted what it acknowledged",
+			cr.Failure, cr.MaxAcked, cr.Resolved["k6_script"])
+	}
+}
+
+// TestAdviseTakesItsQuestionFromTheAppFilesAdviseSection: an app file's advise: section gives
+// every input a flag would (its k6 script relative to the file), a flag replaces the section's
+// value, and a bad value there is named by its field in the file, before anything runs.
+func TestAdviseTakesItsQuestionFromTheAppFilesAdviseSection(t *testing.T) {
+	work := t.TempDir()
+	app := filepath.Join(work, "own.yaml")
+	os.WriteFile(filepath.Join(work, "mix.js"), []byte("import http from 'k6/http';\nexport default function() { http.post(__ENV.BASE_URL + '/count_up'); }\n"), 0o644)
+	text := `name: own
+workload:
+  type: http
+  command: [` + binary + `, app, counter, --db, "{dir}/app.db", --listen, "{host}:{port}"]
+  ready: /count
+  method: POST
+  path: /count_up
+  sqlite: app.db
+  ack: count
+  recover: /count
+backends: [{name: local}]
+sweep: {vus: 2}
+duration: 2s
+advise:
+  platform: n1-standard-2
+  rate: 25
+  require: ["p95 < 200ms", "lost_acked == 0"]
+  time: 10m
+  crashes: 2
+  candidates: [local, pd-ssd-10g]
+  k6_script: mix.js
+`
+	os.WriteFile(app, []byte(text), 0o644)
+	dir := filepath.Join(work, "advise")
+	_, stderr, err := persistlab(t, "advise", "--app", app, "--dir", dir, "--dry-run")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, want := range []string{"from " + app + "'s advise section: candidates, crashes, k6_script, platform, rate, require, time",
+		"at 25 iterations/s of mix.js on a n1-standard-2 VM", "p95 < 200ms; lost_acked == 0", "candidates: local, pd-ssd-10g",
+		filepath.Join(work, "mix.js"), "then 2 crash runs", "(budget 10m0s)"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the plan does not say %q:\n%s", want, stderr)
+		}
+	}
+	_, stderr, err = persistlab(t, "advise", "--app", app, "--dir", dir, "--dry-run", "--rate", "30", "--require", "p99 < 1s")
+	if err != nil || !strings.Contains(stderr, "at 30 iterations") || !strings.Contains(stderr, "requirements: p99 < 1s\n") || strings.Contains(stderr, "rate,") {
+		t.Errorf("flags over the section: %v\n%s", err, stderr)
+	}
+	os.WriteFile(app, []byte(strings.Replace(text, "rate: 25", "rate: -3", 1)), 0o644)
+	_, stderr, err = persistlab(t, "advise", "--app", app, "--dir", dir, "--dry-run")
+	if exitCode(err) != 1 || !strings.Contains(stderr, "advise.rate ("+app+")") || !strings.Contains(stderr, "-3") {
+		t.Errorf("a bad rate in the section: exit %d\n%s", exitCode(err), stderr)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("a dry run made the advise directory")
 	}
 }

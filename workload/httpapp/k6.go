@@ -49,6 +49,13 @@ var elsewhere = func() []string {
 	return out
 }()
 
+// CheckScript reads a k6 script as a run would, before anything runs: a regular file within
+// MaxScriptBytes that the installed k6 parses.
+func CheckScript(ctx context.Context, path string) error {
+	_, err := checkScript(ctx, path)
+	return err
+}
+
 // checkScript reads the script as k6 would (a regular file, within a limit) and has k6 parse it.
 func checkScript(ctx context.Context, path string) (bin string, err error) {
 	if _, err := readfile.Regular(path, MaxScriptBytes); err != nil {
