@@ -250,20 +250,7 @@ func TestAdviseTrustSaysWhatAnInstanceProfileDoes(t *testing.T) {
 func TestAdviseDrivesTheSteadyRunsWithTheUsersK6Script(t *testing.T) {
 	work := t.TempDir()
 	app, script, dir := filepath.Join(work, "own.yaml"), filepath.Join(work, "mix.js"), filepath.Join(work, "advise")
-	os.WriteFile(app, []byte(`name: own
-workload:
-  type: http
-  command: [`+binary+`, app, counter, --db, "{dir}/app.db", --listen, "{host}:{port}"]
-  ready: /count
-  method: POST
-  path: /count_up
-  sqlite: app.db
-  ack: count
-  recover: /count
-backends: [{name: local}]
-sweep: {vus: 2}
-duration: 2s
-`), 0o644)
+	os.WriteFile(app, []byte(ownAckingApp("own", "backends: [{name: local}]\nsweep: {vus: 2}\nduration: 2s\n")), 0o644)
 	os.WriteFile(script, []byte(`import http from 'k6/http';
 import { check } from 'k6';
 export default function() {
@@ -313,17 +300,7 @@ func TestAdviseTakesItsQuestionFromTheAppFilesAdviseSection(t *testing.T) {
 	work := t.TempDir()
 	app := filepath.Join(work, "own.yaml")
 	os.WriteFile(filepath.Join(work, "mix.js"), []byte("import http from 'k6/http';\nexport default function() { http.post(__ENV.BASE_URL + '/count_up'); }\n"), 0o644)
-	text := `name: own
-workload:
-  type: http
-  command: [` + binary + `, app, counter, --db, "{dir}/app.db", --listen, "{host}:{port}"]
-  ready: /count
-  method: POST
-  path: /count_up
-  sqlite: app.db
-  ack: count
-  recover: /count
-backends: [{name: local}]
+	text := ownAckingApp("own", `backends: [{name: local}]
 sweep: {vus: 2}
 duration: 2s
 advise:
@@ -334,7 +311,7 @@ advise:
   crashes: 2
   candidates: [local, pd-ssd-10g]
   k6_script: mix.js
-`
+`)
 	os.WriteFile(app, []byte(text), 0o644)
 	dir := filepath.Join(work, "advise")
 	_, stderr, err := persistlab(t, "advise", "--app", app, "--dir", dir, "--dry-run")

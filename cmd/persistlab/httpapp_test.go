@@ -172,13 +172,11 @@ func TestRailsCounterRunsSeed000(t *testing.T) {
 	}
 }
 
-// An app that states what it acknowledged (ack) and what persisted (recover) gets crash runs as
-// the counter does: every acknowledged write is recovered or counted lost; without them a crash
-// run is refused before anything starts.
-func TestOwnAppCrashRuns(t *testing.T) {
-	work := t.TempDir()
-	spec := filepath.Join(work, "own.yaml")
-	text := `name: own-app-crash
+// ownAckingApp is a scenario file of the user's app (persistlab's counter, started as any command)
+// stating what it acknowledged and what persisted, named name, with the rest of the file after
+// its workload.
+func ownAckingApp(name, rest string) string {
+	return `name: ` + name + `
 workload:
   type: http
   command: [` + binary + `, app, counter, --db, "{dir}/app.db", --listen, "{host}:{port}"]
@@ -188,11 +186,20 @@ workload:
   sqlite: app.db
   ack: count
   recover: /count
-backends: [{name: local}, {name: litestream, options: {sync_interval: 200ms, model: no-delay}}]
+` + rest
+}
+
+// An app that states what it acknowledged (ack) and what persisted (recover) gets crash runs as
+// the counter does: every acknowledged write is recovered or counted lost; without them a crash
+// run is refused before anything starts.
+func TestOwnAppCrashRuns(t *testing.T) {
+	work := t.TempDir()
+	spec := filepath.Join(work, "own.yaml")
+	text := ownAckingApp("own-app-crash", `backends: [{name: local}, {name: litestream, options: {sync_interval: 200ms, model: no-delay}}]
 sweep: {vus: 2}
 duration: 2s
 crash: {count: 2, after: 2s..3s, seed: 5}
-`
+`)
 	os.WriteFile(spec, []byte(text), 0o644)
 	out := filepath.Join(work, "r.json")
 	stdout, stderr, err := persistlab(t, "run", spec, "--out", out)
