@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"persistlab/internal/loopdev"
+	"persistlab/internal/mariadb"
 	"persistlab/report"
 	"persistlab/results"
 	"persistlab/workload/bulkload"
@@ -56,12 +57,12 @@ backends:
 // A server that already exists (a user's Cloud SQL) is used by DSN: the load goes there, the
 // run's database is dropped at the end, and a server that does not answer is named in the error.
 func TestBulkloadOnAServerByDSN(t *testing.T) {
-	progs, err := bulkload.FindPrograms()
+	progs, err := mariadb.FindPrograms()
 	if err != nil {
 		t.Fatalf("MariaDB (scripts/setup installs it): %v", err)
 	}
 	srvDir := t.TempDir()
-	srv, err := bulkload.Start(context.Background(), progs, bulkload.ServerConfig{DataDir: filepath.Join(srvDir, "data"), RunDir: srvDir, BufferPool: 16 << 20})
+	srv, err := mariadb.Start(context.Background(), progs, mariadb.ServerConfig{DataDir: filepath.Join(srvDir, "data"), RunDir: srvDir, BufferPool: 16 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

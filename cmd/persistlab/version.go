@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"persistlab/backend"
+	"persistlab/internal/mariadb"
 	iproc "persistlab/internal/proc"
 	"persistlab/internal/sysinfo"
 	"persistlab/internal/tools"
-	"persistlab/workload/bulkload"
 	"persistlab/workload/fio"
 )
 
@@ -40,7 +40,7 @@ func versionProbes() []versionProbe {
 		versionProbe{"fio", fio.Find, []string{"--version"}},
 		versionProbe{"k6", func() (string, error) { return tools.Find("k6") }, []string{"version"}},
 		versionProbe{"git", func() (string, error) { return exec.LookPath("git") }, []string{"--version"}},
-		versionProbe{"mariadbd", func() (string, error) { p, err := bulkload.FindPrograms(); return p.Server, err }, []string{"--version"}})
+		versionProbe{"mariadbd", func() (string, error) { p, err := mariadb.FindPrograms(); return p.Server, err }, []string{"--version"}})
 }
 
 // versionTimeout bounds one program's answer to --version.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"persistlab/backend"
+	"persistlab/internal/mariadb"
 	"persistlab/internal/proc"
 	"persistlab/measure"
 	"persistlab/scenario"
@@ -81,7 +82,7 @@ func start(t *testing.T, fixed map[string]string) (*instance, *Workload) {
 // counters' growth; the rows are what the tables hold.
 func TestLoadMetricsAreMariaDBsCounters(t *testing.T) {
 	in, _ := start(t, map[string]string{"rows": "30000", "row_bytes": "300", "loaders": "2", "buffer_pool": "16MiB"})
-	before, err := Status(context.Background(), in.db)
+	before, err := mariadb.Status(context.Background(), in.db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestLoadMetricsAreMariaDBsCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := Status(context.Background(), in.db)
+	after, err := mariadb.Status(context.Background(), in.db)
 	if err != nil {
 		t.Fatal(err)
 	}

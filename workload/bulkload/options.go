@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"persistlab/internal/mariadb"
 	"persistlab/param"
 )
 
@@ -97,7 +98,7 @@ func pathLike(option string) bool {
 // ownOptions are the options persistlab writes itself, normalised.
 func ownOptions() map[string]bool {
 	own := map[string]bool{}
-	opts := ServerConfig{DataDir: "D", RunDir: "R", Binlog: true}.options(1)
+	opts := mariadb.ServerConfig{DataDir: "D", RunDir: "R", Binlog: true}.Options(1)
 	for _, line := range strings.Split(opts, "\n") {
 		if name, _, _ := strings.Cut(line, "="); name != "" && !strings.HasPrefix(name, "[") {
 			own[normalOption(name)] = true

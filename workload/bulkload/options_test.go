@@ -11,6 +11,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/internal/cgroup"
+	"persistlab/internal/mariadb"
 	"persistlab/param"
 	"persistlab/scenario"
 	"persistlab/workload"
@@ -57,7 +58,7 @@ func TestServerSectionTakesPerformanceOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := ServerConfig{DataDir: "D", RunDir: "R", Settings: settings}.options(1)
+	opts := mariadb.ServerConfig{DataDir: "D", RunDir: "R", Settings: settings}.Options(1)
 	for _, line := range []string{"innodb-flush-method=fsync", "skip-innodb-adaptive-hash-index", "sync_binlog=0", "performance_schema=false"} {
 		if !strings.Contains(opts, "\n"+line+"\n") {
 			t.Errorf("option file lacks %q:\n%s", line, opts)
@@ -148,13 +149,13 @@ func TestBufferPoolBeyondTheInstanceIsRefused(t *testing.T) {
 
 // When MariaDB does not start, the error quotes its log's [ERROR] lines, not install-db's advice.
 func TestFailedStartQuotesTheLogsErrors(t *testing.T) {
-	progs, err := FindPrograms()
+	progs, err := mariadb.FindPrograms()
 	if err != nil {
 		t.Skipf("MariaDB: %v", err)
 	}
 	bad := map[string]string{"no_such_option_for_the_test": "1"}
-	cfg := ServerConfig{DataDir: filepath.Join(t.TempDir(), "mysql"), RunDir: t.TempDir(), BufferPool: 16 << 20, Settings: bad}
-	_, err = Start(context.Background(), progs, cfg)
+	cfg := mariadb.ServerConfig{DataDir: filepath.Join(t.TempDir(), "mysql"), RunDir: t.TempDir(), BufferPool: 16 << 20, Settings: bad}
+	_, err = mariadb.Start(context.Background(), progs, cfg)
 	if err == nil || !strings.Contains(err.Error(), "[ERROR]") || !strings.Contains(err.Error(), "unknown variable") ||
 		strings.Contains(err.Error(), "Installation of system tables failed") {
 		t.Errorf("install-db failing: %v, want its log's [ERROR] lines", err)
@@ -166,7 +167,7 @@ func TestFailedStartQuotesTheLogsErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cfg.DataDir, "leftover"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Start(context.Background(), progs, cfg)
+	_, err = mariadb.Start(context.Background(), progs, cfg)
 	if err == nil || !strings.Contains(err.Error(), "[ERROR]") || !strings.Contains(err.Error(), "unknown variable 'no_such_option_for_the_test") {
 		t.Errorf("mariadbd failing: %v, want its log's [ERROR] lines", err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"persistlab/backend"
 	"persistlab/internal/disk"
+	"persistlab/internal/mariadb"
 	"persistlab/internal/proc"
 	"persistlab/internal/tools"
 	"persistlab/measure"
@@ -77,7 +78,7 @@ func init() {
 
 // Workload is MariaDB, found, and the server options a scenario adds.
 type Workload struct {
-	progs    Programs
+	progs    mariadb.Programs
 	settings map[string]string
 }
 
@@ -97,7 +98,7 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 			return nil, err
 		}
 	}
-	progs, err := FindPrograms()
+	progs, err := mariadb.FindPrograms()
 	if err != nil {
 		return nil, &param.FieldError{Field: "workload.type", Value: Name, Allowed: "a workload whose program is installed: " + err.Error()}
 	}
@@ -199,9 +200,9 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		}
 	} else {
 		// The server runs in the emulated instance (Target.Wrap), on the cell's CPUs.
-		cfg := ServerConfig{DataDir: filepath.Join(env.Target.Dir, "mysql"), RunDir: env.CellDir, BufferPool: s.BufferPool, Binlog: s.Binlog,
+		cfg := mariadb.ServerConfig{DataDir: filepath.Join(env.Target.Dir, "mysql"), RunDir: env.CellDir, BufferPool: s.BufferPool, Binlog: s.Binlog,
 			Wrap: tools.Pinned(env.CPUs, env.Target.Wrap...), Settings: w.settings}
-		srv, err := Start(ctx, w.progs, cfg)
+		srv, err := mariadb.Start(ctx, w.progs, cfg)
 		if err != nil {
 			in.removeFiles()
 			return nil, err
@@ -313,7 +314,7 @@ type instance struct {
 	w       *Workload
 	s       settings
 	env     workload.Env
-	srv     *Server // nil on a server the backend names
+	srv     *mariadb.Server // nil on a server the backend names
 	db      *sql.DB
 	created bool // the run's database exists and is the run's to drop
 	files   []string
@@ -352,7 +353,7 @@ func (in *instance) load(ctx context.Context, i int) loadResult {
 		err = stdout.Err()
 	}
 	if err != nil {
-		failed := &proc.CommandError{Args: []string{"mariadb client"}, Output: tailText(string(stderr.Bytes()), 600), Err: err}
+		failed := &proc.CommandError{Args: []string{"mariadb client"}, Output: mariadb.TailText(string(stderr.Bytes()), 600), Err: err}
 		return loadResult{err: fmt.Errorf("loading %s: %w", filepath.Base(in.files[i]), failed)}
 	}
 	return parseLoadOutput(stdout.String())
@@ -402,7 +403,7 @@ var counterRates = []struct {
 func (in *instance) Drive(ctx context.Context, _ time.Duration) (*workload.Result, error) {
 	res := workload.NewResult()
 	// The counters' baseline is read first, so the per-second samples tile the run from its start.
-	prev, err := Status(ctx, in.db)
+	prev, err := mariadb.Status(ctx, in.db)
 	if err != nil {
 		return nil, fmt.Errorf("read the server's status: %w", err)
 	}
@@ -426,7 +427,7 @@ func (in *instance) Drive(ctx context.Context, _ time.Duration) (*workload.Resul
 	defer tick.Stop()
 	sample := func() {
 		now := time.Now()
-		st, err := Status(ctx, in.db)
+		st, err := mariadb.Status(ctx, in.db)
 		if err != nil {
 			res.Errors = appendOnce(res.Errors, "status: "+err.Error())
 			return
@@ -494,7 +495,7 @@ loop:
 	if in.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version) == nil {
 		res.Facts["server_version"] = version
 	}
-	res.Facts["server_options"] = ServerConfig{DataDir: "DATADIR", RunDir: "RUNDIR", BufferPool: in.s.BufferPool, Binlog: in.s.Binlog, Settings: in.w.settings}.options(0)
+	res.Facts["server_options"] = mariadb.ServerConfig{DataDir: "DATADIR", RunDir: "RUNDIR", BufferPool: in.s.BufferPool, Binlog: in.s.Binlog, Settings: in.w.settings}.Options(0)
 	return res, nil
 }
 

@@ -1,4 +1,8 @@
-package bulkload
+// Package mariadb runs a MariaDB server of the lab's own: its data on a backend's directory (a lab
+// volume, a Cloud SQL disk), its sockets and logs in a run's directory, bound to loopback only,
+// stopped by its process id. The bulkload workload starts one on its target; the cloudsql backend
+// runs one as the managed server an app reaches by DSN.
+package mariadb
 
 import (
 	"context"
@@ -20,7 +24,7 @@ import (
 	"persistlab/internal/proc"
 )
 
-// Programs are the MariaDB programs the workload runs (Debian's mariadb-server and -client).
+// Programs are the MariaDB programs a server needs (Debian's mariadb-server and -client).
 type Programs struct {
 	Server, InstallDB, Client string
 	Version                   string // the server's, as `mariadbd --version` says
@@ -77,11 +81,11 @@ type ServerConfig struct {
 	Settings   map[string]string // further server options, name=value, after ours
 }
 
-// options is the option file: MySQL 5.7's InnoDB defaults where MariaDB 10.11's differ and can be
+// Options is the option file: MySQL 5.7's InnoDB defaults where MariaDB 10.11's differ and can be
 // set (max dirty pages 75%, LRU scan depth 1,024; a redo log of 96 MiB, the capacity of 5.7's two
-// 48 MiB files, which the cloudsql-bulkload scenario raises to Cloud SQL's), O_DIRECT as Cloud SQL used, the buffer pool the workload scales, and no buffer
+// 48 MiB files, which the cloudsql-bulkload scenario raises to Cloud SQL's), O_DIRECT as Cloud SQL used, the buffer pool its user sizes, and no buffer
 // pool dump or load between runs. With binlog, Cloud SQL's backups' binary log (ROW, synced).
-func (c ServerConfig) options(port int) string {
+func (c ServerConfig) Options(port int) string {
 	lines := []string{
 		"[mariadbd]",
 		"user=root",
@@ -144,7 +148,7 @@ func Start(ctx context.Context, progs Programs, cfg ServerConfig) (*Server, erro
 		return nil, err
 	}
 	optionFile := filepath.Join(cfg.RunDir, "my.cnf")
-	if err := os.WriteFile(optionFile, []byte(cfg.options(port)), 0o644); err != nil {
+	if err := os.WriteFile(optionFile, []byte(cfg.Options(port)), 0o644); err != nil {
 		return nil, err
 	}
 	wrap := func(args ...string) []string { return append(append([]string{}, cfg.Wrap...), args...) }
@@ -158,7 +162,7 @@ func Start(ctx context.Context, progs Programs, cfg ServerConfig) (*Server, erro
 			// Its own output is advice; why the bootstrap server failed is in the error log.
 			why := logErrors(errLog, logStart)
 			if why == "" {
-				why = tailText(proc.OutputOf(err), 800)
+				why = TailText(proc.OutputOf(err), 800)
 			}
 			if ce, ok := errors.AsType[*proc.CommandError](err); ok {
 				err = ce.Err
@@ -218,7 +222,7 @@ func (s *Server) ErrorLog(n int) string {
 	if err != nil {
 		return "(" + err.Error() + ")"
 	}
-	return tailText(string(b), n)
+	return TailText(string(b), n)
 }
 
 // Pid is mariadbd's process id.
@@ -285,7 +289,8 @@ func logErrors(path string, offset int64) string {
 	return strings.Join(found, "; ")
 }
 
-func tailText(s string, n int) string {
+// TailText is the last n bytes of s, trimmed, marked where cut: the end of a log for a message.
+func TailText(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if len(s) > n {
 		s = "..." + s[len(s)-n:]
