@@ -112,6 +112,7 @@ const (
 	pageS3       = "https://aws.amazon.com/s3/pricing (us-east-1, S3 Standard)"
 	pageR2       = "https://developers.cloudflare.com/r2/pricing/ (Standard storage)"
 	pageCloudRun = "https://cloud.google.com/run/pricing (Tier 1 region)"
+	pageCloudSQL = "https://cloud.google.com/sql/pricing (Enterprise edition, us-central1)"
 )
 
 // usd writes a price in plain decimals, to ten significant digits: $0.000024, not $2.4e-05 or

@@ -26,6 +26,7 @@ const (
 	srcRunRequest = srcRun + `: "Pricing for services with CPU only allocated during request processing" (request-based billing): "$0.00002400 / vCPU-second beyond free tier". The copies cut off before memory and requests: $0.0000025 per GiB-second and $0.40 per million requests as quoted from the page by stored guides (cloudchipr.com 2025, cloudwebschool.com) and many public repositories' notes, read 2026-11-28`
 	srcRunInst    = srcRun + `: "Services with CPU always allocated" (instance-based billing): "$0.00001800 / vCPU-second beyond free tier". The copy cuts off before memory: $0.00000200 per GiB-second as quoted from the page in public repositories' notes of 2024-2026, read 2026-11-28`
 	srcRunRound   = srcRun + `: "Cloud Run charges you only for the resources you use, rounded up to the nearest 100 millisecond"; Cloud Monitoring's run.googleapis.com/container/billable_instance_time (its description as copied in public repositories, read 2026-11-28): "billable time occurs when the container instance is starting or at least one request is being processed. Billable time is rounded up to the nearest 100 milliseconds", "a single request lasting 30ms ... is rounded up to 100ms"`
+	srcCloudSQL   = `Cloud SQL pricing, https://cloud.google.com/sql/pricing, MySQL, Enterprise edition, dedicated-core, Iowa (us-central1): "$0.0413 per vCPU-hour" and "$0.007 per GB-hour" of memory, as quoted from that page by a stored guide of May 2026 (usage.ai, "All rates are for us-central1 (Iowa), May 2026"), read 2026-12-02; a stored copy of the page itself (2025-02-23) holds its text but not its tables. Not read on the page itself`
 	srcRunFree    = srcRun + `: request-based "First 180,000 vCPU-seconds free per month", "First 360,000 GiB-seconds free per month", "2 million requests free per month"; instance-based "Free: First 24..." (the copy is cut there): 240,000 vCPU-seconds and 450,000 GiB-seconds as quoted in public repositories' notes and a stored guide (unanswered.io), read 2026-11-28; "The free tier is applied as a spending based discount using Tier 1 pricing"`
 )
 
@@ -91,6 +92,9 @@ func billFigures() []provenance.Figure {
 		Value: "each spell of an instance's busy time rounded up; spells per second the request rate times the idle share, unless measured", Kind: provenance.Assumed,
 		Source: "Google says billable time is rounded up, not whether spells closer than one step merge; rounding each spell is the reading that bills most. Spells per second are what Poisson arrivals give (an arrival that finds the instance idle starts one), unless the caller measured them (Usage.BusySpellsPerS)",
 		Moves:  "request-based Cloud Run lines at low rates of short requests, where the rounding outweighs the busy time"})
+	const sqlMoves = "a bill's Cloud SQL line (cost.CloudSQLInstance): what advise charges its cloud-sql candidate, about $48 a month for db-custom-1-3840 at list price"
+	pub("Cloud SQL vCPU price", "CloudSQLVCPUHourUSD", usd(CloudSQLVCPUHourUSD)+" per vCPU-hour", srcCloudSQL, sqlMoves)
+	pub("Cloud SQL memory price", "CloudSQLMemoryGiBHourUSD", usd(CloudSQLMemoryGiBHourUSD)+" per GiB-hour (Google's GB read as GiB, as for Cloud Run)", srcCloudSQL, sqlMoves)
 	free := fmt.Sprintf("request-based: %s vCPU-seconds, %s GiB-seconds, %s requests; instance-based: %s vCPU-seconds, %s GiB-seconds",
 		grouped(CloudRunFreeRequestVCPUSeconds), grouped(CloudRunFreeRequestGiBSeconds), grouped(CloudRunFreeRequests),
 		grouped(CloudRunFreeInstanceVCPUSeconds), grouped(CloudRunFreeInstanceGiBSeconds))

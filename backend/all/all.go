@@ -2,6 +2,7 @@
 package all
 
 import (
+	_ "persistlab/backend/cloudsql"   // registers itself
 	_ "persistlab/backend/gcsfuse"    // registers itself
 	_ "persistlab/backend/litestream" // registers itself
 	_ "persistlab/backend/local"      // registers itself

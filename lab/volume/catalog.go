@@ -169,6 +169,9 @@ var Instances = []Instance{
 	{Name: "n1-standard-16", WriteMiBps: N1WriteMiBps16, MemoryBytes: 61440 << 20, Source: "[pd-egress]"},
 	// db-n1-standard-2: 2 vCPU, 7.5 GB; its storage caps are the disk type's (cloudsql-ssd).
 	{Name: "db-n1-standard-2", MemoryBytes: 7680 << 20, Source: "seed 001's Cloud SQL machine"},
+	// db-custom-1-3840: 1 vCPU, 3.75 GB, the smallest dedicated-core Cloud SQL machine (a custom
+	// machine takes 1 vCPU or an even number, and at least 3.75 GB).
+	{Name: "db-custom-1-3840", MemoryBytes: 3840 << 20, Source: "Cloud SQL's smallest dedicated-core machine"},
 }
 
 // TypeInfo describes a volume type for help and validation.

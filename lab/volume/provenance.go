@@ -21,17 +21,18 @@ func init() {
 }
 
 const (
-	ebsTypes = "[ebs-types] https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html, the page's 2024 figures as recorded"
-	ebs2018  = "[ebs-2018] the EBS volume-type pages as archived in early 2018 (seed 004's era, Feb 2018), as recorded"
-	ebsIO    = "[ebs-io] https://docs.aws.amazon.com/ebs/latest/userguide/ebs-io-characteristics.html (2024)"
-	ebsOpt   = "[ebs-opt] https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimized.html (2024, as recorded; not re-read)"
-	pdPerf   = "[pd-perf] https://cloud.google.com/compute/docs/disks/performance (2024)"
-	pdEgress = `[pd-egress] https://cloud.google.com/compute/docs/disks/optimizing-pd-performance, "Network egress caps on write throughput", N1 table (a stored copy, 2025; not re-read)`
-	gcpTypes = "https://cloud.google.com/compute/docs/machine-types (n1-standard: 3.75 GB per vCPU; checked 2026-11-24 in stored copies), read as GiB"
-	seed001  = "seed 001 (Qiita, 2018-12-16), its Cloud SQL console tables per disk size (checked 2026-11-24 in the seed's text): the provider's limits as the seed configured them, not its results"
-	ebsPrice = "[ebs-pricing] https://aws.amazon.com/ebs/pricing, US East (N. Virginia), as listed in 2025 (not re-read)"
-	pdPrice  = "[pd-pricing] https://cloud.google.com/compute/disks-image-pricing, us-central1, as listed in 2025 (not re-read)"
-	sqlPrice = "[sql-pricing] https://cloud.google.com/sql/pricing, us-central1, as listed in 2025 (not re-read)"
+	ebsTypes    = "[ebs-types] https://docs.aws.amazon.com/ebs/latest/userguide/ebs-volume-types.html, the page's 2024 figures as recorded"
+	ebs2018     = "[ebs-2018] the EBS volume-type pages as archived in early 2018 (seed 004's era, Feb 2018), as recorded"
+	ebsIO       = "[ebs-io] https://docs.aws.amazon.com/ebs/latest/userguide/ebs-io-characteristics.html (2024)"
+	ebsOpt      = "[ebs-opt] https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimized.html (2024, as recorded; not re-read)"
+	pdPerf      = "[pd-perf] https://cloud.google.com/compute/docs/disks/performance (2024)"
+	pdEgress    = `[pd-egress] https://cloud.google.com/compute/docs/disks/optimizing-pd-performance, "Network egress caps on write throughput", N1 table (a stored copy, 2025; not re-read)`
+	gcpTypes    = "https://cloud.google.com/compute/docs/machine-types (n1-standard: 3.75 GB per vCPU; checked 2026-11-24 in stored copies), read as GiB"
+	seed001     = "seed 001 (Qiita, 2018-12-16), its Cloud SQL console tables per disk size (checked 2026-11-24 in the seed's text): the provider's limits as the seed configured them, not its results"
+	ebsPrice    = "[ebs-pricing] https://aws.amazon.com/ebs/pricing, US East (N. Virginia), as listed in 2025 (not re-read)"
+	pdPrice     = "[pd-pricing] https://cloud.google.com/compute/disks-image-pricing, us-central1, as listed in 2025 (not re-read)"
+	sqlMachines = "Cloud SQL's machine types, https://cloud.google.com/sql/docs/mysql/instance-settings (a custom machine: 1 vCPU or an even number up to 96, 0.9 to 6.5 GB a vCPU in steps of 256 MB, at least 3.75 GB; as quoted from Google's and Terraform's pages in a stored copy read 2026-12-02), read as MiB"
+	sqlPrice    = "[sql-pricing] https://cloud.google.com/sql/pricing, us-central1, as listed in 2025 (not re-read)"
 
 	checkedGP2 = "; checked 2026-11-24: awsdocs/amazon-ec2-user-guide doc_source/ebs-volume-types.md (GitHub copy) and https://repost.aws/knowledge-center/rds-low-burst-balance"
 	checkedST1 = "; checked 2026-11-24: https://aws.amazon.com/ebs/throughput-optimized/ (40 MB/s per TB baseline, 250 burst, 500 per volume, 125 GiB - 16 TiB)"
@@ -209,6 +210,9 @@ func Figures() []provenance.Figure {
 				Moves: "PD writes from small N1 VMs (no built-in scenario uses one)"})
 			inst(provenance.Figure{Name: "memory (page cache bound)", Go: "Instances[" + in.Name + "].MemoryBytes", Value: fmt.Sprintf("%d MiB", in.MemoryBytes>>20), Kind: pub, Option: "memory", Source: gcpTypes,
 				Moves: "page cache of workloads on that VM"})
+		case in.Name == "db-custom-1-3840":
+			inst(provenance.Figure{Name: "memory", Go: "Instances[" + in.Name + "].MemoryBytes", Value: fmt.Sprintf("%d MiB", in.MemoryBytes>>20), Kind: pub, Option: "memory",
+				Source: sqlMachines, Moves: "the page cache and buffer pool of the cloudsql backend's server (advise's cloud-sql candidate)"})
 		default: // db-n1-standard-2
 			inst(provenance.Figure{Name: "memory", Go: "Instances[" + in.Name + "].MemoryBytes", Value: fmt.Sprintf("%d MiB", in.MemoryBytes>>20), Kind: pub, Option: "memory",
 				Source: "seed 001's configuration (vCPU 2, memory 7.5 GB; Qiita, 2018-12-16) and " + gcpTypes, Moves: "the MySQL server's memory cgroup in cloudsql-bulkload"})
