@@ -118,7 +118,7 @@ func (r *run) crashCell(ctx context.Context, cell scenario.Cell, killAfter time.
 	if target, err = within(target, life.firstLimit(), life.limitKnob()); err != nil { // the new instance, same limit
 		return fail(err)
 	}
-	found := inspector.Inspect(target.Dir, "") // before the new instance touches it
+	found := workload.InspectTarget(inspector, target) // before the new instance touches it
 	out.DBExisted, out.Integrity = found.Exists, found.Integrity
 	again, err := life.startWorkload(ctx, target)
 	if err != nil {

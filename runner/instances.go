@@ -64,7 +64,7 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 	if err := life.warmUp(ctx, instances[0]); err != nil {
 		return fail(err)
 	}
-	before := inspector.Inspect(first.Dir, "")
+	before := workload.InspectTarget(inspector, first)
 	statsBefore, throttledBefore := life.be.Stats(), life.throttling()
 	parts := make([]*workload.Result, n)
 	errs := make([]error, n)
@@ -104,7 +104,7 @@ func (r *run) instancesCell(ctx context.Context, cell scenario.Cell, n int) (out
 	if err != nil {
 		return fail(err)
 	}
-	after := inspector.Inspect(fresh.Dir, "")
+	after := workload.InspectTarget(inspector, fresh)
 	merged.Metrics[InstancesParam] = float64(n)
 	if len(life.limits) > 0 {
 		r.recordThrottling(throttledBefore, throttledAfter, merged.Metrics)

@@ -235,6 +235,21 @@ type Inspector interface {
 	Inspect(dir, file string) Survivor
 }
 
+// ServerInspector is an Inspector that can also read what it keeps on a MySQL server a backend
+// names (Target.DSN: Cloud SQL), where its directory holds nothing of it.
+type ServerInspector interface {
+	InspectServer(dsn string) Survivor
+}
+
+// InspectTarget reads what in keeps on the target: on its server where the target names one and
+// in reads it there, else in its directory.
+func InspectTarget(in Inspector, t backend.Target) Survivor {
+	if s, ok := in.(ServerInspector); ok && t.DSN != "" {
+		return s.InspectServer(t.DSN)
+	}
+	return in.Inspect(t.Dir, "")
+}
+
 // Shared is an instance that can take a share of the load while other instances of the same
 // workload, on other mounts of one backend, take theirs.
 type Shared interface {

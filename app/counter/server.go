@@ -1,6 +1,6 @@
 // Package counter is the system under test of seed 000: a counter app like the seed's Rails app.
 // POST /count_up increments one SQLite row in one statement and answers {"count":N}; GET /count
-// answers the current value.
+// answers the current value. On a MySQL server (Cloud SQL) it keeps the same row there (mysql.go).
 package counter
 
 import (
@@ -18,7 +18,10 @@ import (
 
 // Options configure the app. Zero values mean Rails 8's defaults.
 type Options struct {
-	DBPath   string
+	DBPath string
+	// DSN, when set, is a MySQL server (go-sql-driver's form) the counter keeps its database on
+	// instead of SQLite (Cloud SQL); DBPath and Pragmas are then not used.
+	DSN      string
 	Pragmas  []Pragma // applied in order on every new connection; nil means RailsPragmas
 	MaxConns int      // connection pool size; Rails' database.yml default pool is 5
 	Work     Work     // CPU burnt per request besides SQLite's own
@@ -47,6 +50,7 @@ type App struct {
 	work    Work
 	threads chan struct{} // a slot per request served at once; nil: no limit
 	gvl     *sync.Mutex   // nil: no global lock
+	mysql   bool          // the database is on a MySQL server (mysql.go)
 	serving func()        // tests: called inside a request's locked part
 }
 
@@ -61,6 +65,9 @@ func (c connector) Driver() driver.Driver                        { return c.drv 
 // Open opens (creating if needed) the database, seeds the counter row and prepares the statements.
 // An existing database it did not make is refused, not changed.
 func Open(opts Options) (*App, error) {
+	if opts.DSN != "" {
+		return openMySQL(opts)
+	}
 	if opts.DBPath == "" {
 		return nil, errors.New("counter app: --db: a database path is required")
 	}
@@ -86,6 +93,16 @@ func Open(opts Options) (*App, error) {
 	db := sql.OpenDB(connector{dsn: "file:" + opts.DBPath, drv: drv})
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
+	a := newApp(db, pragmas, opts)
+	if err := a.init(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("counter app: %s: %w", opts.DBPath, err)
+	}
+	return a, nil
+}
+
+// newApp is the app on db, its threads and lock as opts asks.
+func newApp(db *sql.DB, pragmas []Pragma, opts Options) *App {
 	a := &App{db: db, pragmas: pragmas, work: opts.Work}
 	if opts.Threads > 0 {
 		a.threads = make(chan struct{}, opts.Threads)
@@ -93,11 +110,7 @@ func Open(opts Options) (*App, error) {
 	if opts.GVL {
 		a.gvl = &sync.Mutex{}
 	}
-	if err := a.init(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("counter app: %s: %w", opts.DBPath, err)
-	}
-	return a, nil
+	return a
 }
 
 func (a *App) init() error {
@@ -178,6 +191,9 @@ func (a *App) run(ctx context.Context, stmt *sql.Stmt, work bool) (int64, error)
 	}
 	if work {
 		a.work.Do()
+	}
+	if a.mysql {
+		return a.runMySQL(ctx, stmt, work)
 	}
 	// Stepped to its end, not read as one row and reset: SQLite runs the WAL hook, and with it the
 	// automatic checkpoint every 1,000 pages, only when a statement steps to SQLITE_DONE

@@ -33,7 +33,7 @@ var Options = []param.Param{
 }
 
 func init() {
-	backend.RegisterInfo(backend.Info{Name: Name, Description: "your own MySQL or MariaDB server (Cloud SQL, RDS, any), reached by DSN: only what the server counts is measured; for workloads that use a server (bulkload, which makes and drops a database of its own, refused if it exists)",
+	backend.RegisterInfo(backend.Info{Name: Name, Description: "your own MySQL or MariaDB server (Cloud SQL, RDS, any), reached by DSN: only what the server counts is measured; for workloads that use a server (bulkload, which makes and drops a database of its own, refused if it exists; counter, which makes persistlab_counter and leaves it, refusing one it did not make)",
 		Options: Options, New: New,
 		NoModel: func(map[string]string) string { return "no cloud model: a server the user already has" }})
 }
@@ -59,7 +59,7 @@ const PasswordEnv = "MYSQL_PWD"
 // server of their own choosing.
 func New(env backend.Env) (backend.Backend, error) {
 	if !env.Needs.MySQL {
-		return nil, fmt.Errorf("backend %q: the workload does not use a MySQL server: want a workload that does (bulkload)", Name)
+		return nil, fmt.Errorf("backend %q: the workload does not use a MySQL server: want a workload that does (bulkload, counter)", Name)
 	}
 	var s struct {
 		DSN string `param:"dsn"`

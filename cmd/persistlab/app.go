@@ -33,6 +33,7 @@ func cmdApp(ctx context.Context, which string, args []string) error {
 	threads := fs.Int("threads", 0, "requests served at once, the rest wait as in Puma's queue (Rails 8's puma.rb: 3); 0: no limit")
 	gvl := fs.Bool("gvl", false, "one lock over each request's CPU work and SQLite statement, as Ruby's GVL (sqlite3-ruby holds it while stepping)")
 	cpuPerRequest := fs.Duration("cpu-per-request", 0, "CPU work per POST besides SQLite's, like a framework's own cost (e.g. 4.7ms for the seed's Rails app)")
+	useMySQL := fs.Bool("mysql", false, "keep the counter on the MySQL server whose DSN (go-sql-driver's form) is in $"+counter.DSNEnv+", as on Cloud SQL, instead of SQLite; --db and --pragma are then refused")
 	prepare := fs.Bool("prepare", false, "create the database and its schema, close it and exit (like `bin/rails db:prepare` in a Rails 8 container's entrypoint)")
 	var pragmas listFlag
 	fs.Var(&pragmas, "pragma", "override a Rails 8 default pragma, name=value (repeatable), e.g. journal_mode=DELETE")
@@ -69,8 +70,18 @@ func cmdApp(ctx context.Context, which string, args []string) error {
 			}
 			overrides = append(overrides, pr)
 		}
-		a, err := counter.Open(counter.Options{DBPath: *db, Pragmas: counter.WithOverrides(counter.RailsPragmas, overrides), MaxConns: *maxConns,
-			Work: counter.CalibrateWork(*cpuPerRequest), Threads: *threads, GVL: *gvl})
+		opts := counter.Options{DBPath: *db, Pragmas: counter.WithOverrides(counter.RailsPragmas, overrides), MaxConns: *maxConns,
+			Work: counter.CalibrateWork(*cpuPerRequest), Threads: *threads, GVL: *gvl}
+		if *useMySQL {
+			if *db != "" || len(pragmas) > 0 {
+				return errors.New("--mysql: the counter keeps no SQLite file there: leave out --db and --pragma")
+			}
+			if opts.DSN = os.Getenv(counter.DSNEnv); opts.DSN == "" {
+				return fmt.Errorf("--mysql: $%s is empty: want the server's DSN, like root@tcp(127.0.0.1:3306)/", counter.DSNEnv)
+			}
+			opts.DBPath, opts.Pragmas = "", nil
+		}
+		a, err := counter.Open(opts)
 		if err != nil {
 			return err
 		}
@@ -78,7 +89,7 @@ func cmdApp(ctx context.Context, which string, args []string) error {
 			return a.Close()
 		}
 		defer a.Close()
-		if eff, err := a.EffectivePragmas(); err == nil {
+		if eff, err := a.EffectivePragmas(); err == nil && !*useMySQL {
 			fmt.Fprintf(os.Stderr, "pragmas in effect: %v\n", eff)
 		}
 		handler = a.Handler()

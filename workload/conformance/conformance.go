@@ -417,7 +417,7 @@ func checkKill(t *testing.T, ctx context.Context, info workload.Info, wl workloa
 	}
 
 	// What the disk kept, read without the system under test, then by a new instance on it.
-	found := inspector.Inspect(c.target.Dir, "")
+	found := workload.InspectTarget(inspector, c.target)
 	switch {
 	case found == (workload.Survivor{}):
 		t.Logf("Inspect reads nothing of this workload's data (a zero Survivor)")
@@ -460,7 +460,7 @@ func checkKill(t *testing.T, ctx context.Context, info workload.Info, wl workloa
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := inspector.Inspect(target.Dir, ""); s.Count != 0 || (s.Integrity != "" && s.Integrity != "ok" && s.Exists) {
+	if s := workload.InspectTarget(inspector, target); s.Count != 0 || (s.Integrity != "" && s.Integrity != "ok" && s.Exists) {
 		t.Errorf("Inspect of an empty recovered directory: %+v", s)
 	}
 	fresh := start(target)

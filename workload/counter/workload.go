@@ -1,6 +1,7 @@
 // Package counter is seed 000's workload: the Rails-style counter app (persistlab app counter) on
-// SQLite in the backend's directory, under persistlab's HTTP load (workload/httpload), with the
-// count it holds read before and after the load.
+// SQLite in the backend's directory, or on the MySQL server the backend names (Cloud SQL), under
+// persistlab's HTTP load (workload/httpload), with the count it holds read before and after the
+// load.
 package counter
 
 import (
@@ -75,11 +76,11 @@ func withDatabaseFigures(load []workload.Metric) []workload.Metric {
 func init() {
 	workload.Register(workload.Info{
 		Name:        Name,
-		Description: "seed 000's Rails-style counter app on SQLite under k6-style HTTP load",
+		Description: "seed 000's Rails-style counter app on SQLite (or on the MySQL server a backend names: cloudsql, mysql) under k6-style HTTP load",
 		Params:      Params,
 		Metrics:     Metrics,
 		Timed:       true,
-		Needs:       backend.Needs{SQLite: DBFile},
+		Needs:       backend.Needs{SQLite: DBFile, MySQL: true},
 		New:         New,
 		Sections:    map[string]string{"pragmas": "a list of SQLite pragmas, like [synchronous=FULL, busy_timeout=5000]"},
 	})
@@ -91,12 +92,13 @@ type Workload struct {
 }
 
 var (
-	_ workload.Workload     = (*Workload)(nil)
-	_ workload.Inspector    = (*Workload)(nil)
-	_ workload.Acknowledged = (*instance)(nil)
-	_ workload.Shared       = (*instance)(nil)
-	_ workload.Sharer       = (*Workload)(nil)
-	_ workload.Merger       = (*Workload)(nil)
+	_ workload.Workload        = (*Workload)(nil)
+	_ workload.Inspector       = (*Workload)(nil)
+	_ workload.ServerInspector = (*Workload)(nil)
+	_ workload.Acknowledged    = (*instance)(nil)
+	_ workload.Shared          = (*instance)(nil)
+	_ workload.Sharer          = (*Workload)(nil)
+	_ workload.Merger          = (*Workload)(nil)
 )
 
 // New reads the counter's one section: pragmas, SQLite pragmas over Rails 8's defaults.
@@ -187,6 +189,13 @@ func (w *Workload) Inspect(dir, file string) workload.Survivor {
 	return workload.Survivor{Exists: in.Exists, Count: in.Count, Counted: true, Integrity: in.Integrity} // no database counts 0
 }
 
+// InspectServer implements workload.ServerInspector: the count and CHECK TABLE of the counter's
+// database on the server at dsn, before anything writes to it.
+func (w *Workload) InspectServer(dsn string) workload.Survivor {
+	in := appcounter.InspectMySQL(dsn)
+	return workload.Survivor{Exists: in.Exists, Count: in.Count, Counted: true, Integrity: in.Integrity}
+}
+
 // Start prepares the database as a Rails 8 container's entrypoint does (`bin/rails db:prepare`:
 // create, migrate, close), then runs `persistlab app counter` on it, bound to a free loopback port.
 func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instance, error) {
@@ -195,16 +204,24 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 		return nil, err
 	}
 	db := filepath.Join(env.Target.Dir, DBFile)
+	where, environ := []string{"--db", db}, os.Environ()
+	if env.Target.DSN != "" { // on the backend's server: the DSN in the environment, out of the process list
+		if len(w.pragmas) > 0 {
+			return nil, &param.FieldError{Field: "workload.pragmas", Value: strings.Join(w.pragmas, ", "), Allowed: "none on a MySQL server (pragmas are SQLite's)"}
+		}
+		db = "the counter's database on the server"
+		where, environ = []string{"--mysql"}, append(environ, appcounter.DSNEnv+"="+env.Target.DSN)
+	}
 	// In an emulated instance (Target.Wrap), the app and its preparation run there, in a cgroup
 	// of their own: whatever they start is stopped with them.
 	group, noGroup := httpload.NewAppGroup(env)
 	inInstance := func(args ...string) []string { return slices.Concat(env.Target.Wrap, group.Wrap(), args) }
 	log, tag := httpload.AppLog(env.CellDir)
-	if err := prepare(ctx, inInstance(env.Self, "app", "counter", "--db", db, "--prepare"), filepath.Join(env.CellDir, "prepare"+tag+".log")); err != nil {
+	if err := prepare(ctx, inInstance(slices.Concat([]string{env.Self, "app", "counter"}, where, []string{"--prepare"})...), environ, filepath.Join(env.CellDir, "prepare"+tag+".log")); err != nil {
 		group.Close(cgroup.GroupWait)
 		return nil, fmt.Errorf("prepare %s: %w", db, err)
 	}
-	args := []string{env.Self, "app", "counter", "--db", db, "--listen", "127.0.0.1:0"}
+	args := slices.Concat([]string{env.Self, "app", "counter"}, where, []string{"--listen", "127.0.0.1:0"})
 	if len(env.CPUs) > 0 { // the runner's placement: the app takes the same last CPUs
 		args = append(args, "--cpus", strconv.Itoa(len(env.CPUs)))
 	}
@@ -223,7 +240,7 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	for _, p := range w.pragmas {
 		args = append(args, "--pragma", p)
 	}
-	child, line, err := proc.StartAndWaitFor("counter app", log, os.Environ(), appcounter.ListeningMarker, 30*time.Second, inInstance(args...)...)
+	child, line, err := proc.StartAndWaitFor("counter app", log, environ, appcounter.ListeningMarker, 30*time.Second, inInstance(args...)...)
 	if err != nil {
 		group.Close(cgroup.GroupWait)
 		return nil, err
@@ -237,10 +254,12 @@ var prepareTimeout = 10 * time.Minute
 
 // prepare runs the preparation's command line args, its output appended to logPath, for at most
 // prepareTimeout: then it is killed with its whole process group.
-func prepare(ctx context.Context, args []string, logPath string) error {
+func prepare(ctx context.Context, args, environ []string, logPath string) error {
 	bounded, cancel := context.WithTimeout(ctx, prepareTimeout)
 	defer cancel()
-	err := proc.RunLogged(proc.Command(bounded, args[0], args[1:]...), logPath, proc.MaxOutputLines)
+	cmd := proc.Command(bounded, args[0], args[1:]...)
+	cmd.Env = environ
+	err := proc.RunLogged(cmd, logPath, proc.MaxOutputLines)
 	if err != nil && ctx.Err() == nil && bounded.Err() != nil {
 		return fmt.Errorf("it did not end within %v and was killed with what it started; the end of %s:\n%s", prepareTimeout, logPath, proc.OutputOf(err))
 	}
