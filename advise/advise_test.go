@@ -197,7 +197,7 @@ func TestCandidatesOnCloudRunExcludeBlockVolumesAndSayWhy(t *testing.T) {
 		}
 		return m
 	}
-	if got := runnable(Candidates(app, run, 50, 100<<20, 0)); got["volume"] || !got["gcsfuse"] || !got["litestream"] || !got["local"] || got["mysql"] {
+	if got := runnable(Candidates(app, run, 50, 100<<20, 0)); got["volume"] || !got["gcsfuse"] || !got["litestream"] || !got["local"] || got["cloudsql"] {
 		t.Errorf("on Cloud Run: runnable backends %v, want local, gcsfuse and litestream only", got)
 	}
 	// A database as large as the instance's memory (512 MiB) fits none of them: Cloud Run keeps
@@ -205,7 +205,7 @@ func TestCandidatesOnCloudRunExcludeBlockVolumesAndSayWhy(t *testing.T) {
 	pragmas := app
 	pragmas.Pragmas = true // its -sync-full variants too
 	for _, c := range Candidates(pragmas, run, 50, 512<<20, 0) {
-		if c.Excluded == "" || (c.Backend != "volume" && c.Backend != "mysql" && !strings.Contains(c.Excluded, "memory")) {
+		if c.Excluded == "" || (c.Backend != "volume" && c.Backend != "cloudsql" && !strings.Contains(c.Excluded, "memory")) {
 			t.Errorf("a 512 MiB database on a 512 MiB instance: %s excluded %q, want it excluded for memory", c.Name, c.Excluded)
 		}
 	}
@@ -433,6 +433,66 @@ func TestGcsfuseIsBilledTheCheaperWay(t *testing.T) {
 		lines, _, _, _ = p.bill(Candidate{Name: "local", Backend: "local"}, at, nil)
 		if !strings.Contains(lines[0].Item, string(cost.InstanceBased)) {
 			t.Errorf("local at %g/s billed %s", c.rate, lines[0].Item)
+		}
+	}
+}
+
+// An app that speaks MySQL gets the Cloud SQL design on Cloud Run and GCE, whatever its database's
+// size against the instance's memory (the data is on the server), and not on EC2. Its bill holds
+// the server's machine at Cloud SQL's prices and its disk, and, its instance keeping no data, the
+// cheaper of Cloud Run's two billings: request-based at 0.5 requests/s of 5 ms, instance-based at 50.
+func TestCloudSQLServesAnAppThatSpeaksMySQL(t *testing.T) {
+	app := App{Name: "counter", SQLite: true, MySQL: true}
+	find := func(cs []Candidate) Candidate {
+		for _, c := range cs {
+			if c.Name == "cloud-sql" {
+				return c
+			}
+		}
+		t.Fatal("no cloud-sql candidate")
+		return Candidate{}
+	}
+	for _, platform := range []string{"cloudrun", "n1-standard-2", "c4.large"} {
+		pl, err := ParsePlatform(platform, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := find(Candidates(app, pl, 50, 512<<20, 0))
+		if want := platform != "c4.large"; (c.Excluded == "") != want {
+			t.Errorf("on %s: cloud-sql excluded %q, want runnable %v", platform, c.Excluded, want)
+		}
+	}
+	if c := find(Candidates(App{Name: "counter", SQLite: true}, Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}, 50, 100<<20, 0)); !strings.Contains(c.Excluded, "SQLite") {
+		t.Errorf("an app without MySQL: cloud-sql excluded %q", c.Excluded)
+	}
+	p := &Plan{Platform: Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}, DBBytes: 8 << 30}
+	c := find(Candidates(app, p.Platform, 1, p.DBBytes, 0))
+	if c.Volume == nil || c.Volume.SizeBytes != 16<<30 || c.Options["size"] != "16GiB" || c.Options["machine"] != CloudSQLMachine {
+		t.Fatalf("an 8 GiB database: %+v, want a 16 GiB disk on %s", c, CloudSQLMachine)
+	}
+	diskUSD, _ := c.Volume.MonthlyUSD()
+	for _, at := range []struct {
+		rate float64
+		want cost.Billing
+	}{{0.5, cost.RequestBased}, {50, cost.InstanceBased}} {
+		p.Rate = at.rate
+		lines, priced, _, notes := p.bill(c, &results.Aggregate{Median: map[string]float64{"service_avg_ms": 5}}, nil)
+		if !priced {
+			t.Fatalf("at %g/s not priced: %q", at.rate, notes)
+		}
+		got := map[string]float64{}
+		for _, l := range lines {
+			got[l.Item] = l.USDPerMonth
+			if strings.HasPrefix(l.Item, "Cloud Run vCPU") && !strings.Contains(l.Item, string(at.want)) {
+				t.Errorf("at %g/s billed %s, want %s (%q)", at.rate, l.Item, at.want, notes)
+			}
+		}
+		hours := float64(cost.SecondsPerMonth) / 3600
+		if want := hours * (cost.CloudSQLVCPUHourUSD + 3.75*cost.CloudSQLMemoryGiBHourUSD); math.Abs(got["Cloud SQL instance "+CloudSQLMachine]-want) > 1e-9 {
+			t.Errorf("the server: %v, want %v (1 vCPU and 3.75 GiB a month)", got, want)
+		}
+		if got["volume cloudsql-ssd"] != diskUSD || diskUSD <= 0 {
+			t.Errorf("the disk: %v, want %v", got, diskUSD)
 		}
 	}
 }

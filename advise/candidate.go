@@ -225,6 +225,8 @@ type Candidate struct {
 	// Bucket is what the design keeps in a bucket, which its bill prices: BucketNone, BucketData or
 	// BucketReplica.
 	Bucket string `json:"bucket,omitempty"`
+	// Machine is a managed server's machine (Cloud SQL's), which its bill prices; "" for none.
+	Machine string `json:"machine,omitempty"`
 }
 
 // What a design keeps in a bucket.
@@ -354,14 +356,44 @@ func Candidates(app App, p Platform, rate float64, dbBytes int64, maxUSD float64
 			out = append(out, withSyncFull(c))
 		}
 	}
-	mysql := Candidate{Name: "cloud-sql", Backend: "mysql", What: "a managed MySQL server (Cloud SQL, RDS)"}
-	if app.MySQL {
-		mysql.Excluded = "needs your server's DSN: run a scenario with the mysql backend against it"
-	} else {
-		mysql.Excluded = "the app keeps SQLite: a MySQL server serves only an app that speaks MySQL"
-	}
-	return append(out, mysql)
+	return append(out, cloudSQL(app, p, dbBytes))
 }
+
+// CloudSQLMachine is the machine the cloud-sql candidate runs: Cloud SQL's smallest dedicated-core
+// one (1 vCPU, 3.75 GB), the lab volume catalogue's, which bounds the server's memory.
+const CloudSQLMachine = "db-custom-1-3840"
+
+// cloudSQL is the managed MySQL design: the app's data on a Cloud SQL server (the lab's: the real
+// MariaDB on an emulated Cloud SQL disk), the app's instance keeping none of it. Its disk holds
+// the database twice over, at least Cloud SQL's 10 GB.
+func cloudSQL(app App, p Platform, dbBytes int64) Candidate {
+	c := Candidate{Name: "cloud-sql", Backend: "cloudsql", Machine: CloudSQLMachine}
+	gib := max(int64(volume.CloudSQLMinGiB), (2*dbBytes+(1<<30)-1)>>30)
+	spec := volume.Spec{Type: "cloudsql-ssd", SizeBytes: gib << 30, Instance: CloudSQLMachine}
+	c.Volume, c.Options = &spec, map[string]string{"machine": CloudSQLMachine, "size": fmt.Sprintf("%dGiB", gib)}
+	c.What = fmt.Sprintf("the app's data on a managed MySQL server (Cloud SQL %s, %d GiB SSD), the instance keeping none of it", CloudSQLMachine, gib)
+	switch {
+	case !app.MySQL:
+		c.Excluded = "the app keeps SQLite: a MySQL server serves only an app that speaks MySQL"
+	case p.Kind == "ec2":
+		c.Excluded = "Cloud SQL is Google's: an EC2 app's managed MySQL is RDS, which is not modelled"
+	}
+	return c
+}
+
+// cloudSQLSize is a Cloud SQL custom machine's vCPUs and memory, from its name
+// (db-custom-CPUS-MiB), as Cloud SQL bills them.
+func cloudSQLSize(machine string) (vcpus, gib float64, ok bool) {
+	var cpus, mib float64
+	if _, err := fmt.Sscanf(machine, "db-custom-%g-%g", &cpus, &mib); err != nil {
+		return 0, 0, false
+	}
+	return cpus, mib / 1024, true
+}
+
+// offInstance says the design keeps none of the data on the app's instance (a bucket's data, a
+// server's): the instance may be billed only while it serves.
+func (c Candidate) offInstance() bool { return c.Bucket == BucketData || c.Backend == "cloudsql" }
 
 // memoryExcluded says why a database of dbBytes on a Cloud Run instance's disk or its gcsfuse
 // mount cannot run ("": it can). Cloud Run's own file system is in memory, and a Cloud Storage

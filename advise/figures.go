@@ -247,6 +247,14 @@ func (p *Plan) bill(c Candidate, atRate *results.Aggregate, steady *results.Resu
 		u.Billing, u.Instances = cost.InstanceBased, 1
 		u.VCPUs, u.GiB, u.RequestsPerS = p.Platform.CPUs, float64(p.Platform.Memory)/(1<<30), p.requestsPerS(atRate)
 	}
+	if c.Machine != "" {
+		if vcpus, gib, ok := cloudSQLSize(c.Machine); ok {
+			u.Priced = append(u.Priced, cost.CloudSQLInstance(c.Machine, vcpus, gib))
+		} else {
+			priced = false
+			notes = append(notes, "no list price for machine "+c.Machine)
+		}
+	}
 	if c.Volume != nil {
 		usd, how := c.Volume.MonthlyUSD()
 		u.Priced = append(u.Priced, cost.Line{Item: "volume " + c.Volume.Type, USDPerMonth: usd, How: how, Source: "persistlab lab model volume"})
@@ -276,9 +284,9 @@ func (p *Plan) bill(c Candidate, atRate *results.Aggregate, steady *results.Resu
 	if err != nil {
 		return nil, false, 0, append(notes, "the bill: "+err.Error())
 	}
-	// On gcsfuse the data is in the bucket, so request-based billing (while a request is in flight)
-	// is open too: the cheaper of the two is billed, and the other said.
-	if p.Platform.Kind == "cloudrun" && c.Bucket == BucketData {
+	// On gcsfuse the data is in the bucket, and on Cloud SQL on the server, so request-based billing
+	// (while a request is in flight) is open too: the cheaper of the two is billed, and the other said.
+	if p.Platform.Kind == "cloudrun" && c.offInstance() {
 		if share, ok := busyShare(p.requestsPerS(atRate), atRate); ok {
 			r := u
 			r.Billing, r.BusyShare = cost.RequestBased, share

@@ -182,19 +182,19 @@ func (a *App) serve(w http.ResponseWriter, ctx context.Context, stmt *sql.Stmt, 
 }
 
 func (a *App) run(ctx context.Context, stmt *sql.Stmt, work bool) (int64, error) {
+	if a.mysql {
+		// mysql2, Rails' MySQL adapter, lets go of Ruby's GVL while it waits on the server
+		// (ext/mysql2/client.c: rb_thread_call_without_gvl around nogvl_send_query and
+		// nogvl_read_query_result), so the lock covers the CPU work
+		// alone and requests wait on the server together.
+		a.locked(work)
+		return a.runMySQL(ctx, stmt, work)
+	}
 	if a.gvl != nil {
 		a.gvl.Lock()
 		defer a.gvl.Unlock()
 	}
-	if a.serving != nil {
-		a.serving()
-	}
-	if work {
-		a.work.Do()
-	}
-	if a.mysql {
-		return a.runMySQL(ctx, stmt, work)
-	}
+	a.unlocked(work)
 	// Stepped to its end, not read as one row and reset: SQLite runs the WAL hook, and with it the
 	// automatic checkpoint every 1,000 pages, only when a statement steps to SQLITE_DONE
 	// (sqlite3Step's doWalCallbacks). Rails' update_all steps to the end; a reset after the
@@ -219,4 +219,23 @@ func (a *App) run(ctx context.Context, stmt *sql.Stmt, work bool) (int64, error)
 		return 0, sql.ErrNoRows
 	}
 	return n, nil
+}
+
+// locked runs a request's CPU work under the global lock, where there is one.
+func (a *App) locked(work bool) {
+	if a.gvl != nil {
+		a.gvl.Lock()
+		defer a.gvl.Unlock()
+	}
+	a.unlocked(work)
+}
+
+// unlocked runs a request's CPU work, the lock (if any) already held.
+func (a *App) unlocked(work bool) {
+	if a.serving != nil {
+		a.serving()
+	}
+	if work {
+		a.work.Do()
+	}
 }

@@ -474,7 +474,7 @@ func adviseApp(name string) (advise.App, error) {
 		return advise.App{}, &param.FieldError{Field: "--app", Value: name, Allowed: "an app serving HTTP requests (a scenario whose workload is counter or http) or committing to git (gitcommit), not " + w.Type}
 	}
 	_, keepsSQLite := w.Params["sqlite"]
-	app := advise.App{Name: name, Workload: w, SQLite: w.Type == "counter" || keepsSQLite, Pragmas: w.Type == "counter", Metrics: runner.Known().Metrics[w.Type],
+	app := advise.App{Name: name, Workload: w, SQLite: w.Type == "counter" || keepsSQLite, Pragmas: w.Type == "counter", MySQL: w.Type == "counter" && w.Sections["pragmas"] == nil, Metrics: runner.Known().Metrics[w.Type],
 		Crashable: w.Type == "counter" || (w.Params["ack"] != "" && w.Params["recover"] != ""), K6Script: w.Params["k6_script"]}
 	if !builtin {
 		app.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
@@ -587,6 +587,9 @@ func adviseTrust(p *advise.Plan, profilePath string) []string {
 	if p.App.K6Script != "" {
 		out = append(out, "the steady runs' load is your k6 script "+p.App.K6Script+", its iterations started at the rate (each may make several requests: the bill is at the requests they made); the crash runs' is persistlab's driver ("+p.App.CrashRequest()+"), which reads every acknowledgement: the loss is measured under that load, not the script's mix")
 	}
+	if runsCandidate(p, "cloudsql") {
+		out = append(out, "Cloud SQL is the real MariaDB with its data on the lab's Cloud SQL SSD disk, in a "+advise.CloudSQLMachine+"'s memory, but on this machine's CPU, and reached over loopback: the network between Cloud Run and the server (a round trip a query, more through the Cloud SQL Auth Proxy) is not added to its latency; its bill is the machine and the disk at list price, without a high-availability standby, backups or an IP address")
+	}
 	out = append(out,
 		"volumes follow the providers' published IOPS, throughput and burst rules; prices are list prices with their dated sources in persistlab lab model prices (buckets, Cloud Run) and persistlab lab model volume (disks)",
 		fmt.Sprintf("the load comes over %d keep-alive connections (--connections; Cloud Run's front end's to an instance are not published): an app server that serves a connection's requests inline, as Puma does, answers slower with more of them", p.Connections),
@@ -609,6 +612,16 @@ func gitTrust(p *advise.Plan) []string {
 	}
 }
 
+// runsCandidate says whether the plan measures a candidate on backend.
+func runsCandidate(p *advise.Plan, backend string) bool {
+	for _, c := range p.Candidates {
+		if c.Backend == backend && c.Excluded == "" && c.Dominated == "" {
+			return true
+		}
+	}
+	return false
+}
+
 // crashTrust says what the loss figures rest on.
 func crashTrust(p *advise.Plan) string {
 	if p.Crashes == 0 {
@@ -620,7 +633,7 @@ func crashTrust(p *advise.Plan) string {
 // platformBill says what the bill assumes of the platform.
 func platformBill(p *advise.Plan) string {
 	if p.Platform.Kind == "cloudrun" {
-		return "the bill assumes one Cloud Run instance, before the free tier: always on and billed instance-based where the data is on the instance (local, Litestream: a single SQLite writer must stay up, and Litestream replicates between requests); on gcsfuse, whose data is in the bucket, the cheaper of that and request-based billing (the time a request is in flight, for Poisson arrivals at the rate each held for the app's mean service time); the bucket's storage is the database's size, Litestream's at least that"
+		return "the bill assumes one Cloud Run instance, before the free tier: always on and billed instance-based where the data is on the instance (local, Litestream: a single SQLite writer must stay up, and Litestream replicates between requests); on gcsfuse and Cloud SQL, whose data is in the bucket or on the server, the cheaper of that and request-based billing (the time a request is in flight, for Poisson arrivals at the rate each held for the app's mean service time); the bucket's storage is the database's size, Litestream's at least that"
 	}
 	return "the bill leaves out the VM itself, the same for every candidate; the bucket's storage is the database's size, Litestream's at least that"
 }

@@ -2,10 +2,15 @@ package main
 
 import (
 	"database/sql"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	_ "github.com/go-sql-driver/mysql"
 
@@ -116,5 +121,93 @@ func TestTheCounterRefusesADatabaseItDidNotMake(t *testing.T) {
 	var tables int
 	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ?", counter.MySQLDatabase).Scan(&tables); err != nil || tables != 1 {
 		t.Errorf("the user's database holds %d tables (%v): want its one, untouched", tables, err)
+	}
+}
+
+// On MySQL the app's global lock (Ruby's GVL) covers a request's CPU work, not its statement, as
+// mysql2 lets go of it while it waits on the server: two increments waiting on a row another
+// client holds locked leave the app free to answer a read; once the row is let go both complete,
+// one after the other.
+func TestOnMySQLTheGlobalLockIsNotHeldOverTheStatement(t *testing.T) {
+	progs, err := mariadb.FindPrograms()
+	if err != nil {
+		t.Fatalf("MariaDB (scripts/setup installs it): %v", err)
+	}
+	dir := t.TempDir()
+	srv, err := mariadb.Start(t.Context(), progs, mariadb.ServerConfig{DataDir: filepath.Join(dir, "data"), RunDir: dir, BufferPool: 16 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop(t.Context())
+	a, err := counter.Open(counter.Options{DSN: srv.DSN(""), GVL: true, Threads: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	web := httptest.NewServer(a.Handler())
+	defer web.Close()
+
+	holder, err := sql.Open("mysql", srv.DSN(counter.MySQLDatabase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	tx, err := holder.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec("SELECT count FROM counters WHERE id = 'count_up' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	answers := make(chan string, 2)
+	for range 2 {
+		go func() {
+			resp, err := http.Post(web.URL+"/count_up", "", nil)
+			if err != nil {
+				answers <- err.Error()
+				return
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			answers <- string(body)
+		}()
+	}
+	// Both increments are on the server, waiting on the row.
+	deadline := time.Now().Add(10 * time.Second)
+	for waiting := 0; waiting < 2; {
+		if err := holder.QueryRow("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'UPDATE counters%'").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d increments on the server after 10 s, want 2", waiting)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	read := make(chan string, 1)
+	go func() {
+		resp, err := http.Get(web.URL + "/count")
+		if err != nil {
+			read <- err.Error()
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		read <- string(body)
+	}()
+	select {
+	case got := <-read:
+		if got != `{"count":0}` {
+			t.Errorf("the read while both increments wait: %q, want the committed count 0", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the read waited behind the increments: the global lock is held over their statements")
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	got := []string{<-answers, <-answers}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{`{"count":1}`, `{"count":2}`}) {
+		t.Errorf("the increments answered %q, want 1 and 2", got)
 	}
 }
