@@ -185,8 +185,8 @@ func (a *App) run(ctx context.Context, stmt *sql.Stmt, work bool) (int64, error)
 	if a.mysql {
 		// mysql2, Rails' MySQL adapter, lets go of Ruby's GVL while it waits on the server
 		// (ext/mysql2/client.c: rb_thread_call_without_gvl around nogvl_send_query and
-		// nogvl_read_query_result), so the lock covers the CPU work
-		// alone and requests wait on the server together.
+		// nogvl_read_query_result), so the lock covers the CPU work alone and requests wait on
+		// the server together.
 		a.locked(work)
 		return a.runMySQL(ctx, stmt, work)
 	}
