@@ -164,7 +164,7 @@ func TestCalibrateInstanceRefusesBadInput(t *testing.T) {
 
 // The probe run under a CPU limit of half a CPU (the period a run uses for that quota) is about
 // twice as slow as the same probe without: calibrate instance recovers a factor of at least 1.6,
-// and the quota a run would apply within quotaSlack (30%) of the limit the probe ran under. The machine is
+// and a quota a run would apply no more than quotaSlack (15%) over the limit the probe ran under. The machine is
 // shared: each try probes here, under the limit, and here again, and counts only when the two
 // probes here agree within 10% at every unit size and the probe under the limit had at least 90%
 // of its limit's CPU time (the machine held still, and gave it the known limit); without such a
@@ -176,7 +176,7 @@ func TestCalibrateInstanceRecoversAKnownSlowdown(t *testing.T) {
 	if err := cgroup.CheckCPU(); err != nil {
 		t.Skip(err)
 	}
-	const cpus, steady, fullQuota, tries, quotaSlack = 0.5, 0.10, 0.9, 4, 0.30
+	const cpus, steady, fullQuota, tries, quotaSlack = 0.5, 0.10, 0.9, 4, 0.15
 	work := t.TempDir()
 	limit, err := cgroup.NewCPU("persistlab-test-slow-"+strconv.Itoa(os.Getpid()), cpus, instance.Period(cpus), work)
 	if err != nil {
@@ -240,11 +240,14 @@ func TestCalibrateInstanceRecoversAKnownSlowdown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Quiet, the quota came within 15% (0.472, 0.448, 0.505 CPUs); beside a busy core in CI the
-		// probe's runtime threads took more of its quota and it gave 0.417 (a factor of 2.40). Without
-		// the limit it would give 1 CPU or more.
-		if f < 1.6 || math.Abs(emu.Quota/cpus-1) > quotaSlack {
-			t.Errorf("under %g CPU: cpu_factor %g (want at least 1.6), a run's quota %g CPUs (want %g within %.0f%%)", cpus, f, emu.Quota, cpus, 100*quotaSlack)
+		// A limit can only slow the work: the factor is at least about 1/cpus, and the quota a run
+		// applies no more than the limit. How much more it slows is this machine's: quiet, the quota
+		// came within 15% (0.472, 0.448, 0.505 CPUs); beside a busy core in CI the probe's runtime
+		// threads took more of its quota (0.417, a factor of 2.40); on an AMD EPYC VM the probe had
+		// all of its quota and still took 2.96 times as long (0.338 CPUs): CFS throttling slowed
+		// the work itself. Without the limit it would give 1 CPU or more.
+		if f < 1.6 || emu.Quota > cpus*(1+quotaSlack) {
+			t.Errorf("under %g CPU: cpu_factor %g (want at least 1.6), a run's quota %g CPUs (want at most %g, %.0f%% over the limit)", cpus, f, emu.Quota, cpus*(1+quotaSlack), 100*quotaSlack)
 		}
 		return
 	}
