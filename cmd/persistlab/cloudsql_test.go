@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"io"
 	"net/http"
@@ -82,16 +83,7 @@ warmup: 1s
 // On a server, the counter makes its database with an owner table and refuses one of that name it
 // did not make, changing nothing in it.
 func TestTheCounterRefusesADatabaseItDidNotMake(t *testing.T) {
-	progs, err := mariadb.FindPrograms()
-	if err != nil {
-		t.Fatalf("MariaDB (scripts/setup installs it): %v", err)
-	}
-	dir := t.TempDir()
-	srv, err := mariadb.Start(t.Context(), progs, mariadb.ServerConfig{DataDir: filepath.Join(dir, "data"), RunDir: dir, BufferPool: 16 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop(t.Context())
+	srv := startMariaDB(t)
 	dsn := srv.DSN("")
 	a, err := counter.Open(counter.Options{DSN: dsn})
 	if err != nil {
@@ -129,16 +121,7 @@ func TestTheCounterRefusesADatabaseItDidNotMake(t *testing.T) {
 // client holds locked leave the app free to answer a read; once the row is let go both complete,
 // one after the other.
 func TestOnMySQLTheGlobalLockIsNotHeldOverTheStatement(t *testing.T) {
-	progs, err := mariadb.FindPrograms()
-	if err != nil {
-		t.Fatalf("MariaDB (scripts/setup installs it): %v", err)
-	}
-	dir := t.TempDir()
-	srv, err := mariadb.Start(t.Context(), progs, mariadb.ServerConfig{DataDir: filepath.Join(dir, "data"), RunDir: dir, BufferPool: 16 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop(t.Context())
+	srv := startMariaDB(t)
 	a, err := counter.Open(counter.Options{DSN: srv.DSN(""), GVL: true, Threads: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -210,4 +193,20 @@ func TestOnMySQLTheGlobalLockIsNotHeldOverTheStatement(t *testing.T) {
 	if !slices.Equal(got, []string{`{"count":1}`, `{"count":2}`}) {
 		t.Errorf("the increments answered %q, want 1 and 2", got)
 	}
+}
+
+// startMariaDB starts a small MariaDB of the test's own, stopped when the test ends.
+func startMariaDB(t *testing.T) *mariadb.Server {
+	t.Helper()
+	progs, err := mariadb.FindPrograms()
+	if err != nil {
+		t.Fatalf("MariaDB (scripts/setup installs it): %v", err)
+	}
+	dir := t.TempDir()
+	srv, err := mariadb.Start(t.Context(), progs, mariadb.ServerConfig{DataDir: filepath.Join(dir, "data"), RunDir: dir, BufferPool: 16 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop(context.Background()) })
+	return srv
 }
