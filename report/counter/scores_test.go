@@ -117,7 +117,8 @@ func TestSeed000ScoresMarkFittedSlopesAsCalibration(t *testing.T) {
 // (named variants: another release, other defaults) gets its slope ratio, judged "reported" and
 // out of the tally; a variant the run left out gets none.
 func TestSeed000VariantsAreReportedNotTallied(t *testing.T) {
-	r := seed000Run("0s", map[string]map[string]float64{"gcsfuse@2": {"med_ms": 10}}, map[string]float64{"gcsfuse": 8, "gcsfuse-v2.4": 6, "litestream": 4, "litestream-0.5": 3})
+	r := seed000Run("0s", map[string]map[string]float64{"gcsfuse@2": {"med_ms": 10}, "gcsfuse-v2.4@2": {"med_ms": 10, "p90_ms": 25}, "litestream-0.5@4": {"med_ms": 8, "p90_ms": 20}},
+		map[string]float64{"gcsfuse": 8, "gcsfuse-v2.4": 6, "litestream": 4, "litestream-0.5": 3})
 	gcs, ls := r.Scenario.Published[0], r.Scenario.Published[1]
 	for _, v := range []struct{ name, label string }{{"gcsfuse", "gcsfuse-v2.4"}, {"gcsfuse", "gcsfuse-3.11"}, {"litestream", "litestream-0.5"}} {
 		r.Scenario.Backends = append(r.Scenario.Backends, scenario.BackendSpec{Name: v.name, Label: v.label})
@@ -144,6 +145,20 @@ func TestSeed000VariantsAreReportedNotTallied(t *testing.T) {
 			t.Errorf("%s: %+v (found %v), want seed 2, ours %v, reported", figure, s, ok, ours)
 		}
 	}
+	// A variant's tails, where the run has its row, beside the seed's own; none where it has not
+	// (gcsfuse-v2.4 at 4 VUs).
+	for figure, want := range map[string][2]float64{
+		"gcsfuse-v2.4 p90 / median at 2 VUs":   {4, 2.5},
+		"litestream-0.5 p90 / median at 4 VUs": {5, 2.5},
+	} {
+		s, ok := got[figure]
+		if !ok || s.Seed != want[0] || s.Ours != want[1] || s.Judged() != "reported" || s.Prediction() {
+			t.Errorf("%s: %+v (found %v), want seed %v, ours %v, reported", figure, s, ok, want[0], want[1])
+		}
+	}
+	if s, ok := got["gcsfuse-v2.4 p90 / median at 4 VUs"]; ok {
+		t.Errorf("a variant's row the run has not: %+v", s)
+	}
 	for figure := range got {
 		if strings.HasPrefix(figure, "gcsfuse-3.11") {
 			t.Errorf("%s: a variant with no rows in the run has no figure", figure)
@@ -155,7 +170,7 @@ func TestSeed000VariantsAreReportedNotTallied(t *testing.T) {
 	}
 	var out bytes.Buffer
 	report.WriteScoreboard(&out, r)
-	if !strings.Contains(out.String(), "reported, not tallied (gcsfuse / litestream-0.5 slope of avg latency; gcsfuse-v2.4 / litestream slope of avg latency; gcsfuse-v2.4 / litestream-0.5 slope of avg latency): a named variant") {
+	if !strings.Contains(out.String(), "reported, not tallied (gcsfuse / litestream-0.5 slope of avg latency; gcsfuse-v2.4 / litestream slope of avg latency; gcsfuse-v2.4 / litestream-0.5 slope of avg latency; gcsfuse-v2.4 p90 / median at 2 VUs; litestream-0.5 p90 / median at 4 VUs): a named variant") {
 		t.Errorf("the variants' note:\n%s", out.String())
 	}
 }
