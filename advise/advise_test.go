@@ -709,13 +709,17 @@ func TestTheBucketIsBilledOnItsOwnListWithTheEgressBetweenClouds(t *testing.T) {
 	run, _ := ParsePlatform("cloudrun", 0, 0)
 	ec2, _ := ParsePlatform("c4.large", 0, 0)
 	for _, c := range []struct {
-		p    Platform
-		word string
-		want string
-	}{{run, "", "GCS"}, {ec2, "", "S3"}, {run, "S3", "S3"}, {run, "r2", "R2"}} {
+		p       Platform
+		word    string
+		want    string
+		network cost.Network
+	}{{run, "", "GCS", cost.NetworkGCP}, {ec2, "", "S3", cost.NetworkAWS}, {run, "S3", "S3", cost.NetworkAWS}, {run, "r2", "R2", cost.NetworkR2}} {
 		got, err := c.p.WithBucket(c.word)
 		if err != nil || got.Bucket != c.want {
 			t.Errorf("%s with --bucket %q: %q, %v; want %s", c.p, c.word, got.Bucket, err, c.want)
+		}
+		if got.bucketNetwork() != c.network {
+			t.Errorf("%s with --bucket %q: the bucket is on %q's network, want %q's", c.p, c.word, got.bucketNetwork(), c.network)
 		}
 	}
 	var fe *param.FieldError

@@ -23,9 +23,6 @@ type Platform struct {
 	Bucket string
 }
 
-// Buckets are the object stores --bucket may name, by the flag's word.
-var Buckets = map[string]string{"gcs": "GCS", "s3": "S3", "r2": "R2"}
-
 // WithBucket sets the bucket a bucket design writes to, by --bucket's word ("": the platform's
 // own cloud's: S3 on EC2, else GCS).
 func (p Platform) WithBucket(word string) (Platform, error) {
@@ -36,12 +33,15 @@ func (p Platform) WithBucket(word string) (Platform, error) {
 		}
 		return p, nil
 	}
-	name, ok := Buckets[strings.ToLower(word)]
-	if !ok {
-		return p, &param.FieldError{Field: "--bucket", Value: word, Allowed: "gcs, s3 or r2 (unset: the platform's own cloud's)"}
+	var words []string
+	for _, b := range cost.Buckets { // --bucket's word is the price list's name in lower case
+		if strings.EqualFold(word, b.Ops.Name) {
+			p.Bucket = b.Ops.Name
+			return p, nil
+		}
+		words = append(words, strings.ToLower(b.Ops.Name))
 	}
-	p.Bucket = name
-	return p, nil
+	return p, &param.FieldError{Field: "--bucket", Value: word, Allowed: strings.Join(words, ", ") + " (unset: the platform's own cloud's)"}
 }
 
 // bucket is the platform's bucket's price list.
@@ -61,7 +61,11 @@ func (p Platform) network() cost.Network {
 }
 
 func (p Platform) bucketNetwork() cost.Network {
-	return map[string]cost.Network{"GCS": cost.NetworkGCP, "S3": cost.NetworkAWS, "R2": cost.NetworkR2}[p.bucket()]
+	b, err := cost.BucketNamed(p.bucket())
+	if err != nil {
+		return cost.NetworkGCP // WithBucket takes only a price list's name
+	}
+	return b.Network
 }
 
 // Cloud Run's defaults and bounds (cloud.google.com/run/docs/configuring/services/cpu and

@@ -30,11 +30,14 @@ const (
 	S3GetPer1000USD     = 0.0004
 )
 
+// GCSOps and S3Ops are GCS's and S3's operation price lists.
+var (
+	GCSOps = Price{Name: "GCS", ClassAPer1000: GCSClassAPer1000USD, ClassBPer1000: GCSClassBPer1000USD}
+	S3Ops  = Price{Name: "S3", ClassAPer1000: S3PutListPer1000USD, ClassBPer1000: S3GetPer1000USD}
+)
+
 // DefaultPrices are the price lists a run uses unless its scenario names its own.
-var DefaultPrices = []Price{
-	{Name: "GCS", ClassAPer1000: GCSClassAPer1000USD, ClassBPer1000: GCSClassBPer1000USD},
-	{Name: "S3", ClassAPer1000: S3PutListPer1000USD, ClassBPer1000: S3GetPer1000USD},
-}
+var DefaultPrices = []Price{GCSOps, S3Ops}
 
 // SecondsPerMonth is a 30-day month.
 const SecondsPerMonth = 30 * 24 * 3600
@@ -82,6 +85,7 @@ var R2Ops = Price{Name: "R2", ClassAPer1000: R2ClassAPer1000USD, ClassBPer1000: 
 // free on all three (GCS: "Operations by class"; S3: DELETE requests; R2: "Free operations").
 type Bucket struct {
 	Ops                   Price   // class A and B per 1,000 operations; Ops.Name names the bucket
+	Network               Network // whose network the bucket is on: what its traffic to another's pays
 	StoragePerGiBMonthUSD float64 // Standard storage
 	EgressPerGiBUSD       float64 // to the internet, first tier
 	Page                  string  // the pricing page, for a bill's source column
@@ -89,9 +93,9 @@ type Bucket struct {
 
 // Buckets are the bucket price lists a bill can use.
 var Buckets = []Bucket{
-	{Ops: Price{Name: "GCS", ClassAPer1000: GCSClassAPer1000USD, ClassBPer1000: GCSClassBPer1000USD}, StoragePerGiBMonthUSD: GCSStoragePerGiBMonthUSD, EgressPerGiBUSD: GCPInternetEgressPerGiBUSD, Page: pageGCS},
-	{Ops: Price{Name: "S3", ClassAPer1000: S3PutListPer1000USD, ClassBPer1000: S3GetPer1000USD}, StoragePerGiBMonthUSD: S3StoragePerGiBMonthUSD, EgressPerGiBUSD: AWSInternetEgressPerGiBUSD, Page: pageS3},
-	{Ops: R2Ops, StoragePerGiBMonthUSD: R2StoragePerGiBMonthUSD, EgressPerGiBUSD: R2EgressPerGiBUSD, Page: pageR2},
+	{Ops: GCSOps, Network: NetworkGCP, StoragePerGiBMonthUSD: GCSStoragePerGiBMonthUSD, EgressPerGiBUSD: GCPInternetEgressPerGiBUSD, Page: pageGCS},
+	{Ops: S3Ops, Network: NetworkAWS, StoragePerGiBMonthUSD: S3StoragePerGiBMonthUSD, EgressPerGiBUSD: AWSInternetEgressPerGiBUSD, Page: pageS3},
+	{Ops: R2Ops, Network: NetworkR2, StoragePerGiBMonthUSD: R2StoragePerGiBMonthUSD, EgressPerGiBUSD: R2EgressPerGiBUSD, Page: pageR2},
 }
 
 // BucketNamed is the bucket price list of that name (GCS, S3 or R2).
