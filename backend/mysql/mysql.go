@@ -59,7 +59,7 @@ const PasswordEnv = "MYSQL_PWD"
 // server of their own choosing.
 func New(env backend.Env) (backend.Backend, error) {
 	if !env.Needs.MySQL {
-		return nil, fmt.Errorf("backend %q: the workload does not use a MySQL server: want a workload that does (bulkload, counter)", Name)
+		return nil, fmt.Errorf("backend %q: the workload does not use a MySQL server: want a workload that does (bulkload, counter, or an http app with a mysql_env section)", Name)
 	}
 	var s struct {
 		DSN string `param:"dsn"`

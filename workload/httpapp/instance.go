@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"persistlab/internal/cgroup"
 	"persistlab/internal/proc"
 	"persistlab/internal/tools"
@@ -22,9 +24,26 @@ import (
 	"persistlab/workload/httpload"
 )
 
+// placeholders fill an instance's placeholders: its directory and port, and where the target
+// names a MySQL server (dsn), that server's address and user.
+func placeholders(dir string, port int, dsn string) (*strings.Replacer, error) {
+	pairs := []string{DirPlaceholder, dir, PortPlaceholder, strconv.Itoa(port), HostPlaceholder, host}
+	if dsn != "" {
+		cfg, err := mysql.ParseDSN(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("the backend's MySQL server: %w", err)
+		}
+		serverHost, serverPort, err := net.SplitHostPort(cfg.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("the backend's MySQL server's address: %w", err)
+		}
+		pairs = append(pairs, MySQLHostPlaceholder, serverHost, MySQLPortPlaceholder, serverPort, MySQLUserPlaceholder, cfg.User)
+	}
+	return strings.NewReplacer(pairs...), nil
+}
+
 // substitute fills the placeholders of args.
-func substitute(args []string, dir string, port int) []string {
-	r := strings.NewReplacer(DirPlaceholder, dir, PortPlaceholder, strconv.Itoa(port), HostPlaceholder, host)
+func substitute(r *strings.Replacer, args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = r.Replace(a)
@@ -46,7 +65,14 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	if err != nil {
 		return nil, err
 	}
-	environ := append(os.Environ(), substitute(w.env, env.Target.Dir, port)...)
+	fill, err := placeholders(env.Target.Dir, port, env.Target.DSN)
+	if err != nil {
+		return nil, err
+	}
+	environ := append(os.Environ(), substitute(fill, w.env)...)
+	if env.Target.DSN != "" {
+		environ = append(environ, substitute(fill, w.mysqlEnv)...)
+	}
 	// In the emulated instance (Target.Wrap), on the app's CPUs (the driver has the others).
 	var pin []string
 	if len(env.CPUs) > 0 {
@@ -70,12 +96,12 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	}
 	log, tag := httpload.AppLog(env.CellDir)
 	if len(w.prepare) > 0 {
-		args := inInstance(substitute(w.prepare, env.Target.Dir, port))
+		args := inInstance(substitute(fill, w.prepare))
 		if err := w.runPrepare(ctx, args, environ, env.Target.Dir, filepath.Join(env.CellDir, "prepare"+tag+".log"), s.PrepareTimeout); err != nil {
 			return nil, err
 		}
 	}
-	child, err := proc.Start("app", log, environ, inInstance(substitute(w.command, env.Target.Dir, port))...)
+	child, err := proc.Start("app", log, environ, inInstance(substitute(fill, w.command))...)
 	if err != nil {
 		return nil, err
 	}

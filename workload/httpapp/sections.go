@@ -33,12 +33,14 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 		case "prepare":
 			w.prepare, err = argv("workload.prepare", section)
 		case "env":
-			w.env, err = environment(section)
+			w.env, err = environment("workload.env", section)
+		case "mysql_env":
+			w.mysqlEnv, err = environment("workload.mysql_env", section)
 		case "requests":
 			w.requests, w.requestKeys, err = requestList(section)
 		default:
 			err = &param.FieldError{Field: "workload." + name, Value: fmt.Sprint(section),
-				Allowed: "command, prepare (argv lists), env (a mapping), requests (a list of requests), or a parameter: " + paramNames()}
+				Allowed: "command, prepare (argv lists), env, mysql_env (mappings), requests (a list of requests), or a parameter: " + paramNames()}
 		}
 		if err != nil {
 			return nil, err
@@ -49,18 +51,21 @@ func New(spec scenario.Workload) (workload.Workload, error) {
 	}
 	if uses := func(args []string) bool {
 		return slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, ExamplesPlaceholder) })
-	}; uses(w.command) || uses(w.prepare) || uses(w.env) {
+	}; uses(w.command) || uses(w.prepare) || uses(w.env) || uses(w.mysqlEnv) {
 		var err error
 		if w.examples, err = tools.FindDir("examples"); err != nil {
 			return nil, &param.FieldError{Field: "workload.command", Value: ExamplesPlaceholder, Allowed: "a persistlab checkout's examples directory: " + err.Error()}
 		}
-		for _, args := range [][]string{w.command, w.prepare, w.env} {
+		for _, args := range [][]string{w.command, w.prepare, w.env, w.mysqlEnv} {
 			for i := range args {
 				args[i] = strings.ReplaceAll(args[i], ExamplesPlaceholder, w.examples)
 			}
 		}
 	}
 	if err := w.fillScenarioDir(); err != nil {
+		return nil, err
+	}
+	if err := w.checkServerPlaceholders(); err != nil {
 		return nil, err
 	}
 	if len(w.command) == 0 {
@@ -93,7 +98,7 @@ func (w *Workload) fillScenarioDir() error {
 	for _, c := range []struct {
 		field string
 		args  []string
-	}{{"workload.command", w.command}, {"workload.prepare", w.prepare}, {"workload.env", w.env}} {
+	}{{"workload.command", w.command}, {"workload.prepare", w.prepare}, {"workload.env", w.env}, {"workload.mysql_env", w.mysqlEnv}} {
 		for i, a := range c.args {
 			if !strings.Contains(a, ScenarioDirPlaceholder) {
 				continue
@@ -102,6 +107,26 @@ func (w *Workload) fillScenarioDir() error {
 				return &param.FieldError{Field: c.field, Value: a, Allowed: ScenarioDirPlaceholder + " only in a scenario read from a file (a built-in scenario has no directory: use " + ExamplesPlaceholder + " or an absolute path)"}
 			}
 			c.args[i] = strings.ReplaceAll(a, ScenarioDirPlaceholder, w.scenarioDir)
+		}
+	}
+	return nil
+}
+
+// checkServerPlaceholders refuses a server's placeholder ({mysql_port}) outside mysql_env: the
+// command, its preparation and env are the same on every backend, and only a backend that names
+// a server (cloudsql, mysql) has one to fill it with.
+func (w *Workload) checkServerPlaceholders() error {
+	for _, c := range []struct {
+		field string
+		args  []string
+	}{{"workload.command", w.command}, {"workload.prepare", w.prepare}, {"workload.env", w.env}} {
+		for _, a := range c.args {
+			for _, ph := range ServerPlaceholders {
+				if strings.Contains(a, ph) {
+					return &param.FieldError{Field: c.field, Value: a,
+						Allowed: ph + " only in workload.mysql_env, the environment the app gets where its backend names a MySQL server (cloudsql, mysql); the command, prepare and env are the same on every backend"}
+				}
+			}
 		}
 	}
 	return nil
@@ -169,16 +194,16 @@ func argv(field string, section any) ([]string, error) {
 }
 
 // environment reads a mapping of variable names to values.
-func environment(section any) ([]string, error) {
+func environment(field string, section any) ([]string, error) {
 	m, ok := section.(map[string]any)
 	if !ok {
-		return nil, &param.FieldError{Field: "workload.env", Value: fmt.Sprint(section), Allowed: "a mapping of variables to values, like {RAILS_ENV: production}"}
+		return nil, &param.FieldError{Field: field, Value: fmt.Sprint(section), Allowed: "a mapping of variables to values, like {RAILS_ENV: production}"}
 	}
 	var out []string
 	for k, v := range m {
 		value := fmt.Sprint(v)
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsAny(value, "\x00") {
-			return nil, &param.FieldError{Field: "workload.env." + k, Value: value, Allowed: "a variable name without '=' and a value without NUL"}
+			return nil, &param.FieldError{Field: field + "." + k, Value: value, Allowed: "a variable name without '=' and a value without NUL"}
 		}
 		out = append(out, k+"="+value)
 	}

@@ -70,14 +70,17 @@ func init() {
 		Timed:       true,
 		New:         New,
 		Sections: map[string]string{
-			"command":  `the app's command as a list of words, like [python3, app.py, --port, "{port}"] (never a shell string)`,
-			"prepare":  `a command run before every start, as a list of words, like [bin/rails, db:prepare] (never a shell string)`,
-			"env":      "a mapping of environment variables to values, like {RAILS_ENV: production}",
+			"command": `the app's command as a list of words, like [python3, app.py, --port, "{port}"] (never a shell string)`,
+			"prepare": `a command run before every start, as a list of words, like [bin/rails, db:prepare] (never a shell string)`,
+			"env":     "a mapping of environment variables to values, like {RAILS_ENV: production}",
+			"mysql_env": "variables set only where the backend names a MySQL server (cloudsql, mysql), with its " + strings.Join(ServerPlaceholders, ", ") +
+				", like {DATABASE_URL: \"mysql2://{mysql_user}@{mysql_host}:{mysql_port}/app\"}; a password, where the server has one, is in MYSQL_PWD",
 			"requests": "a list of requests, like [{method: POST, path: /count_up, weight: 9}]",
 		},
 		NeedsOf: func(spec scenario.Workload) backend.Needs {
 			name, _ := spec.Param("sqlite")
-			return backend.Needs{SQLite: name, SQLiteParam: "sqlite"}
+			_, server := spec.Sections["mysql_env"]
+			return backend.Needs{SQLite: name, SQLiteParam: "sqlite", MySQL: server}
 		},
 	})
 }
@@ -95,12 +98,25 @@ const (
 	ScenarioDirPlaceholder = "{scenario_dir}"
 )
 
+// The MySQL server a backend names (Target.DSN), for mysql_env alone: its loopback address, port
+// and user. Its password, where it has one, is never put in a command or a variable of persistlab's
+// making: the app inherits MYSQL_PWD, as MySQL's own clients read it.
+const (
+	MySQLHostPlaceholder = "{mysql_host}"
+	MySQLPortPlaceholder = "{mysql_port}"
+	MySQLUserPlaceholder = "{mysql_user}"
+)
+
+// ServerPlaceholders are the server's placeholders, in the order the help lists them.
+var ServerPlaceholders = []string{MySQLHostPlaceholder, MySQLPortPlaceholder, MySQLUserPlaceholder}
+
 const host = "127.0.0.1"
 
 // Workload is the app's command line and environment, checked.
 type Workload struct {
 	command, prepare []string
 	env              []string // NAME=value
+	mysqlEnv         []string // NAME=value, set only where the backend names a MySQL server
 	examples         string   // the examples directory, when a setting names it
 	scenarioDir      string   // the scenario file's directory; "" for a built-in
 	sqlite           string   // the app's SQLite file in its directory, if named

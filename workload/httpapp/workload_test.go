@@ -151,6 +151,10 @@ func TestBadSettingsAreNamed(t *testing.T) {
 		{map[string]any{"command": []any{"sh", "{port}"}, "prepare": []any{"no-such-program-here"}}, "workload.prepare"},
 		{map[string]any{"command": []any{"sh", "{port}"}, "env": []any{"A=1"}}, "workload.env"},
 		{map[string]any{"command": []any{"sh", "{port}"}, "pragmas": []any{"x"}}, "workload.pragmas"},
+		{map[string]any{"command": []any{"sh", "{port}"}, "mysql_env": []any{"A=1"}}, "workload.mysql_env"},
+		{map[string]any{"command": []any{"sh", "{port}", "{mysql_port}"}}, "workload.command"},
+		{map[string]any{"command": []any{"sh", "{port}"}, "env": map[string]any{"DB": "{mysql_host}"}}, "workload.env"},
+		{map[string]any{"command": []any{"sh", "{port}"}, "prepare": []any{"sh", "-c", "echo {mysql_user}"}}, "workload.prepare"},
 	} {
 		_, err := New(scenario.Workload{Type: Name, Sections: tc.sections})
 		var fe *param.FieldError
@@ -163,6 +167,33 @@ func TestBadSettingsAreNamed(t *testing.T) {
 		if _, err := read(p, ""); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+}
+
+// A server's placeholders are filled from the DSN the backend names: its address, port and user,
+// never its password; without a server they are not filled at all.
+func TestServerPlaceholdersAreFilledFromTheBackendsDSN(t *testing.T) {
+	fill, err := placeholders("/data", 8080, "app:s3cret@tcp(127.0.0.1:3307)/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := substitute(fill, []string{"URL=mysql2://{mysql_user}@{mysql_host}:{mysql_port}/x", "DIR={dir}", "PORT={port}"})
+	want := []string{"URL=mysql2://app@127.0.0.1:3307/x", "DIR=/data", "PORT=8080"}
+	if !slices.Equal(got, want) {
+		t.Errorf("filled %q, want %q", got, want)
+	}
+	if strings.Contains(strings.Join(got, " "), "s3cret") {
+		t.Errorf("the password went into the app's settings: %q", got)
+	}
+	fill, err = placeholders("/data", 8080, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := substitute(fill, []string{"{mysql_port}"}); got[0] != "{mysql_port}" {
+		t.Errorf("without a server: %q", got)
+	}
+	if _, err := placeholders("/data", 8080, "not a dsn"); err == nil {
+		t.Error("a DSN that does not parse was taken")
 	}
 }
 
