@@ -462,8 +462,20 @@ func TestCloudSQLServesAnAppThatSpeaksMySQL(t *testing.T) {
 			t.Errorf("on %s: cloud-sql excluded %q, want runnable %v", platform, c.Excluded, want)
 		}
 	}
-	if c := find(Candidates(App{Name: "counter", SQLite: true}, Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}, 50, 100<<20, 0)); !strings.Contains(c.Excluded, "SQLite") {
-		t.Errorf("an app without MySQL: cloud-sql excluded %q", c.Excluded)
+	cloudRun := Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}
+	if c := find(Candidates(App{Name: "own", SQLite: true}, cloudRun, 50, 100<<20, 0)); !strings.Contains(c.Excluded, "mysql_env") {
+		t.Errorf("an app that names no server: cloud-sql excluded %q, want the section that would name one", c.Excluded)
+	}
+	if c := find(Candidates(App{Name: "counter", SQLite: true, Pragmas: true}, cloudRun, 50, 100<<20, 0)); !strings.Contains(c.Excluded, "pragmas") {
+		t.Errorf("a counter with its own SQLite pragmas: cloud-sql excluded %q", c.Excluded)
+	}
+	if c := find(Candidates(app, cloudRun, 50, 100<<20, 0)); c.Options["network_rtt"] != "" {
+		t.Errorf("no round trip given: options %v, want none added", c.Options)
+	}
+	withRTT := cloudRun
+	withRTT.CloudSQLRTT = 1500 * time.Microsecond
+	if c := find(Candidates(app, withRTT, 50, 100<<20, 0)); c.Options["network_rtt"] != "1.5ms" {
+		t.Errorf("a round trip of 1.5ms: options %v, want network_rtt 1.5ms", c.Options)
 	}
 	p := &Plan{Platform: Platform{Kind: "cloudrun", CPUs: 1, Memory: 512 << 20}, DBBytes: 8 << 30}
 	c := find(Candidates(app, p.Platform, 1, p.DBBytes, 0))
@@ -494,6 +506,84 @@ func TestCloudSQLServesAnAppThatSpeaksMySQL(t *testing.T) {
 		if got["volume cloudsql-ssd"] != diskUSD || diskUSD <= 0 {
 			t.Errorf("the disk: %v, want %v", got, diskUSD)
 		}
+	}
+}
+
+// With several Cloud Run instances only a server is one place they all write to: every other
+// design is excluded naming why, the steady runs split the load between the instances, a crash
+// run crashes one at its share of the rate, and the bill holds every instance.
+func TestSeveralInstancesLeaveOnlyAServer(t *testing.T) {
+	app := App{Name: "counter", SQLite: true, MySQL: true, Crashable: true}
+	one, _ := ParsePlatform("cloudrun", 0, 0)
+	two, err := one.WithInstances(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands := Candidates(app, two, 20, 100<<20, 0)
+	var server Candidate
+	for _, c := range cands {
+		switch {
+		case c.Backend == "cloudsql":
+			server = c
+		case c.Excluded == "":
+			t.Errorf("%s runs with two instances, want it excluded", c.Name)
+		}
+	}
+	if server.Excluded != "" {
+		t.Fatalf("cloud-sql excluded with two instances: %q", server.Excluded)
+	}
+	for _, c := range Candidates(app, one, 20, 100<<20, 0) { // the same designs for one instance run
+		if c.Backend == "litestream" && c.Excluded != "" {
+			t.Errorf("%s excluded for one instance: %q", c.Name, c.Excluded)
+		}
+	}
+	for _, c := range cands {
+		if c.Backend == "litestream" && !strings.Contains(c.Excluded, "2 instances") {
+			t.Errorf("%s: excluded %q, want why two instances cannot share it", c.Name, c.Excluded)
+		}
+	}
+	reqs := mustRequire(t, "p95 < 100ms")
+	p, err := NewPlan(app, two, 20, 100<<20, reqs, 15*time.Minute, 2, 0, []Candidate{server})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Connections < 2 {
+		t.Errorf("%d connections for two instances: want one each at least", p.Connections)
+	}
+	if s := p.spec(server, "steady"); s.Instances != 2 {
+		t.Errorf("the steady runs: %d instances, want 2", s.Instances)
+	}
+	crash := p.spec(server, "crash")
+	if crash.Instances > 1 || crash.Sweep[0].Text != "10" {
+		t.Errorf("the crash runs: %d instances at rate %q, want one at its share, 10", crash.Instances, crash.Sweep[0].Text)
+	}
+	if _, err := NewPlan(app, two, 20, 100<<20, reqs, 15*time.Minute, 2, 1, []Candidate{server}); err == nil || !strings.Contains(err.Error(), "--connections") {
+		t.Errorf("one connection for two instances: %v", err)
+	}
+	cloudRun := func(pl Platform) float64 {
+		plan := &Plan{Platform: pl, DBBytes: 100 << 20, Rate: 20}
+		lines, priced, _, notes := plan.bill(server, &results.Aggregate{Median: map[string]float64{"service_avg_ms": 40}}, nil)
+		if !priced {
+			t.Fatalf("not priced: %q", notes)
+		}
+		usd := 0.0
+		for _, l := range lines {
+			if strings.HasPrefix(l.Item, "Cloud Run") {
+				usd += l.USDPerMonth
+			}
+		}
+		return usd
+	}
+	if a, b := cloudRun(one), cloudRun(two); b <= a || math.Abs(b-2*a) > 0.01*a {
+		t.Errorf("Cloud Run's bill: $%.2f for one instance, $%.2f for two: want twice", a, b)
+	}
+	var fe *param.FieldError
+	if _, err := one.WithInstances(9); !errors.As(err, &fe) || fe.Field != "--instances" {
+		t.Errorf("nine instances: %v", err)
+	}
+	vm, _ := ParsePlatform("n1-standard-2", 0, 0)
+	if _, err := vm.WithInstances(2); !errors.As(err, &fe) || !strings.Contains(fe.Allowed, "cloudrun") {
+		t.Errorf("two instances of a VM: %v", err)
 	}
 }
 

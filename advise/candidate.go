@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"persistlab/cost"
 	"persistlab/lab/volume"
@@ -21,7 +22,33 @@ type Platform struct {
 	// Bucket is the object store a bucket design writes to, a price list of package cost (GCS, S3
 	// or R2): the platform's own cloud's unless --bucket names another ("": GCS).
 	Bucket string
+	// CloudSQLRTT is the network's round trip between the app's instance and a Cloud SQL server,
+	// added to each exchange with it (0: none added; no published figure).
+	CloudSQLRTT time.Duration
+	// Instances are the Cloud Run instances serving at once, the load split between them (0 or 1:
+	// one).
+	Instances int
 }
+
+// MaxInstances is the most instances advise runs at once: the runner's bound on instances of the
+// system under test sharing one backend.
+const MaxInstances = 8
+
+// WithInstances sets the instances serving at once (--instances): on Cloud Run, which scales a
+// service out, 1 to MaxInstances.
+func (p Platform) WithInstances(n int) (Platform, error) {
+	switch {
+	case n < 1 || n > MaxInstances:
+		return p, &param.FieldError{Field: "--instances", Value: fmt.Sprint(n), Allowed: fmt.Sprintf("1 to %d instances serving at once", MaxInstances)}
+	case n > 1 && p.Kind != "cloudrun":
+		return p, &param.FieldError{Field: "--instances", Value: fmt.Sprint(n), Allowed: "1 on a VM (" + p.Instance + "); several with --platform cloudrun, which scales a service out"}
+	}
+	p.Instances = n
+	return p, nil
+}
+
+// instances is how many instances serve at once: at least one.
+func (p Platform) instances() int { return max(1, p.Instances) }
 
 // WithBucket sets the bucket a bucket design writes to, by --bucket's word ("": the platform's
 // own cloud's: S3 on EC2, else GCS).
@@ -154,6 +181,9 @@ func vmCPUs(name string) float64 {
 
 // String says the platform in plain words.
 func (p Platform) String() string {
+	if p.Kind == "cloudrun" && p.instances() > 1 {
+		return fmt.Sprintf("%d Cloud Run instances (%g vCPU, %s each)", p.instances(), p.CPUs, sizeText(p.Memory))
+	}
 	if p.Kind == "cloudrun" {
 		return fmt.Sprintf("Cloud Run (%g vCPU, %s)", p.CPUs, sizeText(p.Memory))
 	}
@@ -360,7 +390,32 @@ func Candidates(app App, p Platform, rate float64, dbBytes int64, maxUSD float64
 			out = append(out, withSyncFull(c))
 		}
 	}
-	return append(out, cloudSQL(app, p, dbBytes))
+	out = append(out, cloudSQL(app, p, dbBytes))
+	if n := p.instances(); n > 1 {
+		for i := range out {
+			if out[i].Excluded == "" {
+				out[i].Excluded = unshared(out[i], n)
+			}
+		}
+	}
+	return out
+}
+
+// unshared says why a design cannot serve n instances at once ("": it can). Only a server is one
+// place every instance writes to; each other design keeps its data where one instance alone
+// writes it.
+func unshared(c Candidate, n int) string {
+	switch c.Backend {
+	case "cloudsql":
+		return ""
+	case "local":
+		return fmt.Sprintf("each of %d instances would keep a database of its own on its own disk: they would not share their data", n)
+	case "gcsfuse":
+		return fmt.Sprintf("%d instances on one SQLite database on gcsfuse lose updates (no lock spans the mounts; docs/findings.md, two instances on one gcsfuse database)", n)
+	case "litestream":
+		return fmt.Sprintf("Litestream replicates one writer's database: %d instances would each write and replicate their own", n)
+	}
+	return fmt.Sprintf("a volume attaches read-write to one machine: %d instances cannot share it", n)
 }
 
 // CloudSQLMachine is the machine the cloud-sql candidate runs: Cloud SQL's smallest dedicated-core
@@ -375,10 +430,15 @@ func cloudSQL(app App, p Platform, dbBytes int64) Candidate {
 	gib := max(int64(volume.CloudSQLMinGiB), (2*dbBytes+(1<<30)-1)>>30)
 	spec := volume.Spec{Type: "cloudsql-ssd", SizeBytes: gib << 30, Instance: CloudSQLMachine}
 	c.Volume, c.Options = &spec, map[string]string{"machine": CloudSQLMachine, "size": fmt.Sprintf("%dGiB", gib)}
+	if p.CloudSQLRTT > 0 {
+		c.Options["network_rtt"] = p.CloudSQLRTT.String()
+	}
 	c.What = fmt.Sprintf("the app's data on a managed MySQL server (Cloud SQL %s, %d GiB SSD), the instance keeping none of it", CloudSQLMachine, gib)
 	switch {
+	case !app.MySQL && app.Pragmas:
+		c.Excluded = "the app sets SQLite's pragmas (workload.pragmas), which a MySQL server has none of"
 	case !app.MySQL:
-		c.Excluded = "the app keeps SQLite: a MySQL server serves only an app that speaks MySQL"
+		c.Excluded = "the app names no MySQL server: a MySQL server serves only an app that speaks MySQL (an http app's workload.mysql_env gives it the server's address)"
 	case p.Kind == "ec2":
 		c.Excluded = "Cloud SQL is Google's: an EC2 app's managed MySQL is RDS, which is not modelled"
 	}

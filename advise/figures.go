@@ -241,10 +241,11 @@ func (p *Plan) bill(c Candidate, atRate *results.Aggregate, steady *results.Resu
 	boundOps := false
 	u := cost.Usage{}
 	if p.Platform.Kind == "cloudrun" {
-		// One instance always on, billed instance-based, where the data is on the instance: a single
-		// SQLite writer must stay up (scaling to zero throws the instance's disk away), and Litestream
-		// replicates between requests, which request-based billing's CPU throttling would stall.
-		u.Billing, u.Instances = cost.InstanceBased, 1
+		// The instances always on (one unless --instances says more), billed instance-based, where
+		// the data is on the instance: a single SQLite writer must stay up (scaling to zero throws
+		// the instance's disk away), and Litestream replicates between requests, which
+		// request-based billing's CPU throttling would stall.
+		u.Billing, u.Instances = cost.InstanceBased, float64(p.Platform.instances())
 		u.VCPUs, u.GiB, u.RequestsPerS = p.Platform.CPUs, float64(p.Platform.Memory)/(1<<30), p.requestsPerS(atRate)
 	}
 	if c.Machine != "" {
@@ -287,7 +288,7 @@ func (p *Plan) bill(c Candidate, atRate *results.Aggregate, steady *results.Resu
 	// On gcsfuse the data is in the bucket, and on Cloud SQL on the server, so request-based billing
 	// (while a request is in flight) is open too: the cheaper of the two is billed, and the other said.
 	if p.Platform.Kind == "cloudrun" && c.offInstance() {
-		if share, ok := busyShare(p.requestsPerS(atRate), atRate); ok {
+		if share, ok := busyShare(p.requestsPerS(atRate)/float64(p.Platform.instances()), atRate); ok { // each instance's share
 			r := u
 			r.Billing, r.BusyShare = cost.RequestBased, share
 			if rb, err := r.Bill(); err == nil && rb.Total() < b.Total() {

@@ -92,16 +92,22 @@ func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requiremen
 				cpus = 1 // one process-wide lock: one CPU's worth, as a Ruby process
 			}
 			if need := rate * d.Seconds(); need > cpus {
+				where := "one instance; run several with --instances"
+				if p.instances() > 1 {
+					where = fmt.Sprintf("here the %d instances share the app's CPUs of one", p.instances())
+				}
 				return nil, &param.FieldError{Field: "--rate", Value: fmt.Sprint(rate), Allowed: fmt.Sprintf(
-					"at most %.0f requests/s on %s: the app's %s of CPU per request needs %.2f CPUs at %g/s (one instance; run several with a scenario's instances:)",
-					cpus/d.Seconds(), p, d, need, rate)}
+					"at most %.0f requests/s on %s: the app's %s of CPU per request needs %.2f CPUs at %g/s (%s)",
+					cpus/d.Seconds(), p, d, need, rate, where)}
 			}
 		}
 	}
 	if app.Kind == KindChanges {
 		connections = 0
 	} else if connections == 0 {
-		connections = Connections(rate, reqs)
+		connections = max(Connections(rate, reqs), p.instances()) // a connection at least per instance
+	} else if connections < p.instances() {
+		return nil, &param.FieldError{Field: "--connections", Value: fmt.Sprint(connections), Allowed: fmt.Sprintf("at least one per instance (--instances %d): the load's connections are split between them", p.instances())}
 	}
 	if app.Kind != KindChanges && (connections < 1 || connections > MaxConnections) {
 		return nil, &param.FieldError{Field: "--connections", Value: fmt.Sprint(connections), Allowed: fmt.Sprintf("1 to %d", MaxConnections)}
@@ -219,11 +225,17 @@ func (p *Plan) spec(c Candidate, kind string) *scenario.Spec {
 	rates := rateText(p.Rate)
 	if kind == "steady" {
 		rates += "," + rateText(2*p.Rate)
+	} else if n := p.Platform.instances(); n > 1 {
+		rates = rateText(p.Rate / float64(n)) // the crashed instance's share
 	}
 	s.Sweep = scenario.Sweep{{Name: "rate", Text: rates}, {Name: "vus", Text: strconv.Itoa(p.Connections)}}
 	if kind == "crash" {
+		// With several instances one is crashed and recovered, at its share of the rate: what a lost
+		// instance loses of what it acknowledged is its own, whatever serves beside it.
 		s.Warmup = 0
 		s.Crash = &scenario.Crash{Count: p.Crashes, After: scenario.DurRange{From: CrashAfterFrom, To: CrashAfterFrom + p.Duration/2}, Seed: 1}
+	} else if n := p.Platform.instances(); n > 1 {
+		s.Instances = n
 	}
 	return s
 }

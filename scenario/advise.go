@@ -17,6 +17,8 @@ type Advise struct {
 	Connections int      `yaml:"connections,omitempty"`
 	Candidates  []string `yaml:"candidates,omitempty"`
 	Files       int      `yaml:"files,omitempty"`
+	CloudSQLRTT Duration `yaml:"cloudsql_rtt,omitempty"`
+	Instances   int      `yaml:"instances,omitempty"`
 	// K6Script and Profile are paths relative to the scenario's file.
 	K6Script string `yaml:"k6_script,omitempty"`
 	Profile  string `yaml:"profile,omitempty"`

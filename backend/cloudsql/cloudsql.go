@@ -13,11 +13,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"persistlab/backend"
 	volumebackend "persistlab/backend/volume"
 	"persistlab/internal/mariadb"
 	"persistlab/lab"
+	"persistlab/lab/network"
 	"persistlab/lab/volume"
 	"persistlab/param"
 )
@@ -32,6 +36,7 @@ var (
 	_ backend.ProbeSpacer   = (*Backend)(nil)
 	_ backend.Sampler       = (*Backend)(nil)
 	_ backend.LocalCopier   = (*Backend)(nil)
+	_ backend.MultiInstance = (*Backend)(nil)
 )
 
 // DefaultMachine is the smallest dedicated-core Cloud SQL machine; DefaultSize Cloud SQL's
@@ -72,13 +77,15 @@ var Options = []param.Param{
 		Help: "the Cloud SQL SSD disk's size: its IOPS and throughput grow with it (lab volume type cloudsql-ssd)"},
 	{Name: "binlog", Kind: param.KindBool, Default: "true",
 		Help: "the binary log, synced at each commit (ROW): Cloud SQL keeps one for point-in-time recovery, on by default for a new instance (assumed from the console's defaults); false: commits sync the redo log alone"},
+	{Name: "network_rtt", Kind: param.KindDuration, Default: "0s", Min: 0, Max: network.MaxRTT.Seconds(),
+		Help: "a round trip added to every exchange between the app and the server, in each direction half (Cloud Run to Cloud SQL in one region; assumed 0: no published figure, and loopback's own is tens of microseconds); each statement waits it once"},
 	{Name: "ceiling_probe", Kind: param.KindSize, Default: param.FormatSize(volumebackend.DefaultCeilingProbe), Min: 0, Max: volumebackend.MaxCeilingProbe, Unit: "bytes",
 		Help: "bytes written and read back on the disk's emulator with the model off before the first cell (0: no probe)"},
 }
 
 func init() {
 	backend.RegisterInfo(backend.Info{Name: Name,
-		Description: "a managed MySQL server as Cloud SQL runs one: the real MariaDB on an emulated Cloud SQL SSD disk in a machine of its own, reached by DSN over loopback (the network between the app and the server is not modelled); for workloads that can use a server (counter, bulkload); needs root",
+		Description: "a managed MySQL server as Cloud SQL runs one: the real MariaDB on an emulated Cloud SQL SSD disk in a machine of its own, reached by DSN over loopback, through a link adding option network_rtt to each round trip (0 by default: no published figure); for workloads that can use a server (counter, bulkload, an http app with a mysql_env section); needs root",
 		Options:     Options, New: New, CloudModel: "volume", VolumeModel: model})
 }
 
@@ -93,10 +100,11 @@ func model(options map[string]string) (lab.VolumeModel, bool) {
 
 // settings are the backend's options, read.
 type settings struct {
-	Machine      string `param:"machine"`
-	Size         int64  `param:"size"`
-	Binlog       bool   `param:"binlog"`
-	CeilingProbe int64  `param:"ceiling_probe"`
+	Machine      string        `param:"machine"`
+	Size         int64         `param:"size"`
+	Binlog       bool          `param:"binlog"`
+	NetworkRTT   time.Duration `param:"network_rtt"`
+	CeilingProbe int64         `param:"ceiling_probe"`
 }
 
 // volumeOptions are the disk's options as the volume backend takes them.
@@ -117,15 +125,17 @@ type Backend struct {
 	progs      mariadb.Programs
 	binlog     bool
 	bufferPool int64
+	rtt        time.Duration // the network's round trip between the app and the server
 	srv        *mariadb.Server
-	app        string // the current app instance's directory
-	instances  int    // app instances started, the first and each recovered one
+	link       *network.Link // the network, when it adds a round trip
+	app        string        // the current app instance's directory
+	instances  int           // app instances started, the first and each recovered one
 }
 
 // New checks the options, the programs and the workload, starting nothing.
 func New(env backend.Env) (backend.Backend, error) {
 	if !env.Needs.MySQL {
-		return nil, fmt.Errorf("backend %q: the workload does not use a MySQL server: want one that does (counter, bulkload)", Name)
+		return nil, fmt.Errorf("backend %q: the workload does not use a MySQL server: want one that does (counter, bulkload, or an http app with a mysql_env section)", Name)
 	}
 	var s settings
 	if err := param.Decode(Options, env.Options, &s); err != nil {
@@ -149,7 +159,7 @@ func New(env backend.Env) (backend.Backend, error) {
 			memory = in.MemoryBytes
 		}
 	}
-	return &Backend{env: env, disk: disk, progs: progs, binlog: s.Binlog, bufferPool: int64(BufferPoolShare*float64(memory)) &^ (1<<20 - 1)}, nil
+	return &Backend{env: env, disk: disk, progs: progs, binlog: s.Binlog, rtt: s.NetworkRTT, bufferPool: int64(BufferPoolShare*float64(memory)) &^ (1<<20 - 1)}, nil
 }
 
 // Name implements backend.Backend.
@@ -197,18 +207,47 @@ func (b *Backend) Start(ctx context.Context) (backend.Target, error) {
 		return backend.Target{}, errors.Join(fmt.Errorf("backend %q: %w", Name, err), b.disk.Stop(context.WithoutCancel(ctx)))
 	}
 	b.srv = srv
-	return b.newInstance()
+	if b.rtt > 0 {
+		if b.link, err = network.Listen("127.0.0.1:"+strconv.Itoa(srv.Port), b.rtt); err != nil {
+			return backend.Target{}, errors.Join(fmt.Errorf("backend %q: %w", Name, err), b.Stop(context.WithoutCancel(ctx)))
+		}
+	}
+	return b.newInstance(true)
+}
+
+// dsn is the server as the app reaches it: through the network's link, where there is one.
+func (b *Backend) dsn() string {
+	if b.link == nil {
+		return b.srv.DSN("")
+	}
+	c := mysql.NewConfig()
+	c.User, c.Net, c.Addr = "root", "tcp", b.link.Addr()
+	return c.FormatDSN()
 }
 
 // newInstance makes the directory of a new app instance: its own disk, which holds nothing the
-// server needs.
-func (b *Backend) newInstance() (backend.Target, error) {
+// server needs. The current one is what a crash loses.
+func (b *Backend) newInstance(current bool) (backend.Target, error) {
 	b.instances++
-	b.app = filepath.Join(b.env.WorkDir, fmt.Sprintf("instance-%d", b.instances))
-	if err := os.Mkdir(b.app, 0o755); err != nil {
+	dir := filepath.Join(b.env.WorkDir, fmt.Sprintf("instance-%d", b.instances))
+	if err := os.Mkdir(dir, 0o755); err != nil {
 		return backend.Target{}, fmt.Errorf("backend %q: %w", Name, err)
 	}
-	return backend.Target{Dir: b.app, DSN: b.srv.DSN("")}, nil
+	if current {
+		b.app = dir
+	}
+	return backend.Target{Dir: dir, DSN: b.dsn()}, nil
+}
+
+// AddInstance implements backend.MultiInstance: another app instance, a directory of its own,
+// against the same server, as Cloud Run scales a service out in front of one Cloud SQL instance.
+// The server is not the instance's, so wrap (the instance's limit for helpers) has nothing to
+// hold.
+func (b *Backend) AddInstance(_ context.Context, _ []string) (backend.Target, error) {
+	if b.srv == nil {
+		return backend.Target{}, fmt.Errorf("backend %q: not started", Name)
+	}
+	return b.newInstance(false)
 }
 
 // Stats are the disk's counters: the server's I/O as the Cloud SQL disk saw and billed it.
@@ -221,6 +260,10 @@ func (b *Backend) SampledStats() []string { return b.disk.(backend.Sampler).Samp
 // unless the run keeps its data. Safe after a failed Start and twice.
 func (b *Backend) Stop(ctx context.Context) error {
 	var errs []error
+	if b.link != nil {
+		errs = append(errs, b.link.Close())
+		b.link = nil
+	}
 	if b.srv != nil {
 		errs = append(errs, b.srv.Stop(ctx))
 		b.srv = nil
@@ -247,7 +290,7 @@ func (b *Backend) Recover(context.Context) (backend.Target, error) {
 	if b.srv == nil {
 		return backend.Target{}, fmt.Errorf("backend %q: not started", Name)
 	}
-	return b.newInstance()
+	return b.newInstance(true)
 }
 
 // CeilingProbeBytes implements backend.ProbeSpacer: the disk's probe.

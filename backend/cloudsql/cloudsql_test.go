@@ -3,6 +3,7 @@ package cloudsql
 import (
 	"context"
 	"database/sql"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,6 +112,70 @@ func TestACrashLosesTheInstanceNotTheServer(t *testing.T) {
 	}
 }
 
+// With a network round trip, the app reaches the server through a link: each statement waits at
+// least the round trip, where the server's own address answers without it; Stop closes the link.
+func TestTheNetworksRoundTripIsInEveryStatement(t *testing.T) {
+	needServer(t)
+	const rtt = 30 * time.Millisecond
+	work := t.TempDir()
+	opts := map[string]string{"size": "10GiB", "ceiling_probe": "0", "network_rtt": rtt.String()}
+	b, err := backend.New(Name, backend.Env{WorkDir: work, Options: opts, Needs: backend.Needs{MySQL: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	target, err := b.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			b.Stop(ctx)
+		}
+	}()
+	timed := func(dsn string) time.Duration {
+		t.Helper()
+		db, err := sql.Open("mysql", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		db.SetMaxOpenConns(1)
+		if err := db.PingContext(ctx); err != nil { // the connection's handshake, before the timing
+			t.Fatal(err)
+		}
+		fastest := time.Hour
+		for range 5 {
+			start := time.Now()
+			var one int
+			if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+				t.Fatal(err)
+			}
+			fastest = min(fastest, time.Since(start))
+		}
+		return fastest
+	}
+	through := timed(target.DSN)
+	direct := timed(b.(*Backend).srv.DSN(""))
+	if through < rtt {
+		t.Errorf("a statement through the network took %v: want at least its round trip, %v", through, rtt)
+	}
+	if direct >= rtt {
+		t.Errorf("a statement to the server's own address took %v: want less than the round trip %v it does not cross", direct, rtt)
+	}
+	link := b.(*Backend).link.Addr()
+	if err := b.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stopped = true
+	if c, err := net.DialTimeout("tcp", link, time.Second); err == nil {
+		c.Close()
+		t.Errorf("the link at %s still accepts after Stop", link)
+	}
+}
+
 // A workload that keeps no MySQL database is refused before anything starts, as a bad option is.
 func TestRefusesWhatItCannotServe(t *testing.T) {
 	needServer(t)
@@ -121,6 +186,7 @@ func TestRefusesWhatItCannotServe(t *testing.T) {
 		{backend.Env{Options: small, Needs: backend.Needs{SQLite: "counter.db"}}, "does not use a MySQL server"},
 		{backend.Env{Options: map[string]string{"machine": "db-f9"}, Needs: backend.Needs{MySQL: true}}, `options.machine: "db-f9"`},
 		{backend.Env{Options: map[string]string{"size": "5GiB"}, Needs: backend.Needs{MySQL: true}}, `options.size: "5GiB"`},
+		{backend.Env{Options: map[string]string{"network_rtt": "2s"}, Needs: backend.Needs{MySQL: true}}, `options.network_rtt: "2s"`},
 	} {
 		tc.env.WorkDir = t.TempDir()
 		if _, err := backend.New(Name, tc.env); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -141,6 +141,15 @@ func Run(t *testing.T, newBackend func(workDir string) (backend.Backend, error),
 		if second.Dir == first.Dir {
 			t.Fatalf("the second instance shares the first's directory %s: it should have its own view", first.Dir)
 		}
+		if first.DSN != "" { // the instances share a server, each with a disk of its own
+			if second.DSN != first.DSN {
+				t.Errorf("the second instance's server %q, the first's %q: want one server for both", second.DSN, first.DSN)
+			}
+			if _, err := os.Stat(filepath.Join(second.Dir, "one.bin")); !os.IsNotExist(err) {
+				t.Errorf("the second instance's own disk holds the first's file (%v): want a disk of its own", err)
+			}
+			return
+		}
 		if got, err := os.ReadFile(filepath.Join(second.Dir, "one.bin")); err != nil || !bytes.Equal(got, payload) {
 			t.Errorf("the second instance reads %d bytes of the first's file (%v), want %d", len(got), err, len(payload))
 		}

@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"persistlab/advise"
 	"persistlab/internal/proc"
+	"persistlab/lab/network"
 	"persistlab/param"
 	"persistlab/profile"
 	"persistlab/results"
@@ -39,8 +41,8 @@ type adviseFlags struct {
 	html, bucket, k6Script                                      string
 	force                                                       bool
 	cpus, rate                                                  float64
-	crashes, connections, files                                 int
-	budget                                                      time.Duration
+	crashes, connections, files, instances                      int
+	budget, cloudSQLRTT                                         time.Duration
 	require                                                     listFlag
 	dryRun, noRun                                               bool
 	// section names the flags whose values came from the app file's advise: section, and file
@@ -130,6 +132,8 @@ func parseAdviseFlags(args []string) (*adviseFlags, error) {
 	fs.StringVar(&f.dir, "dir", "", "where each candidate's scenarios and results go; a candidate whose scenario is unchanged and whose results are complete there is not run again (default out/advise-APP-RATE)")
 	fs.StringVar(&f.candidates, "candidates", "", "comma-separated candidates to consider (default: every one the platform offers)")
 	fs.StringVar(&f.profile, "profile", "", "a profile persistlab calibrate wrote: its measured figures replace the model's defaults")
+	fs.IntVar(&f.instances, "instances", 1, fmt.Sprintf("Cloud Run instances serving at once, the load split between them (1 to %d): only a design that keeps the data off the instances (cloud-sql) can serve several", advise.MaxInstances))
+	fs.DurationVar(&f.cloudSQLRTT, "cloudsql-rtt", 0, "the network round trip between the app's instance and Cloud SQL, added to each exchange with the server (no published figure: 0 by default; one you measured in your region, like 1ms)")
 	fs.StringVar(&f.format, "format", "text", "text, markdown or json")
 	fs.StringVar(&f.html, "html", "", "also write the advice as a self-contained HTML page with the frontier chart to this file")
 	fs.BoolVar(&f.force, "force", false, "replace an existing --html file")
@@ -187,6 +191,8 @@ func (f *adviseFlags) fromSection(set map[string]bool) {
 	take("connections", "connections", a.Connections != 0, func() { f.connections = a.Connections })
 	take("candidates", "candidates", len(a.Candidates) > 0, func() { f.candidates = strings.Join(a.Candidates, ",") })
 	take("files", "files", a.Files != 0, func() { f.files = a.Files })
+	take("instances", "instances", a.Instances != 0, func() { f.instances = a.Instances })
+	take("cloudsql-rtt", "cloudsql_rtt", a.CloudSQLRTT != 0, func() { f.cloudSQLRTT = time.Duration(a.CloudSQLRTT) })
 	take("k6-script", "k6_script", a.K6Script != "", func() { f.k6Script = rel(a.K6Script) })
 	take("profile", "profile", a.Profile != "", func() { f.profile = rel(a.Profile) })
 }
@@ -351,6 +357,13 @@ func (f *adviseFlags) plan() (*advise.Plan, error) {
 	if platform, err = platform.WithBucket(f.bucket); err != nil {
 		return nil, err
 	}
+	if f.cloudSQLRTT < 0 || f.cloudSQLRTT > network.MaxRTT {
+		return nil, &param.FieldError{Field: "--cloudsql-rtt", Value: f.cloudSQLRTT.String(), Allowed: "a round trip from 0 to " + network.MaxRTT.String() + ", like 1ms"}
+	}
+	platform.CloudSQLRTT = f.cloudSQLRTT
+	if platform, err = platform.WithInstances(f.instances); err != nil {
+		return nil, err
+	}
 	// The app runs pinned to as many of this machine's online CPUs as the platform has vCPUs, as
 	// the runner places it (git runs unpinned): more than the machine has cannot run here.
 	here := runtime.NumCPU()
@@ -474,7 +487,9 @@ func adviseApp(name string) (advise.App, error) {
 		return advise.App{}, &param.FieldError{Field: "--app", Value: name, Allowed: "an app serving HTTP requests (a scenario whose workload is counter or http) or committing to git (gitcommit), not " + w.Type}
 	}
 	_, keepsSQLite := w.Params["sqlite"]
-	app := advise.App{Name: name, Workload: w, SQLite: w.Type == "counter" || keepsSQLite, Pragmas: w.Type == "counter", MySQL: w.Type == "counter" && w.Sections["pragmas"] == nil, Metrics: runner.Known().Metrics[w.Type],
+	_, namesServer := w.Sections["mysql_env"] // an http app told a server's address where a backend names one
+	speaksMySQL := (w.Type == "counter" && w.Sections["pragmas"] == nil) || (w.Type == "http" && namesServer)
+	app := advise.App{Name: name, Workload: w, SQLite: w.Type == "counter" || keepsSQLite, Pragmas: w.Type == "counter", MySQL: speaksMySQL, Metrics: runner.Known().Metrics[w.Type],
 		Crashable: w.Type == "counter" || (w.Params["ack"] != "" && w.Params["recover"] != ""), K6Script: w.Params["k6_script"]}
 	if !builtin {
 		app.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
@@ -587,8 +602,15 @@ func adviseTrust(p *advise.Plan, profilePath string) []string {
 	if p.App.K6Script != "" {
 		out = append(out, "the steady runs' load is your k6 script "+p.App.K6Script+", its iterations started at the rate (each may make several requests: the bill is at the requests they made); the crash runs' is persistlab's driver ("+p.App.CrashRequest()+"), which reads every acknowledgement: the loss is measured under that load, not the script's mix")
 	}
+	if n := p.Platform.Instances; n > 1 {
+		out = append(out, fmt.Sprintf("the %d instances run on this machine's CPUs for one instance (%g), where Cloud Run gives each its own: where the app's CPU is busy they answer slower here than there; the crash runs crash one instance at its share of the rate (%s requests/s)", n, p.Platform.CPUs, strconv.FormatFloat(p.Rate/float64(n), 'f', -1, 64)))
+	}
 	if runsCandidate(p, "cloudsql") {
-		out = append(out, "Cloud SQL is the real MariaDB with its data on the lab's Cloud SQL SSD disk, in a "+advise.CloudSQLMachine+"'s memory, but on this machine's CPU, and reached over loopback: the network between Cloud Run and the server (a round trip a query, more through the Cloud SQL Auth Proxy) is not added to its latency; its bill is the machine and the disk at list price, without a high-availability standby, backups or an IP address")
+		reach := "reached over loopback: the network between Cloud Run and the server (a round trip a statement, more through the Cloud SQL Auth Proxy; no published figure) is not added to its latency (--cloudsql-rtt adds one you measured)"
+		if rtt := p.Platform.CloudSQLRTT; rtt > 0 {
+			reach = "reached through a link that adds " + rtt.String() + " to each round trip (--cloudsql-rtt), as the network between Cloud Run and the server would"
+		}
+		out = append(out, "Cloud SQL is the real MariaDB with its data on the lab's Cloud SQL SSD disk, in a "+advise.CloudSQLMachine+"'s memory, but on this machine's CPU, and "+reach+"; its bill is the machine and the disk at list price, without a high-availability standby, backups or an IP address")
 	}
 	out = append(out,
 		"volumes follow the providers' published IOPS, throughput and burst rules; prices are list prices with their dated sources in persistlab lab model prices (buckets, Cloud Run) and persistlab lab model volume (disks)",

@@ -102,6 +102,10 @@ func TestAdviseRefusesBadInputBeforeAnythingRuns(t *testing.T) {
 		{[]string{"--rate", "20", "--require", "p95 < 1s", "--cpus", "0.5"}, []string{"--cpus", "0.5", "whole vCPUs"}},
 		{[]string{"--rate", "20", "--require", "p95 < 1s", "--k6-script", "../../examples/k6/seed-000.js"}, []string{"--k6-script", "seed-000.js", "http app", "counter"}},
 		{[]string{"--app", "python", "--rate", "20", "--require", "p95 < 1s", "--k6-script", "no-such.js"}, []string{"--k6-script", "no-such.js", "k6 can read"}},
+		{[]string{"--rate", "20", "--require", "p95 < 1s", "--cloudsql-rtt", "2s"}, []string{"--cloudsql-rtt", "2s", "0 to 1s"}},
+		{[]string{"--rate", "20", "--require", "p95 < 1s", "--instances", "9"}, []string{"--instances", "9", "1 to 8"}},
+		{[]string{"--rate", "20", "--require", "p95 < 1s", "--instances", "2", "--platform", "n1-standard-2"}, []string{"--instances", "2", "cloudrun"}},
+		{[]string{"--rate", "20", "--require", "p95 < 1s", "--instances", "2", "--candidates", "litestream-1s"}, []string{"no candidate", "2 Cloud Run instances"}},
 	}
 	if runtime.NumCPU() < advise.CloudRunMaxCPUs { // more vCPUs than this machine has, which Cloud Run offers
 		cases = append(cases, struct {
