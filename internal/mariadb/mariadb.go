@@ -73,8 +73,10 @@ func isExecutable(p string) bool {
 // ServerConfig is one MariaDB instance: data on the target, its sockets and logs in the cell's
 // directory, loopback only.
 type ServerConfig struct {
-	DataDir    string   // on the backend's target
-	RunDir     string   // option file, socket, pid, error log
+	DataDir string // on the backend's target
+	RunDir  string // option file, socket, pid, error log
+	// SocketDir holds the server's Unix socket where RunDir's path is too long for one; "": RunDir.
+	SocketDir  string
 	Wrap       []string // the emulated instance's command prefix
 	BufferPool int64
 	Binlog     bool
@@ -91,7 +93,7 @@ func (c ServerConfig) Options(port int) string {
 		"user=root",
 		"datadir=" + c.DataDir,
 		"tmpdir=" + c.DataDir,
-		"socket=" + filepath.Join(c.RunDir, "mariadbd.sock"),
+		"socket=" + c.socket(),
 		"pid-file=" + filepath.Join(c.RunDir, "mariadbd.pid"),
 		"log-error=" + filepath.Join(c.RunDir, "mariadbd.err"),
 		"port=" + strconv.Itoa(port),
@@ -126,6 +128,19 @@ func (c ServerConfig) Options(port int) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
+// socket is the server's Unix socket: clients here use TCP, but mariadbd makes one all the same.
+func (c ServerConfig) socket() string {
+	dir := c.SocketDir
+	if dir == "" {
+		dir = c.RunDir
+	}
+	return filepath.Join(dir, "mariadbd.sock")
+}
+
+// maxSocketPath is the longest socket path mariadbd takes ("The socket file path is too long (>
+// 107)": sun_path's 108 bytes, its NUL included).
+const maxSocketPath = 107
+
 // Server is a running MariaDB.
 type Server struct {
 	Port  int
@@ -135,6 +150,8 @@ type Server struct {
 	progs Programs
 	// logStart is the error log's size when this server started: its own lines follow.
 	logStart int64
+	// socketDir is the directory Start made for the socket, removed by Stop ("": none made).
+	socketDir string
 }
 
 // Start initialises the data directory if it is empty, starts mariadbd in the instance and waits
@@ -147,6 +164,21 @@ func Start(ctx context.Context, progs Programs, cfg ServerConfig) (*Server, erro
 	if err != nil {
 		return nil, err
 	}
+	madeSocketDir := ""
+	if cfg.SocketDir == "" && len(cfg.socket()) > maxSocketPath {
+		// A long run directory (a user's --workdir): the socket goes to a short directory of its
+		// own, made here and removed with the server.
+		if madeSocketDir, err = os.MkdirTemp("", "persistlab-mariadb-"); err != nil {
+			return nil, err
+		}
+		cfg.SocketDir = madeSocketDir
+	}
+	started := false
+	defer func() {
+		if !started && madeSocketDir != "" {
+			os.RemoveAll(madeSocketDir)
+		}
+	}()
 	optionFile := filepath.Join(cfg.RunDir, "my.cnf")
 	if err := os.WriteFile(optionFile, []byte(cfg.Options(port)), 0o644); err != nil {
 		return nil, err
@@ -180,6 +212,7 @@ func Start(ctx context.Context, progs Programs, cfg ServerConfig) (*Server, erro
 		s.Stop(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	started, s.socketDir = true, madeSocketDir
 	return s, nil
 }
 
@@ -238,7 +271,12 @@ func (s *Server) Stop(ctx context.Context) error {
 		s.DB.Close()
 		s.DB = nil
 	}
-	return s.child.Stop(ctx)
+	err := s.child.Stop(ctx)
+	if s.socketDir != "" {
+		err = errors.Join(err, os.RemoveAll(s.socketDir))
+		s.socketDir = ""
+	}
+	return err
 }
 
 // Kill ends the server at once, as a lost instance.
