@@ -3,6 +3,7 @@ package advise
 import (
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -554,8 +555,12 @@ func TestSeveralInstancesLeaveOnlyAServer(t *testing.T) {
 		t.Errorf("the steady runs: %d instances, want 2", s.Instances)
 	}
 	crash := p.spec(server, "crash")
-	if crash.Instances > 1 || crash.Sweep[0].Text != "10" {
-		t.Errorf("the crash runs: %d instances at rate %q, want one at its share, 10", crash.Instances, crash.Sweep[0].Text)
+	if crash.Instances > 1 || crash.Sweep[0].Text != "10" || crash.Sweep[1].Text != strconv.Itoa((p.Connections+1)/2) {
+		t.Errorf("the crash runs: %d instances at rate %q over %q connections, want one at its share, 10 over %d", crash.Instances, crash.Sweep[0].Text, crash.Sweep[1].Text, (p.Connections+1)/2)
+	}
+	git := App{Name: "git", Kind: KindChanges, Crashable: true}
+	if _, err := NewPlan(git, two, 20, 100<<20, reqs, 15*time.Minute, 2, 0, []Candidate{server}); err == nil || !strings.Contains(err.Error(), "--instances") {
+		t.Errorf("git on two instances: %v", err)
 	}
 	if _, err := NewPlan(app, two, 20, 100<<20, reqs, 15*time.Minute, 2, 1, []Candidate{server}); err == nil || !strings.Contains(err.Error(), "--connections") {
 		t.Errorf("one connection for two instances: %v", err)

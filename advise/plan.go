@@ -92,15 +92,18 @@ func NewPlan(app App, p Platform, rate float64, dbBytes int64, reqs []Requiremen
 				cpus = 1 // one process-wide lock: one CPU's worth, as a Ruby process
 			}
 			if need := rate * d.Seconds(); need > cpus {
-				where := "one instance; run several with --instances"
+				where := "one instance's CPUs"
 				if p.instances() > 1 {
-					where = fmt.Sprintf("here the %d instances share the app's CPUs of one", p.instances())
+					where = fmt.Sprintf("the %d instances share one instance's CPUs here, where Cloud Run would give each its own", p.instances())
 				}
 				return nil, &param.FieldError{Field: "--rate", Value: fmt.Sprint(rate), Allowed: fmt.Sprintf(
 					"at most %.0f requests/s on %s: the app's %s of CPU per request needs %.2f CPUs at %g/s (%s)",
 					cpus/d.Seconds(), p, d, need, rate, where)}
 			}
 		}
+	}
+	if app.Kind == KindChanges && p.instances() > 1 {
+		return nil, &param.FieldError{Field: "--instances", Value: fmt.Sprint(p.instances()), Allowed: "1 for git: one crawler commits to its repositories, on one machine's volume"}
 	}
 	if app.Kind == KindChanges {
 		connections = 0
@@ -213,6 +216,7 @@ func (p *Plan) spec(c Candidate, kind string) *scenario.Spec {
 	w.Params["cpus"] = strconv.FormatFloat(p.Platform.CPUs, 'f', -1, 64)
 	delete(w.Params, "rate")
 	delete(w.Params, "vus")
+	delete(w.Params, scenario.InstancesParam) // the plan's, from --instances
 	s := &scenario.Spec{
 		Name:     "advise-" + c.Name + "-" + kind,
 		Title:    fmt.Sprintf("advise: %s, %s at %s requests/s on %s", c.Name, p.App.Name, rateText(p.Rate), p.Platform),
@@ -228,7 +232,11 @@ func (p *Plan) spec(c Candidate, kind string) *scenario.Spec {
 	} else if n := p.Platform.instances(); n > 1 {
 		rates = rateText(p.Rate / float64(n)) // the crashed instance's share
 	}
-	s.Sweep = scenario.Sweep{{Name: "rate", Text: rates}, {Name: "vus", Text: strconv.Itoa(p.Connections)}}
+	vus := p.Connections
+	if n := p.Platform.instances(); kind == "crash" && n > 1 {
+		vus = max(1, (vus+n-1)/n) // the crashed instance's share of the connections
+	}
+	s.Sweep = scenario.Sweep{{Name: "rate", Text: rates}, {Name: "vus", Text: strconv.Itoa(vus)}}
 	if kind == "crash" {
 		// With several instances one is crashed and recovered, at its share of the rate: what a lost
 		// instance loses of what it acknowledged is its own, whatever serves beside it.

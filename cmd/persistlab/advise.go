@@ -603,7 +603,11 @@ func adviseTrust(p *advise.Plan, profilePath string) []string {
 		out = append(out, "the steady runs' load is your k6 script "+p.App.K6Script+", its iterations started at the rate (each may make several requests: the bill is at the requests they made); the crash runs' is persistlab's driver ("+p.App.CrashRequest()+"), which reads every acknowledgement: the loss is measured under that load, not the script's mix")
 	}
 	if n := p.Platform.Instances; n > 1 {
-		out = append(out, fmt.Sprintf("the %d instances run on this machine's CPUs for one instance (%g), where Cloud Run gives each its own: where the app's CPU is busy they answer slower here than there; the crash runs crash one instance at its share of the rate (%s requests/s)", n, p.Platform.CPUs, strconv.FormatFloat(p.Rate/float64(n), 'f', -1, 64)))
+		line := fmt.Sprintf("the %d instances run on this machine's CPUs for one instance (%g), where Cloud Run gives each its own: where the app's CPU is busy they answer slower here than there", n, p.Platform.CPUs)
+		if p.Crashes > 0 {
+			line += fmt.Sprintf("; the crash runs crash one instance, alone, at its share of the rate (%s requests/s) and of the connections", strconv.FormatFloat(p.Rate/float64(n), 'f', -1, 64))
+		}
+		out = append(out, line)
 	}
 	if runsCandidate(p, "cloudsql") {
 		reach := "reached over loopback: the network between Cloud Run and the server (a round trip a statement, more through the Cloud SQL Auth Proxy; no published figure) is not added to its latency (--cloudsql-rtt adds one you measured)"

@@ -193,6 +193,9 @@ func TestAdviseForTwoInstancesMeasuresCloudSQLAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(steady.Cells) != 2 {
+		t.Fatalf("%d steady cells, want the rate's and twice it", len(steady.Cells))
+	}
 	for _, c := range steady.Cells {
 		m := c.Metrics
 		if c.Failure != "" || m["instances"] != 2 || m["ok"] == 0 || m["lost_updates"] != 0 || m["count_delta"] != m["ok"] {

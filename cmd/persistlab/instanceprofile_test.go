@@ -267,7 +267,11 @@ func TestAnInstanceProfileMovesSeed000sRequestsPerSecondByItsFactor(t *testing.T
 		if limited.cpuUtil > 1/factor/method.slack {
 			t.Errorf("%s: the limited app used %.3f CPUs, above the profile's 1/%g", method.name, limited.cpuUtil, factor)
 		}
-		if ratio := limited.cpuPerRequest / free.cpuPerRequest; ratio < 0.8 || ratio > 1.25 {
+		// The work per request is the same under the limit: less CPU a request (0.44 once, when the
+		// counter calibrated its work by the wall's clock) means it changed. Throttling costs CPU of
+		// its own, cold caches after each throttled gap of a 5 ms period (1.03 to 1.23 of the free
+		// request's measured on one machine), so the upper bound is looser.
+		if ratio := limited.cpuPerRequest / free.cpuPerRequest; ratio < 0.8 || ratio > 1.5 {
 			t.Errorf("%s: a request's CPU time moved by %.2f under the limit: the work per request changed", method.name, ratio)
 		}
 		// One CPU of this machine serves 1/cpuPerRequest a second; the limited app f times fewer,

@@ -33,6 +33,9 @@ func placeholders(dir string, port int, dsn string) (*strings.Replacer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the backend's MySQL server: %w", err)
 		}
+		if cfg.Net != "tcp" {
+			return nil, fmt.Errorf("the backend's MySQL server is on %s, not TCP: mysql_env's %s and %s name a server on TCP (give the mysql backend a DSN like user@tcp(host:3306)/)", cfg.Net, MySQLHostPlaceholder, MySQLPortPlaceholder)
+		}
 		serverHost, serverPort, err := net.SplitHostPort(cfg.Addr)
 		if err != nil {
 			return nil, fmt.Errorf("the backend's MySQL server's address: %w", err)

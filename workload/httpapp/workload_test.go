@@ -195,6 +195,9 @@ func TestServerPlaceholdersAreFilledFromTheBackendsDSN(t *testing.T) {
 	if _, err := placeholders("/data", 8080, "not a dsn"); err == nil {
 		t.Error("a DSN that does not parse was taken")
 	}
+	if _, err := placeholders("/data", 8080, "app@unix(/run/mysqld/mysqld.sock)/"); err == nil || !strings.Contains(err.Error(), "TCP") {
+		t.Errorf("a server on a Unix socket: %v, want it refused naming TCP", err)
+	}
 }
 
 // The user's own k6 script loads the app through k6: each request k6 timed is in the result,
