@@ -68,12 +68,16 @@ func (w *Workload) Start(ctx context.Context, env workload.Env) (workload.Instan
 	if err != nil {
 		return nil, err
 	}
-	fill, err := placeholders(env.Target.Dir, port, env.Target.DSN)
+	server := "" // the server mysql_env names, where the app has one and the target names one
+	if len(w.mysqlEnv) > 0 {
+		server = env.Target.DSN
+	}
+	fill, err := placeholders(env.Target.Dir, port, server)
 	if err != nil {
 		return nil, err
 	}
 	environ := append(os.Environ(), substitute(fill, w.env)...)
-	if env.Target.DSN != "" {
+	if server != "" {
 		environ = append(environ, substitute(fill, w.mysqlEnv)...)
 	}
 	// In the emulated instance (Target.Wrap), on the app's CPUs (the driver has the others).
