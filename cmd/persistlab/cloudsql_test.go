@@ -29,12 +29,7 @@ import (
 // database found and sound before the new instance opens it. Nothing is left mounted, attached or
 // running.
 func TestTheCounterOnCloudSQLLosesNoAcknowledgedWrite(t *testing.T) {
-	if _, err := mariadb.FindPrograms(); err != nil {
-		t.Fatalf("MariaDB (scripts/setup installs it): %v", err)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("a lab volume needs root")
-	}
+	needLabCloudSQL(t)
 	work := t.TempDir()
 	run := func(name, extra string) *results.Results {
 		t.Helper()
@@ -100,12 +95,7 @@ warmup: 1s
 // instance while the server keeps every write the app acknowledged. An app without a mysql_env is
 // refused before anything starts, naming the backend.
 func TestOwnAppOnCloudSQLLosesNoAcknowledgedWrite(t *testing.T) {
-	if _, err := mariadb.FindPrograms(); err != nil {
-		t.Fatalf("MariaDB (scripts/setup installs it): %v", err)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("a lab volume needs root")
-	}
+	needLabCloudSQL(t)
 	work := t.TempDir()
 	spec := filepath.Join(work, "own.yaml")
 	text := `name: own-app-cloudsql
@@ -162,12 +152,7 @@ crash: {count: 2, after: 1s..2s, seed: 3}
 // the server's row, its crash run loses nothing, and the trust statement says the two shared this
 // machine's CPU of one.
 func TestAdviseForTwoInstancesMeasuresCloudSQLAlone(t *testing.T) {
-	if _, err := mariadb.FindPrograms(); err != nil {
-		t.Fatalf("MariaDB (scripts/setup installs it): %v", err)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("a lab volume needs root")
-	}
+	needLabCloudSQL(t)
 	dir := filepath.Join(t.TempDir(), "advise")
 	stdout, stderr, err := persistlab(t, "advise", "--app", "counter", "--rate", "20", "--instances", "2", "--require", "lost_acked == 0",
 		"--time", "2m", "--crashes", "1", "--dir", dir, "--format", "json")
@@ -325,6 +310,18 @@ func TestOnMySQLTheGlobalLockIsNotHeldOverTheStatement(t *testing.T) {
 }
 
 // startMariaDB starts a small MariaDB of the test's own, stopped when the test ends.
+// needLabCloudSQL fails without MariaDB (scripts/setup installs it) and skips without root, which
+// the lab's Cloud SQL disk, a lab volume, needs.
+func needLabCloudSQL(t *testing.T) {
+	t.Helper()
+	if _, err := mariadb.FindPrograms(); err != nil {
+		t.Fatalf("MariaDB (scripts/setup installs it): %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("a lab volume needs root")
+	}
+}
+
 func startMariaDB(t *testing.T) *mariadb.Server {
 	t.Helper()
 	progs, err := mariadb.FindPrograms()
